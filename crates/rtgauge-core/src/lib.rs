@@ -1,1 +1,16 @@
-//! placeholder
+//! rtgauge's measuring engine: the real-time execution context, the clock, the probe
+//! interface with its probes, the plan and the runner that produces a result document.
+//!
+//! Data flows one way: [`plan`] → [`runner`] (which applies [`rt`], starts loads, runs each
+//! [`probe`]) → a [`rtgauge_result::RunResult`].
+
+pub mod clock;
+pub mod cpus;
+pub mod live;
+pub mod plan;
+pub mod probe;
+pub mod probes;
+pub mod rt;
+pub mod runner;
+pub mod signals;
+pub mod units;

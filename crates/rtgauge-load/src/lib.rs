@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// What a load achieved while it ran, stored in the result document.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct LoadReport {
     /// The load as the user named it (`cpu`, `exec:hackbench`, ...).

@@ -1,1 +1,4 @@
-//! placeholder
+//! Renderers: everything rtgauge shows is produced from a result document here.
+
+pub mod format;
+pub mod table;

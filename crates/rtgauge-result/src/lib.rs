@@ -1,1 +1,205 @@
-//! placeholder
+//! The result document: everything needed to interpret and compare a run later.
+//!
+//! One JSON document per run. Every time is an integer number of nanoseconds in a field whose
+//! name ends in `_ns`. The document carries [`SCHEMA_VERSION`]; readers refuse newer versions
+//! with a clear error rather than misreading them. The JSON Schema in `docs/result.schema.json`
+//! is generated from these types (`rtgauge schema`).
+
+mod io;
+
+pub use io::{read_result, write_atomically, write_bytes_atomically, ResultError};
+pub use rtgauge_load::LoadReport;
+pub use rtgauge_stats::Summary;
+pub use rtgauge_sysinfo::Fingerprint;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Version of the document layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run of rtgauge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub tool: Tool,
+    /// The command line as typed.
+    pub command_line: Vec<String>,
+    /// Wall-clock start and end (CLOCK_REALTIME, ns since the Unix epoch).
+    pub started_unix_ns: u64,
+    pub finished_unix_ns: u64,
+    /// complete, interrupted (SIGINT/SIGTERM: what was measured is kept) or failed.
+    pub status: RunStatus,
+    pub fingerprint: Fingerprint,
+    /// Doctor verdicts at the time of the run (absent when not collected).
+    #[serde(default)]
+    pub checks: Vec<serde_json::Value>,
+    pub config: RunConfig,
+    pub calibration: Calibration,
+    /// One entry per probe × mode × load, in the order they ran.
+    pub runs: Vec<ProbeRun>,
+    /// What each background load achieved.
+    #[serde(default)]
+    pub loads: Vec<LoadReport>,
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    Complete,
+    Interrupted,
+    Failed,
+}
+
+/// The configuration the run was asked for (what was obtained is in each [`ProbeRun`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunConfig {
+    /// Suite name when the plan came from a suite.
+    pub suite: Option<String>,
+    pub probes: Vec<String>,
+    pub modes: Vec<String>,
+    pub loads: Vec<String>,
+    pub cpus: Vec<usize>,
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    pub warmup_ns: u64,
+    pub priority: i32,
+    pub best_effort: bool,
+    /// Probe parameters as given (period, timer, sources, sizes…).
+    pub params: BTreeMap<String, String>,
+}
+
+/// Cost and resolution of the clock every probe reads, measured before the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Calibration {
+    pub clock: String,
+    pub clocksource: String,
+    /// Back-to-back CLOCK_MONOTONIC reads.
+    pub reads: u64,
+    pub read_cost_min_ns: u64,
+    pub read_cost_median_ns: u64,
+    pub read_cost_max_ns: u64,
+    /// clock_getres.
+    pub resolution_ns: u64,
+}
+
+/// The execution context a probe actually ran in (not merely what was asked).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Obtained {
+    /// other, fifo, rr or deadline.
+    pub policy: String,
+    pub priority: i32,
+    pub memory_locked: bool,
+    /// /dev/cpu_dma_latency held at 0 µs for the run.
+    pub cpu_dma_latency_held: bool,
+    pub pinned: bool,
+    pub timer_slack_ns: Option<u64>,
+    /// What could not be applied and why (only with --best-effort).
+    pub shortfalls: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase", tag = "state")]
+pub enum ProbeStatus {
+    Ok,
+    /// The probe cannot run here (no GPIO chip, no port access…).
+    Skipped {
+        reason: String,
+    },
+    Failed {
+        error: String,
+    },
+}
+
+/// One probe in one mode under one load.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ProbeRun {
+    pub probe: String,
+    pub mode: String,
+    pub load: String,
+    pub status: ProbeStatus,
+    pub obtained: Obtained,
+    /// Parameters the probe used, resolved (defaults filled in).
+    pub params: BTreeMap<String, String>,
+    pub warmup_ns: u64,
+    pub measured_ns: u64,
+    pub series: Vec<Series>,
+}
+
+/// One distribution measured by a probe: e.g. wake-up latency on CPU 1, or `sem_post` time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Series {
+    /// What was measured: latency, period, jitter, switch, sem_post, malloc…
+    pub name: String,
+    /// What tells this series apart from its siblings (cpu, source, size, allocator…).
+    pub labels: BTreeMap<String, String>,
+    /// Samples timed several operations at once: per-operation time is value / batch.
+    pub batch: u64,
+    /// Events counted beside the distribution (overruns, cycles, dropped, backward_steps…).
+    pub counters: BTreeMap<String, u64>,
+    /// Derived figures that are not times (bandwidth in bytes/s, drift in ppb…).
+    pub metrics: BTreeMap<String, f64>,
+    pub stats: Summary,
+}
+
+impl Series {
+    pub fn new(name: impl Into<String>, stats: Summary) -> Self {
+        Series {
+            name: name.into(),
+            labels: BTreeMap::new(),
+            batch: 1,
+            counters: BTreeMap::new(),
+            metrics: BTreeMap::new(),
+            stats,
+        }
+    }
+
+    pub fn label(mut self, key: &str, value: impl ToString) -> Self {
+        self.labels.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    pub fn counter(mut self, key: &str, value: u64) -> Self {
+        self.counters.insert(key.to_string(), value);
+        self
+    }
+
+    /// A short name for tables: `latency cpu=1`.
+    pub fn display_name(&self) -> String {
+        let mut name = self.name.clone();
+        for (k, v) in &self.labels {
+            name.push_str(&format!(" {k}={v}"));
+        }
+        name
+    }
+}
+
+/// Something that weakens the result, with a stable code for machines.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Warning {
+    pub code: String,
+    pub message: String,
+}
+
+impl Warning {
+    pub fn new(code: &str, message: impl Into<String>) -> Self {
+        Warning {
+            code: code.to_string(),
+            message: message.into(),
+        }
+    }
+}
+
+/// The JSON Schema of [`RunResult`], pretty-printed (the content of docs/result.schema.json).
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(RunResult);
+    serde_json::to_string_pretty(&schema).expect("a schema always serialises") + "\n"
+}

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::fs;
 
 /// The environment a result was measured in; stored in every result document.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(default)]
 pub struct Fingerprint {
     pub hostname: String,
@@ -90,7 +90,13 @@ pub fn collect() -> Fingerprint {
         .unwrap_or(false);
     let virtualization = read_trimmed("/sys/class/dmi/id/sys_vendor")
         .filter(|_| hypervisor)
-        .unwrap_or_else(|| if hypervisor { "vm".into() } else { String::new() });
+        .unwrap_or_else(|| {
+            if hypervisor {
+                "vm".into()
+            } else {
+                String::new()
+            }
+        });
     Fingerprint {
         hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
         kernel_release: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),

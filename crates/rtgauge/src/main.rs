@@ -1,1 +1,51 @@
-fn main() {}
+//! rtgauge: parse the command line, run the command, map the outcome to an exit status.
+
+mod cli;
+mod commands;
+mod display;
+
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Exit status of a successful command.
+pub const EXIT_OK: u8 = 0;
+/// Exit status of any error a user can cause or the machine imposes.
+pub const EXIT_ERROR: u8 = 1;
+/// Exit status when a threshold was exceeded (or doctor found a failing check).
+pub const EXIT_THRESHOLD: u8 = 2;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    // Load workers are this same binary re-executed, so one file carries everything.
+    if args.get(1).map(String::as_str) == Some("__load-worker") {
+        return ExitCode::from(rtgauge_load_worker(&args[2..]));
+    }
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version.
+            let _ = e.print();
+            return ExitCode::from(EXIT_OK);
+        }
+        Err(e) => {
+            // Clap would exit 2, which rtgauge reserves for exceeded thresholds.
+            let rendered = e.render().to_string();
+            let first = rendered.lines().next().unwrap_or("invalid arguments");
+            eprintln!("rtgauge: {}", first.trim_start_matches("error: "));
+            eprintln!("rtgauge: see `rtgauge --help`");
+            return ExitCode::from(EXIT_ERROR);
+        }
+    };
+    match commands::dispatch(cli, args) {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("rtgauge: {e:#}");
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
+
+fn rtgauge_load_worker(_args: &[String]) -> u8 {
+    eprintln!("rtgauge: load workers are not available in this build");
+    EXIT_ERROR
+}

@@ -1,0 +1,278 @@
+//! What a run will do: probes × modes × loads, their budgets and parameters.
+//!
+//! A plan comes from command-line flags, from a suite (a TOML file users can write; the
+//! built-in `quick`, `standard` and `full` suites are such files compiled in), or both, flags
+//! winning.
+
+use crate::probe::{Budget, Params, ProbeError};
+use crate::probes;
+use crate::rt::Mode;
+use crate::units;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One probe to run, with its own budget and parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeRequest {
+    pub name: &'static str,
+    pub params: BTreeMap<String, String>,
+    pub budget: Budget,
+    pub warmup_ns: u64,
+}
+
+impl ProbeRequest {
+    pub fn params(&self) -> Params {
+        Params::new(self.name, self.params.clone())
+    }
+}
+
+/// A complete, validated plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub suite: Option<String>,
+    pub probes: Vec<ProbeRequest>,
+    pub modes: Vec<Mode>,
+    /// Load names as the user gave them (`none` is the idle condition).
+    pub loads: Vec<String>,
+    pub cpus: Vec<usize>,
+    pub best_effort: bool,
+    pub priority: i32,
+}
+
+/// A problem with the plan: a bad suite, probe or parameter.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("unknown probe '{0}'; known probes: {names}", names = probes::names())]
+    UnknownProbe(String),
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
+    #[error("unknown suite '{0}'; built-in suites: quick, standard, full, or give the path of a suite file (.toml)")]
+    UnknownSuite(String),
+    #[error("suite {path}: {detail}")]
+    Suite { path: String, detail: String },
+}
+
+/// The text of a suite file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteFile {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    /// Default duration of each probe run.
+    pub duration: Option<String>,
+    pub loops: Option<u64>,
+    pub warmup: Option<String>,
+    pub modes: Option<Vec<String>>,
+    pub loads: Option<Vec<String>>,
+    /// Named load mixes, usable in `loads` (e.g. `office = ["cpu", "io"]`).
+    #[serde(default)]
+    pub mixes: BTreeMap<String, Vec<String>>,
+    #[serde(rename = "probe", default)]
+    pub probes: Vec<SuiteProbe>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SuiteProbe {
+    pub name: String,
+    pub duration: Option<String>,
+    pub loops: Option<u64>,
+    pub warmup: Option<String>,
+    /// Every other key is a probe parameter (period, timer, sources, sizes…).
+    #[serde(flatten)]
+    pub params: BTreeMap<String, toml::Value>,
+}
+
+pub const BUILTIN_SUITES: [(&str, &str); 3] = [
+    ("quick", include_str!("../suites/quick.toml")),
+    ("standard", include_str!("../suites/standard.toml")),
+    ("full", include_str!("../suites/full.toml")),
+];
+
+/// Loads a built-in suite by name, or a suite file by path.
+pub fn load_suite(name_or_path: &str) -> Result<SuiteFile, PlanError> {
+    let (origin, text) = match BUILTIN_SUITES.iter().find(|(n, _)| *n == name_or_path) {
+        Some((n, t)) => (format!("built-in {n}"), t.to_string()),
+        None => {
+            let path = Path::new(name_or_path);
+            if !path.exists() {
+                return Err(PlanError::UnknownSuite(name_or_path.to_string()));
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| PlanError::Suite {
+                path: name_or_path.into(),
+                detail: e.to_string(),
+            })?;
+            (name_or_path.to_string(), text)
+        }
+    };
+    toml::from_str(&text).map_err(|e| PlanError::Suite {
+        path: origin,
+        detail: e.message().to_string(),
+    })
+}
+
+fn suite_duration(origin: &str, key: &str, v: &Option<String>) -> Result<Option<u64>, PlanError> {
+    v.as_deref()
+        .map(units::parse_duration_ns)
+        .transpose()
+        .map_err(|e| PlanError::Suite {
+            path: origin.into(),
+            detail: format!("{key}: {e}"),
+        })
+}
+
+/// Turns a suite into probe requests. `fallback` budget and warm-up apply where the suite is
+/// silent.
+pub fn suite_requests(
+    suite: &SuiteFile,
+    fallback: Budget,
+    fallback_warmup_ns: u64,
+) -> Result<Vec<ProbeRequest>, PlanError> {
+    let origin = &suite.name;
+    let default_duration = suite_duration(origin, "duration", &suite.duration)?;
+    let default_warmup =
+        suite_duration(origin, "warmup", &suite.warmup)?.unwrap_or(fallback_warmup_ns);
+    suite
+        .probes
+        .iter()
+        .map(|p| {
+            let params = p
+                .params
+                .iter()
+                .map(|(k, v)| {
+                    let text = match v {
+                        toml::Value::String(s) => s.clone(),
+                        toml::Value::Array(items) => items
+                            .iter()
+                            .map(|i| {
+                                i.as_str()
+                                    .map(str::to_string)
+                                    .unwrap_or_else(|| i.to_string())
+                            })
+                            .collect::<Vec<_>>()
+                            .join(","),
+                        other => other.to_string(),
+                    };
+                    (k.clone(), text)
+                })
+                .collect();
+            let duration = suite_duration(origin, "duration", &p.duration)?.or(default_duration);
+            let loops = p.loops.or(suite.loops);
+            let budget = if duration.is_none() && loops.is_none() {
+                fallback
+            } else {
+                Budget {
+                    duration_ns: duration,
+                    loops,
+                }
+            };
+            request(
+                &p.name,
+                params,
+                budget,
+                suite_duration(origin, "warmup", &p.warmup)?.unwrap_or(default_warmup),
+            )
+        })
+        .collect()
+}
+
+/// Builds and validates one probe request.
+pub fn request(
+    name: &str,
+    params: BTreeMap<String, String>,
+    budget: Budget,
+    warmup_ns: u64,
+) -> Result<ProbeRequest, PlanError> {
+    let probe = probes::find(name).ok_or_else(|| PlanError::UnknownProbe(name.to_string()))?;
+    let req = ProbeRequest {
+        name: probe.name(),
+        params,
+        budget,
+        warmup_ns,
+    };
+    probe.validate(&req.params())?;
+    Ok(req)
+}
+
+/// Splits `--set` values of the form `key=value` or `probe.key=value`; returns (probe, key, value).
+pub fn parse_setting(s: &str) -> Result<(Option<String>, String, String), String> {
+    let (key, value) = s
+        .split_once('=')
+        .filter(|(k, v)| !k.is_empty() && !v.is_empty())
+        .ok_or_else(|| format!("--set '{s}' is not of the form key=value or probe.key=value"))?;
+    Ok(match key.split_once('.') {
+        Some((probe, key)) => (Some(probe.to_string()), key.to_string(), value.to_string()),
+        None => (None, key.to_string(), value.to_string()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_suites_parse_and_validate() {
+        for (name, _) in BUILTIN_SUITES {
+            let suite = load_suite(name).unwrap();
+            let reqs = suite_requests(
+                &suite,
+                Budget {
+                    duration_ns: Some(1),
+                    loops: None,
+                },
+                0,
+            )
+            .unwrap();
+            assert!(!reqs.is_empty(), "{name}");
+        }
+    }
+
+    #[test]
+    fn suite_parameters_reach_the_probe() {
+        let suite: SuiteFile = toml::from_str(
+            "name = \"t\"\nduration = \"2s\"\n[[probe]]\nname = \"cyclic\"\nperiod = \"250us\"\ntimer = \"timerfd\"\n",
+        )
+        .unwrap();
+        let reqs = suite_requests(
+            &suite,
+            Budget {
+                duration_ns: None,
+                loops: None,
+            },
+            0,
+        )
+        .unwrap();
+        assert_eq!(reqs[0].params["period"], "250us");
+        assert_eq!(reqs[0].budget.duration_ns, Some(2_000_000_000));
+    }
+
+    #[test]
+    fn bad_suites_say_what_is_wrong() {
+        assert!(matches!(
+            load_suite("nope"),
+            Err(PlanError::UnknownSuite(_))
+        ));
+        let suite: SuiteFile =
+            toml::from_str("name = \"t\"\n[[probe]]\nname = \"cyclic\"\nperiod = \"0\"\n").unwrap();
+        let e = suite_requests(
+            &suite,
+            Budget {
+                duration_ns: Some(1),
+                loops: None,
+            },
+            0,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("period"), "{e}");
+    }
+
+    #[test]
+    fn settings_split() {
+        assert_eq!(
+            parse_setting("cyclic.period=25us"),
+            Ok((Some("cyclic".into()), "period".into(), "25us".into()))
+        );
+        assert!(parse_setting("period").is_err());
+    }
+}

@@ -1,0 +1,281 @@
+//! The interface every probe implements, and what the runner hands it.
+
+use crate::live::LiveBoard;
+use crate::rt::{self, Mode, RtError};
+use crate::units::{self, UnitError};
+use rtgauge_result::{Calibration, Obtained, Series};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Why a probe could not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    #[error(transparent)]
+    Rt(#[from] RtError),
+    #[error("probe {probe}: parameter {key}: {source}")]
+    Param {
+        probe: &'static str,
+        key: String,
+        source: UnitError,
+    },
+    #[error("probe {probe}: {message}")]
+    Invalid {
+        probe: &'static str,
+        message: String,
+    },
+    /// The probe cannot run on this machine; the run records it as skipped with the reason.
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("probe {probe}: {what}: {source}")]
+    Os {
+        probe: &'static str,
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+impl ProbeError {
+    /// The last OS error, with what was being done.
+    pub fn os(probe: &'static str, what: impl Into<String>) -> ProbeError {
+        ProbeError::Os {
+            probe,
+            what: what.into(),
+            source: std::io::Error::last_os_error(),
+        }
+    }
+}
+
+/// Probe parameters as text (from flags, `--set key=value` or a suite file), read through
+/// typed accessors that name the parameter in their errors.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Params {
+    probe: &'static str,
+    values: BTreeMap<String, String>,
+}
+
+impl Params {
+    pub fn new(probe: &'static str, values: BTreeMap<String, String>) -> Params {
+        Params { probe, values }
+    }
+
+    pub fn raw(&self) -> &BTreeMap<String, String> {
+        &self.values
+    }
+
+    /// Refuses keys the probe does not know, listing the ones it does.
+    pub fn check_known(&self, known: &[&str]) -> Result<(), ProbeError> {
+        match self.values.keys().find(|k| !known.contains(&k.as_str())) {
+            Some(k) => Err(ProbeError::Invalid {
+                probe: self.probe,
+                message: format!(
+                    "unknown parameter '{k}'; known parameters: {}",
+                    known.join(", ")
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    pub fn text(&self, key: &str, default: &str) -> String {
+        self.values
+            .get(key)
+            .cloned()
+            .unwrap_or_else(|| default.to_string())
+    }
+
+    /// A comma-separated list.
+    pub fn list(&self, key: &str, default: &str) -> Vec<String> {
+        self.text(key, default)
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect()
+    }
+
+    /// A list whose every item must be one of `accepted` (`all` selects all of them).
+    pub fn choices(
+        &self,
+        key: &str,
+        default: &str,
+        accepted: &[&str],
+    ) -> Result<Vec<String>, ProbeError> {
+        let items = self.list(key, default);
+        if items.iter().any(|i| i == "all") {
+            return Ok(accepted.iter().map(|s| s.to_string()).collect());
+        }
+        if let Some(bad) = items.iter().find(|i| !accepted.contains(&i.as_str())) {
+            return Err(ProbeError::Invalid {
+                probe: self.probe,
+                message: format!(
+                    "unknown {key} '{bad}'; accepted: {}, or all",
+                    accepted.join(", ")
+                ),
+            });
+        }
+        Ok(items)
+    }
+
+    pub fn duration_ns(&self, key: &str, default_ns: u64) -> Result<u64, ProbeError> {
+        match self.values.get(key) {
+            None => Ok(default_ns),
+            Some(v) => units::parse_duration_ns(v).map_err(|source| self.param_error(key, source)),
+        }
+    }
+
+    pub fn size(&self, key: &str, default: u64) -> Result<u64, ProbeError> {
+        match self.values.get(key) {
+            None => Ok(default),
+            Some(v) => units::parse_size(v).map_err(|source| self.param_error(key, source)),
+        }
+    }
+
+    pub fn sizes(&self, key: &str, default: &str) -> Result<Vec<u64>, ProbeError> {
+        self.list(key, default)
+            .iter()
+            .map(|s| units::parse_size(s).map_err(|source| self.param_error(key, source)))
+            .collect()
+    }
+
+    pub fn count(&self, key: &str, default: u64) -> Result<u64, ProbeError> {
+        match self.values.get(key) {
+            None => Ok(default),
+            Some(v) => v.parse::<u64>().ok().filter(|&n| n > 0).ok_or_else(|| {
+                self.param_error(
+                    key,
+                    UnitError {
+                        input: v.clone(),
+                        expected: "a positive whole number",
+                    },
+                )
+            }),
+        }
+    }
+
+    fn param_error(&self, key: &str, source: UnitError) -> ProbeError {
+        ProbeError::Param {
+            probe: self.probe,
+            key: key.to_string(),
+            source,
+        }
+    }
+}
+
+/// How long a probe measures: a duration, a number of samples per series, or both (first
+/// reached wins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+}
+
+impl Budget {
+    /// Whether a loop that started at `start_ns` and has taken `samples` is done at `now_ns`.
+    #[inline]
+    pub fn done(&self, start_ns: u64, now_ns: u64, samples: u64) -> bool {
+        self.duration_ns
+            .is_some_and(|d| now_ns.saturating_sub(start_ns) >= d)
+            || self.loops.is_some_and(|l| samples >= l)
+    }
+}
+
+/// Everything a probe needs to run once (one mode, one load).
+pub struct ProbeContext<'a> {
+    pub mode: &'a Mode,
+    /// CPUs to measure on.
+    pub cpus: &'a [usize],
+    pub params: &'a Params,
+    pub budget: Budget,
+    pub warmup_ns: u64,
+    pub best_effort: bool,
+    pub calibration: &'a Calibration,
+    pub stop: &'a AtomicBool,
+    pub live: &'a LiveBoard,
+}
+
+impl ProbeContext<'_> {
+    #[inline]
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Applies the mode to the calling (measuring) thread, pinned to `cpu`.
+    pub fn enter_thread(&self, cpu: Option<usize>) -> Result<Obtained, ProbeError> {
+        Ok(rt::enter_thread(self.mode, cpu, self.best_effort)?)
+    }
+}
+
+/// What one probe run produced.
+#[derive(Debug, Clone, Default)]
+pub struct ProbeOutput {
+    pub series: Vec<Series>,
+    /// The thread part of what was obtained (policy, pinning, slack); the runner adds the
+    /// process part.
+    pub obtained: Obtained,
+    /// Parameters resolved with defaults, for the result.
+    pub params: BTreeMap<String, String>,
+    pub measured_ns: u64,
+    /// Things the reader should know (e.g. a period shorter than the machine sustains).
+    pub warnings: Vec<String>,
+}
+
+/// One kind of measurement.
+pub trait Probe: Sync {
+    fn name(&self) -> &'static str;
+    /// One line: what it measures.
+    fn describe(&self) -> &'static str;
+    /// Parameter keys the probe accepts (`--set key=value`, suite keys).
+    fn parameters(&self) -> &'static [&'static str];
+    /// Whether it can run here; Err says why not.
+    fn availability(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Checks parameters before anything runs, so bad input fails fast.
+    fn validate(&self, params: &Params) -> Result<(), ProbeError>;
+    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError>;
+}
+
+/// Runs `body` on one thread per CPU of `cpus`, each entered into the mode first, and
+/// returns their outputs in CPU order. The first error wins.
+pub fn per_cpu_threads<T: Send>(
+    ctx: &ProbeContext,
+    body: impl Fn(usize, Obtained) -> Result<T, ProbeError> + Sync,
+) -> Result<Vec<(Obtained, T)>, ProbeError> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ctx
+            .cpus
+            .iter()
+            .map(|&cpu| {
+                let body = &body;
+                std::thread::Builder::new()
+                    .name(format!("rtgauge-cpu{cpu}"))
+                    .spawn_scoped(scope, move || {
+                        let obtained = ctx.enter_thread(Some(cpu))?;
+                        let out = body(cpu, obtained.clone())?;
+                        Ok((obtained, out))
+                    })
+                    .expect("spawning a measuring thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// Merges the obtained contexts of several threads into one (worst of them).
+pub fn merge_obtained(all: &[Obtained]) -> Obtained {
+    let mut merged = all.first().cloned().unwrap_or_default();
+    for o in all.iter().skip(1) {
+        merged.pinned &= o.pinned;
+        if o.policy != merged.policy {
+            merged.policy = format!("{}/{}", merged.policy, o.policy);
+        }
+        for s in &o.shortfalls {
+            if !merged.shortfalls.contains(s) {
+                merged.shortfalls.push(s.clone());
+            }
+        }
+    }
+    merged
+}

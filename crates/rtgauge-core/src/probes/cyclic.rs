@@ -1,0 +1,366 @@
+//! `cyclic`: wake-up latency and period jitter of a periodic task (seed 000 tables 1–9,
+//! seed 001's cyclictest, seed 002's task start times, seed 003 table 2).
+//!
+//! One measuring thread per CPU sleeps on a timer; per cycle it records
+//! - latency: actual wake-up − programmed wake-up,
+//! - period: actual wake-up − previous actual wake-up,
+//! - jitter: |period − nominal period|.
+//! A wake-up later than a whole period counts every missed period as an overrun, and the
+//! schedule continues at the next future period; nothing is skipped silently.
+
+use crate::clock::{self, now_ns};
+use crate::probe::merge_obtained;
+use crate::probe::{per_cpu_threads, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use rtgauge_result::Series;
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+
+pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
+pub const MIN_PERIOD_NS: u64 = 10_000;
+pub const TIMERS: [&str; 4] = ["abs", "rel", "timerfd", "posix-timer"];
+const PARAMS: [&str; 3] = ["period", "timer", "interval"];
+
+pub struct Cyclic;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerMethod {
+    /// clock_nanosleep to an absolute deadline: the periodic timer.
+    Absolute,
+    /// Relative sleep re-armed each cycle: the one-shot timer, which drifts.
+    Relative,
+    /// A periodic timerfd; expirations beyond one are missed periods.
+    Timerfd,
+    /// A periodic POSIX timer delivering a signal to this thread; overruns from the kernel.
+    PosixTimer,
+}
+
+impl TimerMethod {
+    fn parse(s: &str) -> Option<TimerMethod> {
+        Some(match s {
+            "abs" => TimerMethod::Absolute,
+            "rel" => TimerMethod::Relative,
+            "timerfd" => TimerMethod::Timerfd,
+            "posix-timer" => TimerMethod::PosixTimer,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    period_ns: u64,
+    timer: TimerMethod,
+    interval_ns: u64,
+}
+
+fn config(params: &Params) -> Result<Config, ProbeError> {
+    params.check_known(&PARAMS)?;
+    let period_ns = params.duration_ns("period", DEFAULT_PERIOD_NS)?;
+    if period_ns < MIN_PERIOD_NS {
+        return Err(ProbeError::Invalid {
+            probe: "cyclic",
+            message: format!(
+                "period {} is shorter than the minimum 10us; use e.g. --period 25us",
+                clock_fmt(period_ns)
+            ),
+        });
+    }
+    let timer_name = params.text("timer", "abs");
+    let timer = TimerMethod::parse(&timer_name).ok_or_else(|| ProbeError::Invalid {
+        probe: "cyclic",
+        message: format!(
+            "unknown timer '{timer_name}'; accepted: {}",
+            TIMERS.join(", ")
+        ),
+    })?;
+    Ok(Config {
+        period_ns,
+        timer,
+        interval_ns: params.duration_ns("interval", DEFAULT_INTERVAL_NS)?,
+    })
+}
+
+fn clock_fmt(ns: u64) -> String {
+    crate::units::format_duration_ns(ns)
+}
+
+impl Probe for Cyclic {
+    fn name(&self) -> &'static str {
+        "cyclic"
+    }
+
+    fn describe(&self) -> &'static str {
+        "periodic task wake-up latency, period and jitter, with every missed period counted"
+    }
+
+    fn parameters(&self) -> &'static [&'static str] {
+        &PARAMS
+    }
+
+    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
+        config(params).map(drop)
+    }
+
+    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
+        let cfg = config(ctx.params)?;
+        let threads = per_cpu_threads(ctx, |cpu, _| measure(ctx, cfg, cpu))?;
+        let obtained: Vec<_> = threads.iter().map(|(o, _)| o.clone()).collect();
+        let mut out = ProbeOutput {
+            obtained: merge_obtained(&obtained),
+            ..ProbeOutput::default()
+        };
+        for (_, t) in threads {
+            out.measured_ns = out.measured_ns.max(t.measured_ns);
+            let cpu = t.cpu;
+            out.series.push(
+                Series::new("latency", t.latency.summary())
+                    .label("cpu", cpu)
+                    .counter("overruns", t.overruns)
+                    .counter("cycles", t.cycles),
+            );
+            out.series
+                .push(Series::new("period", t.period.summary()).label("cpu", cpu));
+            out.series
+                .push(Series::new("jitter", t.jitter.summary()).label("cpu", cpu));
+            if t.overruns > 0 {
+                out.warnings.push(format!(
+                    "cpu {cpu}: {} of {} periods overran (woke more than one period late)",
+                    t.overruns, t.cycles
+                ));
+            }
+        }
+        out.params.insert("period".into(), clock_fmt(cfg.period_ns));
+        out.params
+            .insert("timer".into(), ctx.params.text("timer", "abs"));
+        out.params
+            .insert("interval".into(), clock_fmt(cfg.interval_ns));
+        Ok(out)
+    }
+}
+
+struct ThreadResult {
+    cpu: usize,
+    latency: Recorder,
+    period: Recorder,
+    jitter: Recorder,
+    overruns: u64,
+    cycles: u64,
+    measured_ns: u64,
+}
+
+/// A timer armed for one thread. `wait` returns (programmed wake-up, actual wake-up,
+/// periods missed before that wake-up).
+enum Timer {
+    Absolute {
+        next: u64,
+        period: u64,
+    },
+    Relative {
+        period: u64,
+    },
+    Timerfd {
+        fd: i32,
+        first: u64,
+        period: u64,
+        expired: u64,
+    },
+    Posix {
+        timer: libc::timer_t,
+        set: libc::sigset_t,
+        first: u64,
+        period: u64,
+        expired: u64,
+    },
+}
+
+fn timer_signal() -> i32 {
+    libc::SIGRTMIN() + 3
+}
+
+impl Timer {
+    fn arm(method: TimerMethod, period: u64, first: u64) -> Result<Timer, ProbeError> {
+        let spec = libc::itimerspec {
+            it_interval: clock::to_timespec(period),
+            it_value: clock::to_timespec(first),
+        };
+        Ok(match method {
+            TimerMethod::Absolute => Timer::Absolute {
+                next: first,
+                period,
+            },
+            TimerMethod::Relative => Timer::Relative { period },
+            TimerMethod::Timerfd => {
+                // SAFETY: plain syscalls with valid pointers.
+                let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_CLOEXEC) };
+                if fd < 0 {
+                    return Err(ProbeError::os("cyclic", "timerfd_create"));
+                }
+                if unsafe {
+                    libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
+                } != 0
+                {
+                    let e = ProbeError::os("cyclic", "timerfd_settime");
+                    unsafe { libc::close(fd) };
+                    return Err(e);
+                }
+                Timer::Timerfd {
+                    fd,
+                    first,
+                    period,
+                    expired: 0,
+                }
+            }
+            TimerMethod::PosixTimer => {
+                // SAFETY: the signal is blocked in this thread before the timer exists, so it is
+                // only ever consumed by sigwaitinfo below; sigevent is zero-initialised plain data.
+                unsafe {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    libc::sigaddset(&mut set, timer_signal());
+                    libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+                    let mut sev: libc::sigevent = std::mem::zeroed();
+                    sev.sigev_notify = libc::SIGEV_THREAD_ID;
+                    sev.sigev_signo = timer_signal();
+                    sev.sigev_notify_thread_id = libc::gettid();
+                    let mut timer: libc::timer_t = std::mem::zeroed();
+                    if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut timer) != 0 {
+                        return Err(ProbeError::os("cyclic", "timer_create"));
+                    }
+                    if libc::timer_settime(timer, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut())
+                        != 0
+                    {
+                        let e = ProbeError::os("cyclic", "timer_settime");
+                        libc::timer_delete(timer);
+                        return Err(e);
+                    }
+                    Timer::Posix {
+                        timer,
+                        set,
+                        first,
+                        period,
+                        expired: 0,
+                    }
+                }
+            }
+        })
+    }
+
+    #[inline(always)]
+    fn wait(&mut self) -> (u64, u64, u64) {
+        match self {
+            Timer::Absolute { next, period } => {
+                let programmed = *next;
+                clock::sleep_until(programmed);
+                let now = now_ns();
+                let missed = now.saturating_sub(programmed) / *period;
+                *next = programmed + (missed + 1) * *period;
+                (programmed, now, missed)
+            }
+            Timer::Relative { period } => {
+                let armed = now_ns();
+                clock::sleep_for(*period);
+                let now = now_ns();
+                let programmed = armed + *period;
+                (programmed, now, now.saturating_sub(programmed) / *period)
+            }
+            Timer::Timerfd {
+                fd,
+                first,
+                period,
+                expired,
+            } => {
+                let mut expirations: u64 = 0;
+                // SAFETY: reading 8 bytes into a u64, as the timerfd ABI defines.
+                let n = unsafe { libc::read(*fd, &mut expirations as *mut u64 as *mut _, 8) };
+                let now = now_ns();
+                let expirations = if n == 8 { expirations.max(1) } else { 1 };
+                *expired += expirations;
+                (*first + (*expired - 1) * *period, now, expirations - 1)
+            }
+            Timer::Posix {
+                timer,
+                set,
+                first,
+                period,
+                expired,
+            } => {
+                // SAFETY: set holds the blocked timer signal; timer is live.
+                let (now, overrun) = unsafe {
+                    while libc::sigwaitinfo(set, std::ptr::null_mut()) < 0 {}
+                    (now_ns(), libc::timer_getoverrun(*timer).max(0) as u64)
+                };
+                *expired += 1 + overrun;
+                (*first + (*expired - 1) * *period, now, overrun)
+            }
+        }
+    }
+}
+
+impl Drop for Timer {
+    fn drop(&mut self) {
+        // SAFETY: releasing the kernel objects created in arm().
+        match self {
+            Timer::Timerfd { fd, .. } => unsafe {
+                libc::close(*fd);
+            },
+            Timer::Posix { timer, .. } => unsafe {
+                libc::timer_delete(*timer);
+            },
+            _ => {}
+        }
+    }
+}
+
+/// The measuring thread. Everything is allocated before the loop; the loop only sleeps, reads
+/// the clock and records.
+fn measure(ctx: &ProbeContext, cfg: Config, cpu: usize) -> Result<ThreadResult, ProbeError> {
+    let mut latency = Recorder::new(cfg.interval_ns);
+    let mut period = Recorder::new(cfg.interval_ns);
+    let mut jitter = Recorder::new(cfg.interval_ns);
+    let live = ctx.live.register(format!("cpu{cpu}"));
+    let period_ns = cfg.period_ns;
+
+    // Start on a period boundary a little ahead so every thread begins in step.
+    let start = (now_ns() / period_ns + 2) * period_ns;
+    let measure_start = start + ctx.warmup_ns;
+    let mut timer = Timer::arm(cfg.timer, period_ns, start)?;
+    let mut previous_wake: Option<u64> = None;
+    let (mut overruns, mut cycles, mut last) = (0u64, 0u64, measure_start);
+
+    loop {
+        let (programmed, woke, missed) = timer.wait();
+        if woke >= measure_start {
+            if ctx.budget.done(measure_start, woke, latency.count()) || ctx.stopped() {
+                break;
+            }
+            let at = woke - measure_start;
+            let lat = woke.saturating_sub(programmed);
+            latency.record(lat, at);
+            if let Some(prev) = previous_wake {
+                let p = woke - prev;
+                period.record(p, at);
+                jitter.record(p.abs_diff(period_ns), at);
+            }
+            overruns += missed;
+            cycles += 1 + missed;
+            last = woke;
+            live.publish(lat, overruns);
+            previous_wake = Some(woke);
+        } else {
+            // Warm-up: caches, TLB and the timer path settle; nothing is counted.
+            if ctx.stopped() {
+                break;
+            }
+            previous_wake = Some(woke);
+        }
+    }
+    drop(timer);
+    Ok(ThreadResult {
+        cpu,
+        latency,
+        period,
+        jitter,
+        overruns,
+        cycles,
+        measured_ns: last.saturating_sub(measure_start),
+    })
+}

@@ -1,0 +1,156 @@
+//! The terminal (and Markdown) table: one table per probe, shaped like the seeds' tables —
+//! a row per mode × load × series, columns Average, Deviation, Max and the high percentiles.
+
+use crate::format::TimeUnit;
+use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
+use comfy_table::{CellAlignment, ContentArrangement, Table};
+use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
+
+/// Table style.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Terminal,
+    Markdown,
+}
+
+/// All tables of a result, one per probe, in the order the probes ran.
+pub fn render_tables(result: &RunResult, style: Style) -> String {
+    let mut probes: Vec<&str> = Vec::new();
+    for run in &result.runs {
+        if !probes.contains(&run.probe.as_str()) {
+            probes.push(&run.probe);
+        }
+    }
+    let mut out = String::new();
+    for probe in probes {
+        let runs: Vec<&ProbeRun> = result.runs.iter().filter(|r| r.probe == probe).collect();
+        out.push_str(&render_probe_table(probe, &runs, style));
+        out.push('\n');
+    }
+    out
+}
+
+fn per_op(series: &Series, ns: Option<u64>) -> Option<f64> {
+    ns.map(|v| v as f64 / series.batch.max(1) as f64)
+}
+
+/// One probe's table.
+pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> String {
+    let series: Vec<(&ProbeRun, &Series)> = runs
+        .iter()
+        .flat_map(|r| r.series.iter().map(move |s| (*r, s)))
+        .collect();
+    let max = series
+        .iter()
+        .filter_map(|(_, s)| per_op(s, s.stats.max_ns))
+        .fold(0.0f64, f64::max);
+    let unit = TimeUnit::for_max(max as u64);
+
+    // Percentile columns that at least one row can report.
+    let percentile_columns: Vec<(usize, &str)> = ["p99", "p99.9", "p99.99", "p99.999"]
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| {
+            series
+                .iter()
+                .any(|(_, s)| s.stats.percentiles.entries()[i + 1].2.is_some())
+        })
+        .map(|(i, l)| (i + 1, *l))
+        .collect();
+    let show_overruns = series
+        .iter()
+        .any(|(_, s)| s.counters.contains_key("overruns"));
+
+    let mut table = Table::new();
+    table.load_style(match style {
+        Style::Terminal => UTF8_FULL_CONDENSED,
+        Style::Markdown => ASCII_MARKDOWN,
+    });
+    table.set_content_arrangement(ContentArrangement::Disabled);
+    let mut header: Vec<String> = vec![
+        "Mode".into(),
+        "Load".into(),
+        "Series".into(),
+        "Samples".into(),
+        format!("Min {}", unit.label()),
+        format!("Average {}", unit.label()),
+        format!("Deviation {}", unit.label()),
+        format!("Median {}", unit.label()),
+    ];
+    header.extend(
+        percentile_columns
+            .iter()
+            .map(|(_, l)| format!("{l} {}", unit.label())),
+    );
+    header.push(format!("Max {}", unit.label()));
+    if show_overruns {
+        header.push("Overruns".into());
+    }
+    let columns = header.len();
+    table.set_header(header);
+
+    for run in runs {
+        if let Some(status) = status_text(&run.status) {
+            let mut row = vec![run.mode.clone(), run.load.clone(), status];
+            row.resize(columns, String::new());
+            table.add_row(row);
+            continue;
+        }
+        for s in &run.series {
+            let st = &s.stats;
+            let f = |ns: Option<u64>| {
+                per_op(s, ns)
+                    .map(|v| unit.format(v))
+                    .unwrap_or_else(|| "–".into())
+            };
+            let mut row = vec![
+                run.mode.clone(),
+                run.load.clone(),
+                series_label(s),
+                st.count.to_string(),
+                f(st.min_ns),
+                f(st.mean_ns),
+                f(st.stddev_ns),
+                f(st.median_ns),
+            ];
+            let entries = st.percentiles.entries();
+            row.extend(percentile_columns.iter().map(|(i, _)| f(entries[*i].2)));
+            row.push(f(st.max_ns));
+            if show_overruns {
+                row.push(
+                    s.counters
+                        .get("overruns")
+                        .map(|o| o.to_string())
+                        .unwrap_or_default(),
+                );
+            }
+            table.add_row(row);
+        }
+    }
+    for i in 3..columns {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    let title = match style {
+        Style::Terminal => format!("{probe}\n"),
+        Style::Markdown => format!("### {probe}\n\n"),
+    };
+    format!("{title}{table}\n")
+}
+
+fn series_label(s: &Series) -> String {
+    let mut label = s.display_name();
+    if s.batch > 1 {
+        label.push_str(&format!(" (per call, batches of {})", s.batch));
+    }
+    label
+}
+
+fn status_text(status: &ProbeStatus) -> Option<String> {
+    match status {
+        ProbeStatus::Ok => None,
+        ProbeStatus::Skipped { reason } => Some(format!("skipped: {reason}")),
+        ProbeStatus::Failed { error } => Some(format!("failed: {error}")),
+    }
+}

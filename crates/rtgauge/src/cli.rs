@@ -1,0 +1,191 @@
+//! Command-line definitions: the single source of `--help`, the man page and validation.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use rtgauge_core::units;
+use std::path::PathBuf;
+
+const AFTER_HELP: &str = "\
+Exit status: 0 success, 1 error (bad input, a setting that cannot be applied, I/O), 2 a \
+threshold was exceeded (--max-latency, check --spec) or doctor found a failing check.
+
+Documentation: README.md, docs/methodology.md, docs/result-schema.md.";
+
+/// rtgauge measures the real-time capabilities of a Linux machine: how late periodic tasks
+/// wake, how much periods jitter, and how all of it degrades under load; then it shows,
+/// compares and checks the results.
+#[derive(Debug, Parser)]
+#[command(name = "rtgauge", version, about, long_about = None, after_help = AFTER_HELP)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Measure: run probes (default: the quick suite) and write a result document.
+    Run(RunArgs),
+    /// List the probes, what each measures and whether it can run here.
+    Probes,
+    /// Audit this machine's real-time readiness: every setting that spoils a measurement.
+    Doctor(DoctorArgs),
+    /// Print the JSON Schema of the result document.
+    Schema,
+    /// Print the man page (roff) generated from these definitions.
+    #[command(hide = true)]
+    Man,
+}
+
+fn duration(s: &str) -> Result<u64, String> {
+    units::parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
+fn period(s: &str) -> Result<u64, String> {
+    let ns = duration(s)?;
+    if ns < 10_000 {
+        return Err(format!("'{s}' is shorter than the minimum period of 10us"));
+    }
+    Ok(ns)
+}
+
+fn priority(s: &str) -> Result<i32, String> {
+    match s.parse::<i32>() {
+        Ok(p) if (1..=99).contains(&p) => Ok(p),
+        _ => Err(format!(
+            "'{s}' is not a priority between 1 and 99 (default 95; 99 belongs to kernel housekeeping)"
+        )),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ModeName {
+    /// SCHED_OTHER, nothing locked: the seeds' "user soft RT".
+    Normal,
+    /// SCHED_FIFO at --priority, memory locked, pinned, PM QoS held: "user hard RT".
+    Rt,
+    /// SCHED_DEADLINE reservation (--dl-runtime per --period).
+    Deadline,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RtPolicy {
+    Fifo,
+    Rr,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimerName {
+    /// clock_nanosleep to absolute deadlines (periodic timer).
+    Abs,
+    /// Relative sleep re-armed each cycle (one-shot timer, drifts).
+    Rel,
+    /// A periodic timerfd.
+    Timerfd,
+    /// A periodic POSIX timer signalling the thread.
+    PosixTimer,
+}
+
+impl TimerName {
+    pub fn as_param(self) -> &'static str {
+        match self {
+            TimerName::Abs => "abs",
+            TimerName::Rel => "rel",
+            TimerName::Timerfd => "timerfd",
+            TimerName::PosixTimer => "posix-timer",
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Probes to run (default: the probes of the suite). See `rtgauge probes`.
+    #[arg(value_name = "PROBE")]
+    pub probes: Vec<String>,
+
+    /// Suite to run: quick, standard, full, or the path of a suite file (TOML).
+    #[arg(long, value_name = "SUITE")]
+    pub suite: Option<String>,
+
+    /// How long each probe measures, after warm-up (e.g. 10s, 2m).
+    #[arg(short, long, value_name = "DURATION", value_parser = duration)]
+    pub duration: Option<u64>,
+
+    /// Stop each series after this many samples (e.g. 1000000 cycles).
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub loops: Option<u64>,
+
+    /// Warm-up discarded before counting.
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub warmup: Option<u64>,
+
+    /// Period of the cyclic probe, from 10us (e.g. 25us, 1ms, 997us).
+    #[arg(short, long, value_name = "PERIOD", value_parser = period)]
+    pub period: Option<u64>,
+
+    /// Timer the cyclic probe sleeps on.
+    #[arg(long, value_enum)]
+    pub timer: Option<TimerName>,
+
+    /// CPUs to measure on: `all` or a list like 0-3,6.
+    #[arg(short, long, value_name = "CPUS", default_value = "all")]
+    pub cpus: String,
+
+    /// Execution modes; several run one after the other and become rows of the tables.
+    #[arg(short, long, value_enum, value_delimiter = ',', default_value = "rt")]
+    pub mode: Vec<ModeName>,
+
+    /// Real-time priority of the measuring threads in `rt` mode.
+    #[arg(long, value_name = "PRIO", default_value = "95", value_parser = priority)]
+    pub priority: i32,
+
+    /// Real-time policy in `rt` mode.
+    #[arg(long, value_enum, default_value = "fifo")]
+    pub policy: RtPolicy,
+
+    /// SCHED_DEADLINE runtime per period in `deadline` mode.
+    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = duration)]
+    pub dl_runtime: u64,
+
+    /// Background loads; each runs the probes once (`none` is idle). `rtgauge loads` lists them.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "none",
+        value_name = "LOAD"
+    )]
+    pub load: Vec<String>,
+
+    /// A probe parameter, `key=value` for every probe or `probe.key=value` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub settings: Vec<String>,
+
+    /// Where to write the result document (default: ./rtgauge-results/HOST-TIME.json).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Print nothing but errors and the result path.
+    #[arg(short, long)]
+    pub quiet: bool,
+
+    /// Exit with status 2 when any wake-up latency exceeds this (e.g. 100us).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub max_latency: Option<u64>,
+
+    /// Continue when a real-time setting cannot be applied; the result records what was obtained.
+    #[arg(long)]
+    pub best_effort: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the checks as JSON.
+    #[arg(long)]
+    pub json: bool,
+
+    /// CPUs that will be measured (for IRQ affinity and isolation checks).
+    #[arg(short, long, value_name = "CPUS", default_value = "all")]
+    pub cpus: String,
+
+    /// Print only the fixes, as commented shell commands (never run).
+    #[arg(long)]
+    pub fix_hint: bool,
+}

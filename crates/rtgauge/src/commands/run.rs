@@ -1,0 +1,288 @@
+//! `rtgauge run`: options → plan → runner → result document → tables.
+
+use crate::cli::{ModeName, RtPolicy, RunArgs};
+use crate::display::LiveDisplay;
+use anyhow::{Context, Result};
+use rtgauge_core::plan::{self, Plan, ProbeRequest};
+use rtgauge_core::probe::Budget;
+use rtgauge_core::rt::{Mode, Policy};
+use rtgauge_core::runner::{self, RunInputs, RunObserver};
+use rtgauge_core::{cpus, probes, units};
+use rtgauge_report::table::{render_tables, Style};
+use rtgauge_result::{write_atomically, RunResult, RunStatus};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
+
+pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
+    let plan = build_plan(&args)?;
+    let output = args.output.clone().unwrap_or_else(default_output);
+    let live = Arc::new(rtgauge_core::live::LiveBoard::default());
+    let display = (!args.quiet)
+        .then(|| LiveDisplay::start(live.clone(), &plan.cpus))
+        .flatten();
+    let inputs = RunInputs {
+        command_line,
+        live,
+        scratch_dir: std::env::temp_dir().join("rtgauge-scratch"),
+    };
+    let mut writer = CheckpointWriter {
+        path: &output,
+        error: None,
+        display: display.as_ref(),
+    };
+    let outcome = runner::execute(&plan, &inputs, &mut writer);
+    let checkpoint_error = writer.error.take();
+    drop(display);
+    let result = outcome?;
+    if let Some(e) = checkpoint_error {
+        return Err(e).context("the result could not be saved");
+    }
+    write_atomically(&output, &result)?;
+    report(&args, &result, &output)
+}
+
+/// Writes the document after every probe so an interrupted or killed run keeps what it
+/// measured.
+struct CheckpointWriter<'a> {
+    path: &'a Path,
+    error: Option<rtgauge_result::ResultError>,
+    display: Option<&'a LiveDisplay>,
+}
+
+impl RunObserver for CheckpointWriter<'_> {
+    fn probe_started(&mut self, probe: &str, mode: &str, load: &str) {
+        if let Some(d) = self.display {
+            d.note(format!("measuring {probe} · mode {mode} · load {load}"));
+        }
+    }
+
+    fn checkpoint(&mut self, result: &RunResult) {
+        if self.error.is_none() {
+            self.error = write_atomically(self.path, result).err();
+        }
+    }
+}
+
+fn report(args: &RunArgs, result: &RunResult, output: &Path) -> Result<u8> {
+    if !args.quiet {
+        print!("{}", render_tables(result, Style::Terminal));
+        for w in &result.warnings {
+            eprintln!("warning: {}", w.message);
+        }
+        for run in &result.runs {
+            for s in &run.obtained.shortfalls {
+                eprintln!("warning: {} {}: {s}", run.probe, run.mode);
+            }
+        }
+    }
+    if result.status == RunStatus::Interrupted {
+        eprintln!("rtgauge: interrupted; the result holds what was measured");
+    }
+    println!("result: {}", output.display());
+    let failed: Vec<String> = result
+        .runs
+        .iter()
+        .filter_map(|r| match &r.status {
+            rtgauge_result::ProbeStatus::Failed { error } => {
+                Some(format!("{} {} {}: {error}", r.probe, r.mode, r.load))
+            }
+            _ => None,
+        })
+        .collect();
+    if !failed.is_empty() {
+        for f in &failed {
+            eprintln!("rtgauge: {f}");
+        }
+        return Ok(crate::EXIT_ERROR);
+    }
+    if let Some(limit) = args.max_latency {
+        let worst = result
+            .runs
+            .iter()
+            .flat_map(|r| r.series.iter().map(move |s| (r, s)))
+            .filter(|(_, s)| s.name == "latency")
+            .filter_map(|(r, s)| s.stats.max_ns.map(|m| (m, r, s)))
+            .max_by_key(|(m, _, _)| *m);
+        if let Some((max, run, series)) = worst.filter(|(m, _, _)| *m > limit) {
+            eprintln!(
+                "rtgauge: max latency {} ({} {} {} {}) exceeds --max-latency {}",
+                units::format_duration_ns(max),
+                run.probe,
+                run.mode,
+                run.load,
+                series.display_name(),
+                units::format_duration_ns(limit)
+            );
+            return Ok(crate::EXIT_THRESHOLD);
+        }
+    }
+    Ok(crate::EXIT_OK)
+}
+
+fn default_output() -> PathBuf {
+    let host = rtgauge_sysinfo::collect().hostname;
+    let host = if host.is_empty() { "host".into() } else { host };
+    PathBuf::from("rtgauge-results").join(format!(
+        "{host}-{}.json",
+        compact_utc(rtgauge_core::clock::unix_ns() / 1_000_000_000)
+    ))
+}
+
+/// `20261122T051234Z` from Unix seconds (civil-from-days, proleptic Gregorian).
+fn compact_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}{month:02}{day:02}T{:02}{:02}{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Options → a validated plan.
+fn build_plan(args: &RunArgs) -> Result<Plan> {
+    let online = rtgauge_sysinfo::online_cpus();
+    let cpus = cpus::parse_cpus(&args.cpus, &online).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
+    let flag_budget = Budget {
+        duration_ns: args.duration,
+        loops: args.loops,
+    };
+    let explicit_budget = args.duration.is_some() || args.loops.is_some();
+    let default_budget = if explicit_budget {
+        flag_budget
+    } else {
+        Budget {
+            duration_ns: Some(DEFAULT_DURATION_NS),
+            loops: None,
+        }
+    };
+    let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP_NS);
+
+    let suite_name = match (&args.suite, args.probes.is_empty()) {
+        (Some(s), _) => Some(s.clone()),
+        (None, true) => Some("quick".to_string()),
+        (None, false) => None,
+    };
+    let mut requests: Vec<ProbeRequest> = match &suite_name {
+        Some(name) => {
+            let suite = plan::load_suite(name)?;
+            plan::suite_requests(&suite, default_budget, warmup)?
+        }
+        None => Vec::new(),
+    };
+    if !args.probes.is_empty() {
+        for name in &args.probes {
+            if probes::find(name).is_none() {
+                return Err(plan::PlanError::UnknownProbe(name.clone()).into());
+            }
+        }
+        if suite_name.is_some() {
+            requests.retain(|r| args.probes.iter().any(|p| p == r.name));
+        } else {
+            requests = args
+                .probes
+                .iter()
+                .map(|p| plan::request(p, BTreeMap::new(), default_budget, warmup))
+                .collect::<Result<_, _>>()?;
+        }
+    }
+    if requests.is_empty() {
+        anyhow::bail!("the selected suite has none of the probes named; see `rtgauge probes`");
+    }
+
+    // Flags override the suite: (flag as typed, probe, key, value).
+    let mut settings: Vec<(String, Option<String>, String, String)> = Vec::new();
+    if let Some(p) = args.period {
+        settings.push((
+            "--period".into(),
+            None,
+            "period".into(),
+            units::format_duration_ns(p),
+        ));
+    }
+    if let Some(t) = args.timer {
+        settings.push(("--timer".into(), None, "timer".into(), t.as_param().into()));
+    }
+    for s in &args.settings {
+        let (probe, key, value) = plan::parse_setting(s).map_err(anyhow::Error::msg)?;
+        settings.push((format!("--set {s}"), probe, key, value));
+    }
+    for (flag, probe, key, value) in &settings {
+        let targets: Vec<&mut ProbeRequest> = requests
+            .iter_mut()
+            .filter(|r| probe.as_deref().is_none_or(|p| p == r.name))
+            .filter(|r| {
+                probes::find(r.name).is_some_and(|p| p.parameters().contains(&key.as_str()))
+            })
+            .collect();
+        if targets.is_empty() {
+            anyhow::bail!(
+                "{flag}: no selected probe takes parameter '{key}'; `rtgauge probes` lists each probe's parameters"
+            );
+        }
+        for r in targets {
+            r.params.insert(key.clone(), value.clone());
+        }
+    }
+    let mut validated = Vec::with_capacity(requests.len());
+    for mut r in requests {
+        if explicit_budget {
+            r.budget = flag_budget;
+        }
+        if args.warmup.is_some() {
+            r.warmup_ns = warmup;
+        }
+        validated.push(plan::request(r.name, r.params, r.budget, r.warmup_ns)?);
+    }
+
+    let policy = match args.policy {
+        RtPolicy::Fifo => Policy::Fifo,
+        RtPolicy::Rr => Policy::Rr,
+    };
+    let period = args.period.unwrap_or(1_000_000);
+    let mut modes = Vec::new();
+    for m in &args.mode {
+        let mode = match m {
+            ModeName::Normal => Mode::normal(),
+            ModeName::Rt => Mode::rt(args.priority, policy),
+            ModeName::Deadline => Mode::deadline(args.dl_runtime, period, period),
+        };
+        if !modes.contains(&mode) {
+            modes.push(mode);
+        }
+    }
+    Ok(Plan {
+        suite: suite_name,
+        probes: validated,
+        modes,
+        loads: args.load.clone(),
+        cpus,
+        best_effort: args.best_effort,
+        priority: args.priority,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_utc_is_a_calendar_date() {
+        assert_eq!(compact_utc(0), "19700101T000000Z");
+        assert_eq!(compact_utc(1_795_000_000), "20261118T080640Z");
+    }
+}

@@ -1,0 +1,102 @@
+//! The live per-CPU view while a probe measures: redrawn in place on a terminal, a few times
+//! a second, from a thread that stays off the measured CPUs. Silent when stderr is not a
+//! terminal.
+
+use rtgauge_core::live::LiveBoard;
+use rtgauge_core::units::format_duration_ns;
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+const REFRESH: Duration = Duration::from_millis(250);
+
+pub struct LiveDisplay {
+    stop: Arc<AtomicBool>,
+    note: Arc<Mutex<String>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl LiveDisplay {
+    /// Starts the display thread, or returns None when stderr is not a terminal.
+    pub fn start(board: Arc<LiveBoard>, measured_cpus: &[usize]) -> Option<LiveDisplay> {
+        if !std::io::stderr().is_terminal() {
+            return None;
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let note = Arc::new(Mutex::new(String::new()));
+        let housekeeping = rtgauge_core::cpus::housekeeping_cpus(measured_cpus);
+        let (s, n) = (stop.clone(), note.clone());
+        let thread = std::thread::Builder::new()
+            .name("rtgauge-display".into())
+            .spawn(move || {
+                rtgauge_core::rt::pin_thread_to_set(&housekeeping);
+                draw_loop(&board, &s, &n);
+            })
+            .ok()?;
+        Some(LiveDisplay {
+            stop,
+            note,
+            thread: Some(thread),
+        })
+    }
+
+    /// Sets the heading line (what is being measured).
+    pub fn note(&self, text: String) {
+        if let Ok(mut n) = self.note.lock() {
+            *n = text;
+        }
+    }
+}
+
+fn draw_loop(board: &LiveBoard, stop: &AtomicBool, note: &Mutex<String>) {
+    let mut drawn = 0usize;
+    let mut err = std::io::stderr();
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(REFRESH);
+        let (_, cells) = board.snapshot();
+        let mut frame = String::new();
+        if drawn > 0 {
+            frame.push_str(&format!("\x1b[{drawn}A"));
+        }
+        let heading = note.lock().map(|n| n.clone()).unwrap_or_default();
+        frame.push_str(&format!("\r\x1b[K{heading}\n"));
+        frame.push_str(&format!(
+            "\r\x1b[K  {:<8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}\n",
+            "thread", "samples", "current", "min", "avg", "max", "overruns"
+        ));
+        for (label, s) in &cells {
+            frame.push_str(&format!(
+                "\r\x1b[K  {:<8} {:>10} {:>10} {:>10} {:>10} {:>10} {:>9}\n",
+                label,
+                s.count,
+                format_duration_ns(s.last),
+                format_duration_ns(s.min),
+                format_duration_ns(s.avg),
+                format_duration_ns(s.max),
+                s.overruns
+            ));
+        }
+        let lines = 2 + cells.len();
+        // Blank lines left over from a previous, longer frame.
+        for _ in lines..drawn {
+            frame.push_str("\r\x1b[K\n");
+        }
+        let _ = err.write_all(frame.as_bytes());
+        drawn = lines.max(drawn);
+    }
+    // Erase the view so the final table starts on a clean screen.
+    if drawn > 0 {
+        let _ = write!(err, "\x1b[{drawn}A\x1b[J");
+    }
+}
+
+impl Drop for LiveDisplay {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
