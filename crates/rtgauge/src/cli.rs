@@ -28,6 +28,16 @@ pub enum Command {
     Probes,
     /// Audit this machine's real-time readiness: every setting that spoils a measurement.
     Doctor(DoctorArgs),
+    /// List the background loads and what each stresses.
+    Loads,
+    /// Write a self-contained HTML report (plots, tables, configuration audit) of results.
+    Report(ReportArgs),
+    /// Compare results side by side: differences, a statistical test and a verdict per row.
+    Compare(CompareArgs),
+    /// Check a result against a spec of limits; exit 2 when a limit is exceeded.
+    Check(CheckArgs),
+    /// Convert a raw-sample recording (--record) to CSV or Parquet.
+    Export(ExportArgs),
     /// Print the JSON Schema of the result document.
     Schema,
     /// Print the man page (roff) generated from these definitions.
@@ -173,6 +183,93 @@ pub struct RunArgs {
     /// Continue when a real-time setting cannot be applied; the result records what was obtained.
     #[arg(long)]
     pub best_effort: bool,
+
+    /// Record every raw sample of these probes (e.g. cyclic) to a binary file beside the result.
+    #[arg(long, value_delimiter = ',', value_name = "PROBE")]
+    pub record: Vec<String>,
+
+    /// Check the result against this spec file at the end (see `rtgauge check`).
+    #[arg(long, value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+
+    /// Do not write the HTML report next to the result.
+    #[arg(long)]
+    pub no_report: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Result documents to include.
+    #[arg(value_name = "RESULT", required = true)]
+    pub results: Vec<PathBuf>,
+
+    /// The HTML file to write.
+    #[arg(short, long, value_name = "FILE", default_value = "report.html")]
+    pub output: PathBuf,
+
+    /// Also write every plot as SVG and PNG into this directory (for papers).
+    #[arg(long, value_name = "DIR")]
+    pub images: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+    Html,
+}
+
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Two or more result documents; the first is the baseline.
+    #[arg(value_name = "RESULT", num_args = 2.., required = true)]
+    pub results: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+
+    /// Write to this file instead of standard output (required for html).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The result document to check.
+    #[arg(value_name = "RESULT")]
+    pub result: PathBuf,
+
+    /// The spec file of limits (TOML).
+    #[arg(long, value_name = "SPEC")]
+    pub spec: PathBuf,
+
+    /// Also write a JUnit XML report for CI systems.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    Csv,
+    Parquet,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A raw-sample recording written by `rtgauge run --record`.
+    #[arg(value_name = "RECORDING")]
+    pub recording: PathBuf,
+
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "csv")]
+    pub format: ExportFormat,
+
+    /// The file to write.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
 }
 
 #[derive(Debug, Args)]

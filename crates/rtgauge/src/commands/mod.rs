@@ -1,6 +1,12 @@
 //! One function per sub-command; each returns the exit status.
 
+mod check;
+mod compare;
+mod doctor;
+mod export;
+mod loads;
 mod probes;
+mod report;
 mod run;
 
 use crate::cli::{Cli, Command};
@@ -11,7 +17,12 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
     match cli.command {
         Command::Run(run_args) => run::run(run_args, args),
         Command::Probes => probes::list(),
-        Command::Doctor(_) => anyhow::bail!("doctor is not available in this build"),
+        Command::Doctor(a) => doctor::doctor(a),
+        Command::Loads => loads::list(),
+        Command::Report(a) => report::report(a),
+        Command::Compare(a) => compare::compare(a),
+        Command::Check(a) => check::check(a),
+        Command::Export(a) => export::export(a),
         Command::Schema => {
             print!("{}", rtgauge_result::json_schema());
             Ok(crate::EXIT_OK)
