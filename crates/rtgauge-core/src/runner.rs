@@ -64,7 +64,10 @@ pub fn execute(
         started_unix_ns: clock::unix_ns(),
         finished_unix_ns: 0,
         status: RunStatus::Interrupted,
-        warnings: environment_warnings(&fingerprint, &calibration),
+        warnings: environment_warnings(&fingerprint, &calibration)
+            .into_iter()
+            .chain(mode_warnings(plan))
+            .collect(),
         fingerprint,
         checks: Vec::new(),
         config: run_config(plan),
@@ -272,6 +275,24 @@ fn environment_warnings(
         w.push(Warning::new(
             "rt_throttling",
             "RT throttling is on: real-time tasks are stopped for the rest of each period once they used kernel.sched_rt_runtime_us; `sysctl -w kernel.sched_rt_runtime_us=-1` turns it off",
+        ));
+    }
+    w
+}
+
+/// Warnings about the modes asked for.
+fn mode_warnings(plan: &Plan) -> Vec<Warning> {
+    let mut w = Vec::new();
+    if plan.modes.iter().any(|m| !m.policy.is_realtime()) {
+        w.push(Warning::new(
+            "normal_mode",
+            "normal mode: SCHED_OTHER, memory not locked, no PM QoS: its numbers show what an ordinary process gets, not the machine's real-time capability",
+        ));
+    }
+    if !rt::Privileges::current().is_root() {
+        w.push(Warning::new(
+            "not_root",
+            "not running as root: real-time settings depend on CAP_SYS_NICE, CAP_IPC_LOCK and rlimits; the result records what was obtained",
         ));
     }
     w

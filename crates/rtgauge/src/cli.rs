@@ -116,7 +116,7 @@ pub struct RunArgs {
     pub suite: Option<String>,
 
     /// How long each probe measures, after warm-up (e.g. 10s, 2m).
-    #[arg(short, long, value_name = "DURATION", value_parser = duration)]
+    #[arg(short, long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub duration: Option<u64>,
 
     /// Stop each series after this many samples (e.g. 1000000 cycles).
@@ -124,11 +124,11 @@ pub struct RunArgs {
     pub loops: Option<u64>,
 
     /// Warm-up discarded before counting.
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Option<u64>,
 
     /// Period of the cyclic probe, from 10us (e.g. 25us, 1ms, 997us).
-    #[arg(short, long, value_name = "PERIOD", value_parser = period)]
+    #[arg(short, long, value_name = "PERIOD", value_parser = period, allow_hyphen_values = true)]
     pub period: Option<u64>,
 
     /// Timer the cyclic probe sleeps on.
@@ -177,7 +177,7 @@ pub struct RunArgs {
     pub quiet: bool,
 
     /// Exit with status 2 when any wake-up latency exceeds this (e.g. 100us).
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub max_latency: Option<u64>,
 
     /// Continue when a real-time setting cannot be applied; the result records what was obtained.

@@ -1,0 +1,352 @@
+//! End-to-end tests of the foundation and the cyclic probe (issue 2): they run the real binary
+//! and assert properties that hold on any machine, never absolute latencies.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+fn rtgauge() -> Command {
+    Command::cargo_bin("rtgauge").unwrap()
+}
+
+/// Measuring tests run one at a time: one test's interference (or load) would otherwise show
+/// up in another's numbers.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn latency_series(result: &Value) -> Vec<&Value> {
+    result["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|r| r["series"].as_array().unwrap())
+        .filter(|s| s["name"] == "latency")
+        .collect()
+}
+
+/// Sets the calling thread to SCHED_FIFO `prio` pinned to `cpu`.
+fn make_rt(prio: i32, cpu: usize) -> bool {
+    // SAFETY: plain syscalls on the calling thread with valid arguments.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        let p = libc::sched_param {
+            sched_priority: prio,
+        };
+        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn sleep_until(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as _,
+    };
+    // SAFETY: valid timespec, absolute sleep.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+}
+
+/// A higher-priority thread pinned to the measured CPU spins 3 ms every 100 ms. It wakes on
+/// the same 1 ms grid of CLOCK_MONOTONIC the cyclic probe's deadlines sit on, so the probe's
+/// wake-up at that deadline cannot run before the spin ends: latency ≥ 3 ms.
+#[test]
+fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
+    let _serial = exclusive();
+    if !is_root() {
+        eprintln!("skipped: needs root (SCHED_FIFO for the interfering thread)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let spins = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (s, n) = (stop.clone(), spins.clone());
+    let spinner = std::thread::spawn(move || {
+        assert!(make_rt(90, 0), "cannot make the interfering thread SCHED_FIFO");
+        std::thread::sleep(Duration::from_millis(1500)); // past rtgauge's warm-up
+        while !s.load(std::sync::atomic::Ordering::Relaxed) {
+            let start = (monotonic_ns() / 100_000_000 + 1) * 100_000_000;
+            sleep_until(start);
+            while monotonic_ns() < start + 3_000_000 {
+                std::hint::spin_loop();
+            }
+            n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    let result = rtgauge()
+        .args(["run", "cyclic", "--cpus", "0", "--priority", "80", "--period", "1ms"])
+        .args(["--duration", "3s", "--warmup", "1s", "-q", "-o"])
+        .arg(&out)
+        .assert();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    spinner.join().unwrap();
+    result.success();
+    let r = read_json(&out);
+    let lat = latency_series(&r)[0];
+    let max = lat["stats"]["max_ns"].as_u64().unwrap();
+    let overruns = lat["counters"]["overruns"].as_u64().unwrap();
+    let spins = spins.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(max >= 3_000_000, "max latency {max} ns < 3 ms after {spins} spins");
+    // Each 3 ms spin hides at least two whole 1 ms periods.
+    assert!(overruns >= 2 * (spins / 2), "{overruns} overruns for {spins} spins");
+    assert!(spins >= 20, "only {spins} spins happened");
+}
+
+#[test]
+fn issue2_no_interference_means_no_overruns_at_a_sustainable_period() {
+    let _serial = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    rtgauge()
+        .args(["run", "cyclic", "--period", "10ms", "--duration", "2s", "--warmup", "200ms"])
+        .args(["--best-effort", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    let series = latency_series(&r);
+    assert_eq!(series.len(), rtgauge_cpus());
+    for s in series {
+        assert_eq!(s["counters"]["overruns"], 0, "{s}");
+        let count = s["stats"]["count"].as_u64().unwrap();
+        // 2 s at 10 ms: 200 cycles, give or take the boundary cycle.
+        assert!((199..=201).contains(&count), "count {count}");
+        assert_eq!(s["counters"]["cycles"].as_u64().unwrap(), count);
+    }
+}
+
+fn rtgauge_cpus() -> usize {
+    rtgauge_sysinfo::online_cpus().len()
+}
+
+#[test]
+fn issue2_every_timer_method_delivers_the_expected_cycles() {
+    let _serial = exclusive();
+    for timer in ["abs", "rel", "timerfd", "posix-timer"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("r.json");
+        rtgauge()
+            .args(["run", "cyclic", "--cpus", "0", "--period", "1ms", "--loops", "300"])
+            .args(["--warmup", "100ms", "--best-effort", "-q", "--timer", timer, "-o"])
+            .arg(&out)
+            .assert()
+            .success();
+        let r = read_json(&out);
+        assert_eq!(r["runs"][0]["params"]["timer"], timer);
+        let lat = latency_series(&r)[0];
+        assert_eq!(lat["stats"]["count"], 300, "{timer}");
+        // Periodic timers keep the nominal median period (within 5 %); the one-shot one drifts.
+        let period = &r["runs"][0]["series"][1];
+        assert_eq!(period["name"], "period");
+        let median = period["stats"]["median_ns"].as_u64().unwrap();
+        if timer == "rel" {
+            // The one-shot timer drifts: each period is the nominal one plus that wake-up's
+            // latency, never less (1 µs of slack for histogram rounding).
+            assert!(median >= 999_000, "{timer}: median period {median} below nominal");
+        } else {
+            assert!(median.abs_diff(1_000_000) < 50_000, "{timer}: median period {median}");
+        }
+    }
+}
+
+#[test]
+fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
+    let _serial = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    rtgauge()
+        .args(["run", "cyclic", "-d", "1s", "--warmup", "100ms", "--best-effort", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    let schema_text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/result.schema.json"),
+    )
+    .expect("docs/result.schema.json exists");
+    let schema: Value = serde_json::from_str(&schema_text).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&r).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(r["schema_version"], 1);
+    assert!(!r["fingerprint"]["kernel_release"].as_str().unwrap().is_empty());
+    assert!(r["calibration"]["read_cost_median_ns"].as_u64().unwrap() > 0);
+    assert_eq!(r["status"], "complete");
+    // Every time is an integer number of ns in a field ending in _ns.
+    fn check(v: &Value, path: &str) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    if k.ends_with("_ns") && !v.is_null() && !v.is_array() {
+                        assert!(v.is_u64(), "{path}.{k} = {v} is not integer ns");
+                    }
+                    check(v, &format!("{path}.{k}"));
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| check(v, path)),
+            _ => {}
+        }
+    }
+    check(&r, "");
+}
+
+#[test]
+fn issue2_committed_schema_matches_the_types() {
+    let out = rtgauge().arg("schema").assert().success();
+    let generated = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let committed = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/result.schema.json"),
+    )
+    .unwrap();
+    assert_eq!(
+        generated, committed,
+        "docs/result.schema.json is stale: run `cargo run -p rtgauge -- schema > docs/result.schema.json`"
+    );
+}
+
+#[test]
+fn issue2_sigint_stops_cleanly_and_keeps_what_was_measured() {
+    let _serial = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args(["run", "cyclic", "-d", "60s", "--warmup", "100ms", "--best-effort", "-q", "-o"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: sending SIGINT to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let started = std::time::Instant::now();
+    let status = child.wait().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(status.success(), "{status:?}");
+    let r = read_json(&out);
+    assert_eq!(r["status"], "interrupted");
+    let count = latency_series(&r)[0]["stats"]["count"].as_u64().unwrap();
+    assert!(count > 100, "only {count} samples kept");
+}
+
+#[test]
+fn issue2_max_latency_threshold_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    rtgauge()
+        .args(["run", "cyclic", "-d", "300ms", "--warmup", "50ms", "--best-effort", "-q"])
+        .args(["--max-latency", "1ns", "-o"])
+        .arg(dir.path().join("r.json"))
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("exceeds --max-latency"));
+}
+
+#[test]
+fn issue2_bad_input_gives_one_line_errors_naming_the_flag() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--period", "0"], "--period"),
+        (&["--period", "-5ms"], "--period"),
+        (&["--period", "abc"], "e.g. 25us"),
+        (&["--period", "5us"], "minimum period of 10us"),
+        (&["--cpus", "4095"], "not online"),
+        (&["--duration", "10"], "unit"),
+        (&["--priority", "100"], "between 1 and 99"),
+        (&["--bogus-flag"], "--bogus-flag"),
+    ];
+    for (args, needle) in cases {
+        let out = rtgauge()
+            .args(["run", "cyclic"])
+            .args(*args)
+            .assert()
+            .code(1);
+        let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        let first = stderr.lines().next().unwrap_or_default();
+        assert!(first.contains(needle), "{args:?}: {stderr}");
+        assert!(stderr.lines().count() <= 2, "{args:?}: {stderr}");
+    }
+    let out = rtgauge().args(["run", "nosuchprobe"]).assert().code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("unknown probe 'nosuchprobe'") && stderr.contains("cyclic"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+}
+
+/// Runs the binary as an unprivileged user (nobody), when this test runs as root.
+fn as_nobody(args: &[&str], dir: &Path) -> std::process::Output {
+    let bin = assert_cmd::cargo::cargo_bin("rtgauge");
+    std::process::Command::new("setpriv")
+        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all"])
+        .arg(bin)
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("setpriv (util-linux) is installed")
+}
+
+#[test]
+fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
+    let _serial = exclusive();
+    if !is_root() || which("setpriv").is_none() {
+        eprintln!("skipped: needs root to drop to nobody, and setpriv");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // SAFETY: chmod of our own temp dir so nobody can write there.
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
+        .unwrap();
+    let ok = as_nobody(
+        &["run", "cyclic", "--mode", "normal", "-d", "300ms", "--warmup", "50ms", "-o", "n.json"],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&ok.stderr);
+    assert!(ok.status.success(), "{stderr}");
+    assert!(stderr.contains("normal mode"), "a clear warning is expected: {stderr}");
+    assert!(dir.path().join("n.json").exists());
+
+    let refused = as_nobody(&["run", "cyclic", "-d", "300ms", "-o", "rt.json"], dir.path());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("CAP_SYS_NICE") && stderr.contains("setcap"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(!dir.path().join("rt.json").exists(), "no half-written result");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "stray files left");
+}
+
+fn which(cmd: &str) -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|p| {
+        std::env::split_paths(&p)
+            .map(|d| d.join(cmd))
+            .find(|p| p.exists())
+    })
+}
