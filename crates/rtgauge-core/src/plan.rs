@@ -33,11 +33,19 @@ pub struct Plan {
     pub suite: Option<String>,
     pub probes: Vec<ProbeRequest>,
     pub modes: Vec<Mode>,
-    /// Load names as the user gave them (`none` is the idle condition).
-    pub loads: Vec<String>,
+    /// Load conditions, each measured in turn (`none` is the idle condition).
+    pub loads: Vec<rtgauge_load::LoadSpec>,
+    /// CPUs the loads run on (empty: every online CPU, the measured ones included).
+    pub load_cpus: Vec<usize>,
+    /// Most bytes the disk-writing loads may use.
+    pub load_disk_cap_bytes: u64,
+    /// A load that cannot start is reported and its probes skipped, instead of failing the run.
+    pub skip_failed_loads: bool,
     pub cpus: Vec<usize>,
     pub best_effort: bool,
     pub priority: i32,
+    /// Probes whose raw samples are recorded (`--record`).
+    pub record: Vec<String>,
 }
 
 /// A problem with the plan: a bad suite, probe or parameter.

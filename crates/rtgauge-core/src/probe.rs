@@ -4,6 +4,7 @@ use crate::live::LiveBoard;
 use crate::rt::{self, Mode, RtError};
 use crate::units::{self, UnitError};
 use rtgauge_result::{Calibration, Obtained, Series};
+pub use rtgauge_record::{RecordingHub, SampleSink, SeriesDef, SinkSlots};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -26,6 +27,9 @@ pub enum ProbeError {
     /// The probe cannot run on this machine; the run records it as skipped with the reason.
     #[error("{0}")]
     Unavailable(String),
+    /// The raw-sample recording (--record) could not be opened.
+    #[error(transparent)]
+    Record(#[from] rtgauge_record::RecordError),
     #[error("probe {probe}: {what}: {source}")]
     Os {
         probe: &'static str,
@@ -190,12 +194,29 @@ pub struct ProbeContext<'a> {
     pub calibration: &'a Calibration,
     pub stop: &'a AtomicBool,
     pub live: &'a LiveBoard,
+    /// Where raw samples go when this probe run is recorded (`--record`); probes that support
+    /// recording open it once via [`ProbeContext::recording_sinks`].
+    pub record: Option<&'a RecordingHub>,
 }
 
 impl ProbeContext<'_> {
     #[inline]
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
+    }
+
+    /// One sample sink per measuring thread when this run is recorded (none otherwise): opens
+    /// the recording with `series` (the id of a series is its index) before the threads start.
+    pub fn recording_sinks(
+        &self,
+        series: Vec<SeriesDef>,
+        threads: usize,
+        time_origin: &str,
+    ) -> Result<SinkSlots, ProbeError> {
+        match self.record {
+            Some(hub) => Ok(hub.open(series, threads, time_origin)?),
+            None => Ok(SinkSlots::none()),
+        }
     }
 
     /// Applies the mode to the calling (measuring) thread, pinned to `cpu`.

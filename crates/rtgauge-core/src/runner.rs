@@ -12,6 +12,9 @@ use rtgauge_result::{
     Calibration, LoadReport, ProbeRun, ProbeStatus, RunConfig, RunResult, RunStatus, Tool, Warning,
     SCHEMA_VERSION,
 };
+use rtgauge_record::{RecordError, RecordOptions, RecordingHub, RecordingMeta};
+use rtgauge_load::{LoadOptions, LoadSpec, RunningLoad};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Errors that stop a run before anything is measured.
@@ -19,8 +22,10 @@ use std::sync::Arc;
 pub enum RunError {
     #[error("{0}")]
     Rt(#[from] RtError),
-    #[error("load {load}: {detail}")]
+    #[error("load {load} could not start: {detail}")]
     Load { load: String, detail: String },
+    #[error("--record: {0}")]
+    Record(#[from] RecordError),
 }
 
 /// Observers of a run: progress for the display, and a document writer.
@@ -36,7 +41,12 @@ pub struct RunInputs {
     pub command_line: Vec<String>,
     pub live: Arc<LiveBoard>,
     /// Where load workers keep their scratch files.
-    pub scratch_dir: std::path::PathBuf,
+    pub scratch_dir: PathBuf,
+    /// This binary, re-executed for load workers.
+    pub exe: PathBuf,
+    /// Path prefix of raw-sample recordings (the result path without `.json`); recordings
+    /// are `<stem>.<probe>-<mode>-<load>.rtgr`. Needed when the plan records.
+    pub record_stem: Option<PathBuf>,
 }
 
 /// Runs the plan. RT permissions are checked first (unless best effort), so a refused run
@@ -51,9 +61,16 @@ pub fn execute(
             rt::preflight(mode)?;
         }
     }
+    // Bad recording settings fail the run before anything is measured.
+    let record_options = if plan.record.is_empty() {
+        None
+    } else {
+        Some(recording_options(plan)?)
+    };
     signals::install();
     let calibration = clock::calibrate(100_000);
     let fingerprint = rtgauge_sysinfo::collect();
+    let checks = rtgauge_sysinfo::doctor(&rtgauge_sysinfo::SysRoot::live(), &plan.cpus);
     let mut result = RunResult {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -64,20 +81,49 @@ pub fn execute(
         started_unix_ns: clock::unix_ns(),
         finished_unix_ns: 0,
         status: RunStatus::Interrupted,
-        warnings: environment_warnings(&fingerprint, &calibration)
+        warnings: environment_warnings(&checks)
             .into_iter()
             .chain(mode_warnings(plan))
             .collect(),
         fingerprint,
-        checks: Vec::new(),
+        checks: checks
+            .iter()
+            .map(|c| serde_json::to_value(c).expect("checks serialise"))
+            .collect(),
         config: run_config(plan),
         calibration,
         runs: Vec::new(),
         loads: Vec::new(),
+        recordings: Vec::new(),
     };
 
-    'loads: for load in &plan.loads {
-        let running = start_load(load)?;
+    let load_options = LoadOptions {
+        cpus: plan.load_cpus.clone(),
+        scratch_dir: inputs.scratch_dir.clone(),
+        disk_cap_bytes: plan.load_disk_cap_bytes,
+        exe: inputs.exe.clone(),
+        rt_priority_below: plan.priority,
+    };
+    'loads: for spec in &plan.loads {
+        let load = &spec.name();
+        let running = match start_load(spec, &load_options) {
+            Ok(running) => running,
+            Err(e) if plan.skip_failed_loads => {
+                result.warnings.push(Warning::new(
+                    "load",
+                    format!("load {load} did not start, its probes were skipped: {e}"),
+                ));
+                result.loads.push(rtgauge_load::LoadReport::not_started(load.clone(), &e));
+                observer.checkpoint(&result);
+                continue;
+            }
+            Err(e) => {
+                return Err(RunError::Load {
+                    load: load.clone(),
+                    detail: format!("{e} (or pass --skip-failed-loads to go on without it)"),
+                })
+            }
+        };
         for mode in &plan.modes {
             let process = match ProcessContext::enter(mode, plan.best_effort) {
                 Ok(p) => p,
@@ -91,6 +137,9 @@ pub fn execute(
                     break;
                 }
                 observer.probe_started(request.name, &mode.name, load);
+                let hub = record_options
+                    .as_ref()
+                    .and_then(|o| recording_hub(plan, inputs, o, request, &mode.name, load));
                 let run = run_probe(
                     plan,
                     request,
@@ -99,8 +148,10 @@ pub fn execute(
                     &process,
                     &result.calibration,
                     &inputs.live,
+                    hub.as_ref(),
                 );
                 let (run, warnings) = run;
+                finish_recording(hub, &run, &mut result);
                 for w in warnings {
                     result.warnings.push(Warning::new(
                         "probe",
@@ -145,6 +196,7 @@ fn run_probe(
     process: &ProcessContext,
     calibration: &Calibration,
     live: &LiveBoard,
+    record: Option<&RecordingHub>,
 ) -> (ProbeRun, Vec<String>) {
     let probe = probes::find(request.name).expect("plans only hold known probes");
     let params = request.params();
@@ -174,6 +226,7 @@ fn run_probe(
         calibration,
         stop: signals::stop_flag(),
         live,
+        record,
     };
     match probe.run(&ctx) {
         Ok(out) => {
@@ -196,24 +249,27 @@ fn run_probe(
     }
 }
 
-/// A load running in the background for the probes of one load condition.
-struct ActiveLoad;
-
-fn start_load(name: &str) -> Result<Option<ActiveLoad>, RunError> {
-    if name == "none" {
+/// Starts the background load of one load condition (`none` starts nothing). The load is
+/// running when this returns, so warm-up already sees it.
+fn start_load(
+    spec: &LoadSpec,
+    options: &LoadOptions,
+) -> Result<Option<RunningLoad>, rtgauge_load::LoadError> {
+    if spec.is_none() {
         return Ok(None);
     }
-    Err(RunError::Load {
-        load: name.into(),
-        detail: "loads are not available in this build; use --load none".into(),
-    })
+    RunningLoad::start(spec, options).map(Some)
 }
 
-fn stop_load(_running: Option<ActiveLoad>, name: &str) -> LoadReport {
-    LoadReport {
-        name: name.to_string(),
-        started: false,
-        ..LoadReport::default()
+/// Stops the load after measurement and returns what it achieved.
+fn stop_load(running: Option<RunningLoad>, name: &str) -> LoadReport {
+    match running {
+        Some(r) => r.stop(),
+        None => LoadReport {
+            name: name.to_string(),
+            started: false,
+            ..LoadReport::default()
+        },
     }
 }
 
@@ -229,7 +285,7 @@ fn run_config(plan: &Plan) -> RunConfig {
         suite: plan.suite.clone(),
         probes: plan.probes.iter().map(|p| p.name.to_string()).collect(),
         modes: plan.modes.iter().map(|m| m.name.clone()).collect(),
-        loads: plan.loads.clone(),
+        loads: plan.loads.iter().map(|l| l.name()).collect(),
         cpus: plan.cpus.clone(),
         duration_ns: first.and_then(|p| p.budget.duration_ns),
         loops: first.and_then(|p| p.budget.loops),
@@ -240,44 +296,16 @@ fn run_config(plan: &Plan) -> RunConfig {
     }
 }
 
-/// Warnings about the machine that weaken every number of the run.
-fn environment_warnings(
-    fp: &rtgauge_sysinfo::Fingerprint,
-    calibration: &Calibration,
-) -> Vec<Warning> {
-    let mut w = Vec::new();
-    let preferred = clock::preferred_clocksource();
-    if !preferred.is_empty()
-        && !calibration.clocksource.is_empty()
-        && calibration.clocksource != preferred
-    {
-        w.push(Warning::new(
-            "clocksource",
-            format!(
-                "clocksource is {}, not {preferred}: every clock read is slower and coarser; check `dmesg | grep -i clocksource` for why the kernel switched",
-                calibration.clocksource
-            ),
-        ));
-    }
-    if !fp.virtualization.is_empty() {
-        w.push(Warning::new(
-            "virtualization",
-            format!("running under virtualisation ({}): the hypervisor adds latency no guest setting can remove", fp.virtualization),
-        ));
-    }
-    if !fp.preempt_rt {
-        w.push(Warning::new(
-            "preemption",
-            format!("kernel is not PREEMPT_RT (preemption model: {}): expect long non-preemptible sections under load", fp.preemption_model),
-        ));
-    }
-    if fp.rt_runtime_us.is_some_and(|r| r >= 0) {
-        w.push(Warning::new(
-            "rt_throttling",
-            "RT throttling is on: real-time tasks are stopped for the rest of each period once they used kernel.sched_rt_runtime_us; `sysctl -w kernel.sched_rt_runtime_us=-1` turns it off",
-        ));
-    }
-    w
+/// The doctor's verdicts that weaken every number of the run, as warnings coded by check id.
+fn environment_warnings(checks: &[rtgauge_sysinfo::Check]) -> Vec<Warning> {
+    checks
+        .iter()
+        .flat_map(|c| {
+            rtgauge_sysinfo::run_warnings(std::slice::from_ref(c))
+                .into_iter()
+                .map(|text| Warning::new(&c.id, text))
+        })
+        .collect()
 }
 
 /// Warnings about the modes asked for.
@@ -335,5 +363,117 @@ fn highest_label(count: u64) -> &'static str {
         "p90"
     } else {
         "the median"
+    }
+}
+
+/// How recordings are written: environment knobs, and the writer kept off the measured CPUs.
+fn recording_options(plan: &Plan) -> Result<RecordOptions, RecordError> {
+    let mut o = RecordOptions::from_env()?;
+    o.writer_cpus = crate::cpus::housekeeping_cpus(&plan.cpus);
+    o.pin_writer = Some(rt::pin_thread_to_set);
+    Ok(o)
+}
+
+/// The raw-sample recording of one probe run, when the plan records this probe.
+fn recording_hub(
+    plan: &Plan,
+    inputs: &RunInputs,
+    options: &RecordOptions,
+    request: &crate::plan::ProbeRequest,
+    mode: &str,
+    load: &str,
+) -> Option<RecordingHub> {
+    if !plan.record.iter().any(|p| p == request.name || p == "all") {
+        return None;
+    }
+    let stem = inputs.record_stem.as_ref()?;
+    // Load names can be arbitrary commands: keep the file name portable.
+    let clean = |s: &str| -> String {
+        s.chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+            .collect()
+    };
+    let name = format!(
+        "{}.{}-{}-{}.rtgr",
+        stem.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "rtgauge".into()),
+        clean(request.name),
+        clean(mode),
+        clean(load)
+    );
+    let meta = RecordingMeta {
+        tool: format!("rtgauge {}", env!("CARGO_PKG_VERSION")),
+        probe: request.name.to_string(),
+        mode: mode.to_string(),
+        load: load.to_string(),
+        params: request.params.clone(),
+    };
+    Some(RecordingHub::new(
+        stem.with_file_name(name),
+        meta,
+        options.clone(),
+    ))
+}
+
+/// Closes the recording of a probe run and enters it in the result; gaps and failures become
+/// warnings, never silence.
+fn finish_recording(hub: Option<RecordingHub>, run: &ProbeRun, result: &mut RunResult) {
+    let Some(hub) = hub else { return };
+    let what = format!("{} {} {}", run.probe, run.mode, run.load);
+    let mut warn = |code: &str, message: String| {
+        if !result.warnings.iter().any(|w| w.message == message) {
+            result.warnings.push(Warning::new(code, message));
+        }
+    };
+    match hub.finish() {
+        Ok(Some(s)) => {
+            if s.samples_dropped > 0 {
+                warn(
+                    "record_dropped",
+                    format!(
+                        "{what}: {} of {} raw samples were dropped (a ring was full): the recording has gaps; raise {} or record fewer CPUs",
+                        s.samples_dropped,
+                        s.samples_written + s.samples_dropped,
+                        rtgauge_record::hub::RING_ENV
+                    ),
+                );
+            }
+            if !s.writer_pinned {
+                warn(
+                    "record_writer",
+                    "the raw-sample writer shares the measured CPUs (every CPU is measured): it runs SCHED_OTHER, so in rt mode it only runs while the measuring threads sleep; leave a CPU unmeasured (--cpus) to keep it apart".into(),
+                );
+            }
+            result.recordings.push(rtgauge_result::RecordingInfo {
+                path: s
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default(),
+                probe: run.probe.clone(),
+                mode: run.mode.clone(),
+                load: run.load.clone(),
+                format_version: s.format_version,
+                samples_written: s.samples_written,
+                samples_dropped: s.samples_dropped,
+                bytes: s.bytes,
+            });
+        }
+        Ok(None) => {
+            if matches!(run.status, ProbeStatus::Ok) {
+                warn(
+                    "record_unsupported",
+                    format!(
+                        "--record {}: this probe does not record raw samples yet (cyclic does); its summary is complete",
+                        run.probe
+                    ),
+                );
+            }
+        }
+        Err(e) => warn(
+            "record_failed",
+            format!("{what}: the raw-sample recording failed: {e}"),
+        ),
     }
 }

@@ -30,12 +30,33 @@ pub fn render_tables(result: &RunResult, style: Style) -> String {
     out
 }
 
-fn per_op(series: &Series, ns: Option<u64>) -> Option<f64> {
+/// Per-operation time of a sample value (value ÷ batch).
+pub fn per_op(series: &Series, ns: Option<u64>) -> Option<f64> {
     ns.map(|v| v as f64 / series.batch.max(1) as f64)
 }
 
-/// One probe's table.
-pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> String {
+/// One probe's table as cells, so every renderer (terminal, Markdown, HTML) shows the same rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeTable {
+    pub unit: TimeUnit,
+    pub header: Vec<String>,
+    pub rows: Vec<TableRow>,
+}
+
+/// One row: a series, or a probe run that produced none (`status` says why).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableRow {
+    pub mode: String,
+    pub load: String,
+    /// `skipped: …` or `failed: …` for a run without series; `cells` is then empty.
+    pub status: Option<String>,
+    /// Every column after Mode and Load.
+    pub cells: Vec<String>,
+}
+
+/// The cells of one probe's table: columns Series, Samples, Min, Average, Deviation, Median,
+/// the percentiles at least one row supports, Max and (when counted) Overruns.
+pub fn probe_table(runs: &[&ProbeRun]) -> ProbeTable {
     let series: Vec<(&ProbeRun, &Series)> = runs
         .iter()
         .flat_map(|r| r.series.iter().map(move |s| (*r, s)))
@@ -61,12 +82,6 @@ pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> Stri
         .iter()
         .any(|(_, s)| s.counters.contains_key("overruns"));
 
-    let mut table = Table::new();
-    table.load_style(match style {
-        Style::Terminal => UTF8_FULL_CONDENSED,
-        Style::Markdown => ASCII_MARKDOWN,
-    });
-    table.set_content_arrangement(ContentArrangement::Disabled);
     let mut header: Vec<String> = vec![
         "Mode".into(),
         "Load".into(),
@@ -86,14 +101,16 @@ pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> Stri
     if show_overruns {
         header.push("Overruns".into());
     }
-    let columns = header.len();
-    table.set_header(header);
 
+    let mut rows = Vec::new();
     for run in runs {
         if let Some(status) = status_text(&run.status) {
-            let mut row = vec![run.mode.clone(), run.load.clone(), status];
-            row.resize(columns, String::new());
-            table.add_row(row);
+            rows.push(TableRow {
+                mode: run.mode.clone(),
+                load: run.load.clone(),
+                status: Some(status),
+                cells: Vec::new(),
+            });
             continue;
         }
         for s in &run.series {
@@ -103,9 +120,7 @@ pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> Stri
                     .map(|v| unit.format(v))
                     .unwrap_or_else(|| "–".into())
             };
-            let mut row = vec![
-                run.mode.clone(),
-                run.load.clone(),
+            let mut cells = vec![
                 series_label(s),
                 st.count.to_string(),
                 f(st.min_ns),
@@ -114,18 +129,48 @@ pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> Stri
                 f(st.median_ns),
             ];
             let entries = st.percentiles.entries();
-            row.extend(percentile_columns.iter().map(|(i, _)| f(entries[*i].2)));
-            row.push(f(st.max_ns));
+            cells.extend(percentile_columns.iter().map(|(i, _)| f(entries[*i].2)));
+            cells.push(f(st.max_ns));
             if show_overruns {
-                row.push(
+                cells.push(
                     s.counters
                         .get("overruns")
                         .map(|o| o.to_string())
                         .unwrap_or_default(),
                 );
             }
-            table.add_row(row);
+            rows.push(TableRow {
+                mode: run.mode.clone(),
+                load: run.load.clone(),
+                status: None,
+                cells,
+            });
         }
+    }
+    ProbeTable { unit, header, rows }
+}
+
+/// One probe's table.
+pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> String {
+    let data = probe_table(runs);
+    let columns = data.header.len();
+    let mut table = Table::new();
+    table.load_style(match style {
+        Style::Terminal => UTF8_FULL_CONDENSED,
+        Style::Markdown => ASCII_MARKDOWN,
+    });
+    table.set_content_arrangement(ContentArrangement::Disabled);
+    table.set_header(data.header);
+    for r in data.rows {
+        let mut row = vec![r.mode, r.load];
+        match r.status {
+            Some(status) => {
+                row.push(status);
+                row.resize(columns, String::new());
+            }
+            None => row.extend(r.cells),
+        }
+        table.add_row(row);
     }
     for i in 3..columns {
         if let Some(c) = table.column_mut(i) {
@@ -139,7 +184,8 @@ pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> Stri
     format!("{title}{table}\n")
 }
 
-fn series_label(s: &Series) -> String {
+/// The Series cell: name, labels and the batch size when samples timed several calls.
+pub fn series_label(s: &Series) -> String {
     let mut label = s.display_name();
     if s.batch > 1 {
         label.push_str(&format!(" (per call, batches of {})", s.batch));
@@ -147,7 +193,8 @@ fn series_label(s: &Series) -> String {
     label
 }
 
-fn status_text(status: &ProbeStatus) -> Option<String> {
+/// `skipped: reason` / `failed: error` for a run that produced no series.
+pub fn status_text(status: &ProbeStatus) -> Option<String> {
     match status {
         ProbeStatus::Ok => None,
         ProbeStatus::Skipped { reason } => Some(format!("skipped: {reason}")),

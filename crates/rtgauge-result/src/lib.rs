@@ -43,6 +43,26 @@ pub struct RunResult {
     #[serde(default)]
     pub loads: Vec<LoadReport>,
     pub warnings: Vec<Warning>,
+    /// Raw-sample files written beside this document (`--record`).
+    #[serde(default)]
+    pub recordings: Vec<RecordingInfo>,
+}
+
+/// One raw-sample recording (`.rtgr`, format in docs/recording.md) of one probe run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RecordingInfo {
+    /// Relative to the directory of the result document.
+    pub path: String,
+    pub probe: String,
+    pub mode: String,
+    pub load: String,
+    /// Version of the recording file format.
+    pub format_version: u32,
+    pub samples_written: u64,
+    /// Samples a measuring thread could not hand to the writer (its ring was full); never
+    /// hidden: a complete recording has 0.
+    pub samples_dropped: u64,
+    pub bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

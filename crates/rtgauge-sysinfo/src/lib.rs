@@ -1,35 +1,29 @@
 //! System facts that decide whether a real-time measurement can be trusted.
 //!
-//! Everything here only reads /proc and /sys (never changes the system).
+//! Two products come out of the same facts:
+//! - the [`Fingerprint`], stored with every result so runs can be compared knowing what
+//!   differed between their machines ([`collect`], [`collect_from`]);
+//! - the doctor's [`Check`]s, verdicts with the reason and a concrete fix ([`doctor`]), plus
+//!   renderers for the CLI ([`render_text`], [`render_fix_hints`], [`exit_code`],
+//!   [`run_warnings`]).
+//!
+//! Everything here only reads /proc and /sys (never changes the system), and every read goes
+//! through a [`SysRoot`] so that fixtures can stand in for the live machine. A fact that
+//! cannot be read is reported as unknown with the reason, never silently defaulted to "ok".
 
-use serde::{Deserialize, Serialize};
-use std::fs;
+pub mod checks;
+pub mod cpu;
+mod fingerprint;
+pub mod kernel;
+pub mod platform;
+pub mod procs;
+mod render;
+pub mod root;
 
-/// The environment a result was measured in; stored in every result document.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default)]
-pub struct Fingerprint {
-    pub hostname: String,
-    pub kernel_release: String,
-    pub kernel_version: String,
-    /// none, voluntary, full, dynamic, rt or unknown.
-    pub preemption_model: String,
-    pub preempt_rt: bool,
-    pub cmdline: String,
-    pub cpu_model: String,
-    pub cpus_online: Vec<usize>,
-    pub clocksource: String,
-    pub isolated_cpus: Vec<usize>,
-    /// sched_rt_runtime_us; -1 means RT throttling is off.
-    pub rt_runtime_us: Option<i64>,
-    pub rt_period_us: Option<i64>,
-    /// Hypervisor or container name, empty on bare metal.
-    pub virtualization: String,
-}
-
-fn read_trimmed(path: &str) -> Option<String> {
-    fs::read_to_string(path).ok().map(|s| s.trim().to_string())
-}
+pub use checks::{doctor, Check, Status};
+pub use fingerprint::{collect, collect_from, Fingerprint};
+pub use render::{exit_code, render_fix_hints, render_text, run_warnings};
+pub use root::{Fact, SysRoot, Unknown};
 
 /// Parses a kernel CPU list such as `0-3,8,10-11`.
 pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
@@ -49,76 +43,37 @@ pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
     Some(cpus)
 }
 
-/// Online CPUs of this machine, from /sys (falls back to CPU 0 alone).
-pub fn online_cpus() -> Vec<usize> {
-    read_trimmed("/sys/devices/system/cpu/online")
-        .and_then(|s| parse_cpu_list(&s))
-        .unwrap_or_else(|| vec![0])
-}
-
-/// The preemption model from the kernel version string and /sys/kernel/realtime.
-fn preemption_model(version: &str) -> (String, bool) {
-    let rt = read_trimmed("/sys/kernel/realtime").as_deref() == Some("1")
-        || version.contains("PREEMPT_RT");
-    let model = if rt {
-        "rt"
-    } else if version.contains("PREEMPT_DYNAMIC") {
-        "dynamic"
-    } else if version.contains("PREEMPT") {
-        "full"
-    } else {
-        "unknown"
-    };
-    (model.to_string(), rt)
-}
-
-/// Collects the fingerprint of the running system.
-pub fn collect() -> Fingerprint {
-    let kernel_version = read_trimmed("/proc/sys/kernel/version").unwrap_or_default();
-    let (preemption_model, preempt_rt) = preemption_model(&kernel_version);
-    let cpu_model = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("model name"))
-                .and_then(|l| l.split_once(':'))
-                .map(|(_, v)| v.trim().to_string())
-        })
-        .unwrap_or_default();
-    let hypervisor = fs::read_to_string("/proc/cpuinfo")
-        .map(|s| s.contains(" hypervisor"))
-        .unwrap_or(false);
-    let virtualization = read_trimmed("/sys/class/dmi/id/sys_vendor")
-        .filter(|_| hypervisor)
-        .unwrap_or_else(|| {
-            if hypervisor {
-                "vm".into()
-            } else {
-                String::new()
-            }
+/// Formats CPUs as a kernel CPU list (`0-3,8`), the form boot parameters and sysfs use.
+pub fn format_cpu_list(cpus: &[usize]) -> String {
+    let mut sorted = cpus.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let mut parts = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let start = sorted[i];
+        let mut end = start;
+        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
+            i += 1;
+            end = sorted[i];
+        }
+        parts.push(if start == end {
+            start.to_string()
+        } else {
+            format!("{start}-{end}")
         });
-    Fingerprint {
-        hostname: read_trimmed("/proc/sys/kernel/hostname").unwrap_or_default(),
-        kernel_release: read_trimmed("/proc/sys/kernel/osrelease").unwrap_or_default(),
-        kernel_version,
-        preemption_model,
-        preempt_rt,
-        cmdline: read_trimmed("/proc/cmdline").unwrap_or_default(),
-        cpu_model,
-        cpus_online: online_cpus(),
-        clocksource: read_trimmed(
-            "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-        )
-        .unwrap_or_default(),
-        isolated_cpus: read_trimmed("/sys/devices/system/cpu/isolated")
-            .and_then(|s| parse_cpu_list(&s))
-            .unwrap_or_default(),
-        rt_runtime_us: read_trimmed("/proc/sys/kernel/sched_rt_runtime_us")
-            .and_then(|s| s.parse().ok()),
-        rt_period_us: read_trimmed("/proc/sys/kernel/sched_rt_period_us")
-            .and_then(|s| s.parse().ok()),
-        virtualization,
+        i += 1;
     }
+    parts.join(",")
+}
+
+/// Online CPUs of this machine, from /sys (falls back to CPU 0 alone, so callers always have
+/// a CPU to run on; use [`cpu::online`] to learn whether it was actually readable).
+pub fn online_cpus() -> Vec<usize> {
+    cpu::online(&SysRoot::live())
+        .ok()
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| vec![0])
 }
 
 #[cfg(test)]
@@ -131,5 +86,14 @@ mod tests {
         assert_eq!(parse_cpu_list(""), Some(vec![]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);
+    }
+
+    #[test]
+    fn cpu_lists_format_round_trip() {
+        assert_eq!(format_cpu_list(&[3, 0, 1, 2, 8, 10, 11]), "0-3,8,10-11");
+        assert_eq!(format_cpu_list(&[]), "");
+        assert_eq!(format_cpu_list(&[5]), "5");
+        let l = [0, 2, 3, 4, 9];
+        assert_eq!(parse_cpu_list(&format_cpu_list(&l)), Some(l.to_vec()));
     }
 }

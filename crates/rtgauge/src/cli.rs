@@ -57,6 +57,10 @@ fn period(s: &str) -> Result<u64, String> {
     Ok(ns)
 }
 
+fn size(s: &str) -> Result<u64, String> {
+    units::parse_size(s).map_err(|e| e.to_string())
+}
+
 fn priority(s: &str) -> Result<i32, String> {
     match s.parse::<i32>() {
         Ok(p) if (1..=99).contains(&p) => Ok(p),
@@ -155,14 +159,23 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = duration)]
     pub dl_runtime: u64,
 
-    /// Background loads; each runs the probes once (`none` is idle). `rtgauge loads` lists them.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "none",
-        value_name = "LOAD"
-    )]
-    pub load: Vec<String>,
+    /// Background loads, comma-separated; the probes run once per load (`none` is idle), e.g.
+    /// `none,cpu,io,net`; `a+b` runs two at once; `exec:CMD` must come last. `rtgauge loads`
+    /// lists them.
+    #[arg(long, default_value = "none", value_name = "LOADS")]
+    pub load: String,
+
+    /// CPUs the loads run on (default: every online CPU, the measured ones included).
+    #[arg(long, value_name = "CPUS")]
+    pub load_cpus: Option<String>,
+
+    /// Most disk space the io and memory loads may use.
+    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = size)]
+    pub load_disk_cap: u64,
+
+    /// When a load cannot start (no compiler, no permission), report it and go on instead of failing.
+    #[arg(long)]
+    pub skip_failed_loads: bool,
 
     /// A probe parameter, `key=value` for every probe or `probe.key=value` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
@@ -249,6 +262,18 @@ pub struct CheckArgs {
     /// Also write a JUnit XML report for CI systems.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+
+    /// Output format of the check report on standard output.
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub format: CheckFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CheckFormat {
+    Table,
+    Markdown,
+    Csv,
+    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

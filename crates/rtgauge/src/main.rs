@@ -17,8 +17,8 @@ pub const EXIT_THRESHOLD: u8 = 2;
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     // Load workers are this same binary re-executed, so one file carries everything.
-    if args.get(1).map(String::as_str) == Some("__load-worker") {
-        return ExitCode::from(rtgauge_load_worker(&args[2..]));
+    if args.get(1).map(String::as_str) == Some(rtgauge_load::WORKER_ARG) {
+        std::process::exit(rtgauge_load::worker_main(&args[2..]));
     }
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
@@ -43,9 +43,4 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_ERROR)
         }
     }
-}
-
-fn rtgauge_load_worker(_args: &[String]) -> u8 {
-    eprintln!("rtgauge: load workers are not available in this build");
-    EXIT_ERROR
 }

@@ -11,6 +11,7 @@
 use crate::clock::{self, now_ns};
 use crate::probe::merge_obtained;
 use crate::probe::{per_cpu_threads, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{SampleSink, SeriesDef};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 
@@ -102,7 +103,21 @@ impl Probe for Cyclic {
 
     fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
         let cfg = config(ctx.params)?;
-        let threads = per_cpu_threads(ctx, |cpu, _| measure(ctx, cfg, cpu))?;
+        // --record: series i is the latency of the thread on ctx.cpus[i]; period and jitter
+        // follow from consecutive timestamps, so only latency is recorded.
+        let sinks = ctx.recording_sinks(
+            ctx.cpus
+                .iter()
+                .map(|cpu| SeriesDef::new("latency").label("cpu", cpu))
+                .collect(),
+            ctx.cpus.len(),
+            "ns since the measuring thread's measurement start (the end of its warm-up); all threads arm their timers on the same period boundary, normally the same one",
+        )?;
+        let threads = per_cpu_threads(ctx, |cpu, _| {
+            let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0);
+            let sink = sinks.take(index).map(|s| (s, index as u16));
+            measure(ctx, cfg, cpu, sink)
+        })?;
         let obtained: Vec<_> = threads.iter().map(|(o, _)| o.clone()).collect();
         let mut out = ProbeOutput {
             obtained: merge_obtained(&obtained),
@@ -312,7 +327,12 @@ impl Drop for Timer {
 
 /// The measuring thread. Everything is allocated before the loop; the loop only sleeps, reads
 /// the clock and records.
-fn measure(ctx: &ProbeContext, cfg: Config, cpu: usize) -> Result<ThreadResult, ProbeError> {
+fn measure(
+    ctx: &ProbeContext,
+    cfg: Config,
+    cpu: usize,
+    mut sink: Option<(SampleSink, u16)>,
+) -> Result<ThreadResult, ProbeError> {
     let mut latency = Recorder::new(cfg.interval_ns);
     let mut period = Recorder::new(cfg.interval_ns);
     let mut jitter = Recorder::new(cfg.interval_ns);
@@ -335,6 +355,9 @@ fn measure(ctx: &ProbeContext, cfg: Config, cpu: usize) -> Result<ThreadResult, 
             let at = woke - measure_start;
             let lat = woke.saturating_sub(programmed);
             latency.record(lat, at);
+            if let Some((sink, series)) = sink.as_mut() {
+                sink.push(*series, at, lat);
+            }
             if let Some(prev) = previous_wake {
                 let p = woke - prev;
                 period.record(p, at);

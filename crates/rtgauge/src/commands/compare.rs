@@ -1,8 +1,58 @@
-//! `rtgauge compare`.
+//! `rtgauge compare`: results side by side, baseline first.
 
-use crate::cli::CompareArgs;
-use anyhow::Result;
+use crate::cli::{CompareArgs, CompareFormat};
+use anyhow::{Context, Result};
+use rtgauge_report::compare::{self, letter, Style};
+use rtgauge_report::{result_names, write_html, ReportInput};
+use rtgauge_result::{read_result, write_bytes_atomically};
 
-pub fn compare(_args: CompareArgs) -> Result<u8> {
-    anyhow::bail!("compare is not available in this build yet")
+pub fn compare(args: CompareArgs) -> Result<u8> {
+    let results = args
+        .results
+        .iter()
+        .map(|p| read_result(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let sources: Vec<String> = args
+        .results
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect();
+    let comparison = compare::compare(&results, &sources);
+    let text = match args.format {
+        CompareFormat::Table => compare::render_text(&comparison, Style::Terminal),
+        CompareFormat::Markdown => compare::render_text(&comparison, Style::Markdown),
+        CompareFormat::Csv => compare::render_csv(&comparison),
+        CompareFormat::Json => compare::render_json(&comparison),
+        CompareFormat::Html => {
+            let Some(output) = &args.output else {
+                anyhow::bail!("--format html writes a file: add --output FILE (e.g. -o compare.html)");
+            };
+            // Overlay legends say which letter each line belongs to.
+            let names: Vec<String> = result_names(&args.results)
+                .into_iter()
+                .enumerate()
+                .map(|(i, n)| format!("{} {n}", letter(i)))
+                .collect();
+            write_html(
+                &ReportInput {
+                    results: &results,
+                    names: &names,
+                    comparison: Some(&comparison),
+                    recordings: &[],
+                },
+                output,
+            )?;
+            println!("comparison: {}", output.display());
+            return Ok(crate::EXIT_OK);
+        }
+    };
+    match &args.output {
+        Some(path) => {
+            write_bytes_atomically(path, text.trim_end().as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("comparison: {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(crate::EXIT_OK)
 }

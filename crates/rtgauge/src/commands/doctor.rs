@@ -1,8 +1,27 @@
-//! `rtgauge doctor`.
+//! `rtgauge doctor`: the real-time readiness audit. It only reads; fixes are printed, never run.
 
 use crate::cli::DoctorArgs;
 use anyhow::Result;
+use std::io::IsTerminal;
 
-pub fn doctor(_args: DoctorArgs) -> Result<u8> {
-    anyhow::bail!("doctor is not available in this build yet")
+pub fn doctor(args: DoctorArgs) -> Result<u8> {
+    let online = rtgauge_sysinfo::online_cpus();
+    let cpus = rtgauge_core::cpus::parse_cpus(&args.cpus, &online)
+        .map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
+    let root = rtgauge_sysinfo::SysRoot::live();
+    let checks = rtgauge_sysinfo::doctor(&root, &cpus);
+    if args.json {
+        let doc = serde_json::json!({
+            "checks": checks,
+            "fingerprint": rtgauge_sysinfo::collect(),
+        });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else if args.fix_hint {
+        print!("{}", rtgauge_sysinfo::render_fix_hints(&checks));
+    } else {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        print!("{}", rtgauge_sysinfo::render_text(&checks, color));
+    }
+    // 2 when a check fails, so doctor can gate a CI stage.
+    Ok(rtgauge_sysinfo::exit_code(&checks) as u8)
 }

@@ -1,8 +1,36 @@
-//! `rtgauge report`.
+//! `rtgauge report`: results → one self-contained HTML file (and, with --images, SVG/PNG).
 
 use crate::cli::ReportArgs;
 use anyhow::Result;
+use rtgauge_report::{build_charts, result_names, write_html, write_images, ReportInput};
+use rtgauge_result::read_result;
 
-pub fn report(_args: ReportArgs) -> Result<u8> {
-    anyhow::bail!("report is not available in this build yet")
+pub fn report(args: ReportArgs) -> Result<u8> {
+    let results = args
+        .results
+        .iter()
+        .map(|p| read_result(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let names = result_names(&args.results);
+    write_html(
+        &ReportInput {
+            results: &results,
+            names: &names,
+            comparison: None,
+            recordings: &[],
+        },
+        &args.output,
+    )?;
+    if let Some(dir) = &args.images {
+        let charts = build_charts(&results, &names, &[]);
+        let files = write_images(&charts, dir)?;
+        println!(
+            "images: {} files ({} plots as SVG and PNG) in {}",
+            files.len(),
+            charts.len(),
+            dir.display()
+        );
+    }
+    println!("report: {}", args.output.display());
+    Ok(crate::EXIT_OK)
 }

@@ -27,7 +27,10 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let inputs = RunInputs {
         command_line,
         live,
-        scratch_dir: std::env::temp_dir().join("rtgauge-scratch"),
+        scratch_dir: std::env::temp_dir(),
+        exe: std::env::current_exe()
+            .context("cannot find the rtgauge binary to start load workers")?,
+        record_stem: Some(output.with_extension("")),
     };
     let mut writer = CheckpointWriter {
         path: &output,
@@ -70,19 +73,16 @@ impl RunObserver for CheckpointWriter<'_> {
 fn report(args: &RunArgs, result: &RunResult, output: &Path) -> Result<u8> {
     if !args.quiet {
         print!("{}", render_tables(result, Style::Terminal));
-        for w in &result.warnings {
-            eprintln!("warning: {}", w.message);
-        }
-        for run in &result.runs {
-            for s in &run.obtained.shortfalls {
-                eprintln!("warning: {} {}: {s}", run.probe, run.mode);
-            }
-        }
+        print_warnings(result);
     }
     if result.status == RunStatus::Interrupted {
         eprintln!("rtgauge: interrupted; the result holds what was measured");
     }
     println!("result: {}", output.display());
+    for r in &result.recordings {
+        let path = output.with_file_name(&r.path);
+        println!("recording: {} ({} samples)", path.display(), r.samples_written);
+    }
     let failed: Vec<String> = result
         .runs
         .iter()
@@ -121,6 +121,36 @@ fn report(args: &RunArgs, result: &RunResult, output: &Path) -> Result<u8> {
         }
     }
     Ok(crate::EXIT_OK)
+}
+
+/// Environment findings in one line (doctor explains each), then the run's own warnings.
+fn print_warnings(result: &RunResult) {
+    let title_of = |code: &str| {
+        result
+            .checks
+            .iter()
+            .find(|c| c["id"] == code)
+            .and_then(|c| c["title"].as_str())
+    };
+    let environment: Vec<&str> = result
+        .warnings
+        .iter()
+        .filter_map(|w| title_of(&w.code))
+        .collect();
+    if !environment.is_empty() {
+        eprintln!(
+            "environment: {} (`rtgauge doctor` explains each and how to fix it)",
+            environment.join(" · ")
+        );
+    }
+    for w in result.warnings.iter().filter(|w| title_of(&w.code).is_none()) {
+        eprintln!("warning: {}", w.message);
+    }
+    for run in &result.runs {
+        for s in &run.obtained.shortfalls {
+            eprintln!("warning: {} {}: {s}", run.probe, run.mode);
+        }
+    }
 }
 
 fn default_output() -> PathBuf {
@@ -249,6 +279,7 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         validated.push(plan::request(r.name, r.params, r.budget, r.warmup_ns)?);
     }
 
+    let validated_names: Vec<&'static str> = validated.iter().map(|r| r.name).collect();
     let policy = match args.policy {
         RtPolicy::Fifo => Policy::Fifo,
         RtPolicy::Rr => Policy::Rr,
@@ -265,15 +296,41 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
             modes.push(mode);
         }
     }
+    let loads = rtgauge_load::expand(
+        &rtgauge_load::parse_list(&args.load).map_err(|e| anyhow::anyhow!("--load: {e}"))?,
+    );
+    let load_cpus = match &args.load_cpus {
+        Some(spec) => {
+            cpus::parse_cpus(spec, &online).map_err(|e| anyhow::anyhow!("--load-cpus: {e}"))?
+        }
+        None => Vec::new(),
+    };
     Ok(Plan {
         suite: suite_name,
         probes: validated,
         modes,
-        loads: args.load.clone(),
+        loads,
+        load_cpus,
+        load_disk_cap_bytes: args.load_disk_cap,
+        skip_failed_loads: args.skip_failed_loads,
         cpus,
         best_effort: args.best_effort,
         priority: args.priority,
+        record: record_names(&args.record, &validated_names)?,
     })
+}
+
+/// `--record` names: probes of this run, or `all`.
+fn record_names(record: &[String], planned: &[&'static str]) -> Result<Vec<String>> {
+    for name in record.iter().filter(|n| n.as_str() != "all") {
+        if probes::find(name).is_none() {
+            return Err(plan::PlanError::UnknownProbe(name.clone())).context("--record");
+        }
+        if !planned.contains(&name.as_str()) {
+            anyhow::bail!("--record {name}: probe {name} is not part of this run");
+        }
+    }
+    Ok(record.to_vec())
 }
 
 #[cfg(test)]

@@ -1,0 +1,514 @@
+//! `clock`: what reading a clock costs and how far it can be trusted (seed 000 §4, where the
+//! time read cost is subtracted; seed 004 §2.1, TSC timekeeping).
+//!
+//! For each clock — CLOCK_MONOTONIC, MONOTONIC_RAW, REALTIME, BOOTTIME, TAI and the CPU cycle
+//! counter (x86_64 TSC) — two back-to-back reads make one sample: their difference is the cost
+//! of one read (series `read_cost`, label `clock`). Every read is compared with the one before
+//! it, so `counters["backward_steps"]` counts every time the clock went backwards between
+//! consecutive reads on the measuring thread. `metrics["resolution_ns"]` is clock_getres (for
+//! the TSC: one cycle, from the measured rate).
+//!
+//! TSC rate: a (MONOTONIC_RAW, TSC) pair is taken at the start of the probe, at every
+//! `window` (100 ms) of MONOTONIC_RAW while any clock is measured, and at the end. A pair is
+//! the best of three `raw, tsc, raw` reads: the TSC value is matched with the midpoint of the
+//! tightest bracket. `tsc_hz` is the rate over the whole probe; `tsc_stability_ppb` is the
+//! sample standard deviation of the per-window rates relative to `tsc_hz`, in parts per
+//! billion. A window's rate is uncertain by about bracket / window (`tsc_window_error_ppb`),
+//! which is the floor this stability figure can show.
+//!
+//! With the `tsc` clocksource, MONOTONIC_RAW is itself the TSC scaled by the kernel's boot-time
+//! calibration, so the rate is that calibration and the stability only the read noise; an
+//! independent reference (another clocksource, PTP) is needed to see true TSC drift.
+//!
+//! Budget: `loops` is samples per clock; a duration (and the warm-up) is split evenly over the
+//! clocks. The duration is checked every 64 samples, so the loop itself stays two reads and a
+//! record.
+
+use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
+use crate::clock::{now_ns, read_ns, resolution_ns};
+use crate::probe::{Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::units::format_duration_ns;
+use rtgauge_result::Series;
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+
+const PROBE: &str = "clock";
+pub const CLOCKS: [&str; 6] = [
+    "monotonic",
+    "monotonic-raw",
+    "realtime",
+    "boottime",
+    "tai",
+    "tsc",
+];
+const PARAMS: [&str; 2] = ["clocks", "window"];
+pub const DEFAULT_WINDOW_NS: u64 = 100_000_000;
+const MIN_WINDOW_NS: u64 = 1_000_000;
+/// The shortest span the TSC rate is estimated over before TSC read costs are converted.
+const MIN_RATE_SPAN_NS: u64 = 50_000_000;
+/// How many samples pass between two looks at the time budget and the rate windows.
+const CHECK_EVERY: u64 = 64;
+
+pub struct ClockProbe;
+
+/// The CPU cycle counter, where user space may read it.
+mod counter {
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub fn read() -> u64 {
+        // SAFETY: rdtsc has no preconditions; availability() checked it is not disabled.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline(always)]
+    pub fn read() -> u64 {
+        0
+    }
+
+    /// Why the cycle counter cannot be read here, if it cannot.
+    pub fn unavailable() -> Option<String> {
+        if !cfg!(target_arch = "x86_64") {
+            return Some(format!(
+                "tsc: no cycle counter reader for {} in this build (only x86_64's TSC); skipped",
+                std::env::consts::ARCH
+            ));
+        }
+        let mut mode: libc::c_int = 0;
+        // SAFETY: PR_GET_TSC writes one int through the pointer.
+        let rc = unsafe { libc::prctl(libc::PR_GET_TSC, &mut mode as *mut libc::c_int) };
+        (rc == 0 && mode == libc::PR_TSC_SIGSEGV).then(|| {
+            "tsc: this process may not execute rdtsc (prctl PR_SET_TSC is PR_TSC_SIGSEGV); skipped"
+                .to_string()
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Clock {
+    Posix(libc::clockid_t),
+    Tsc,
+}
+
+fn clock_of(name: &str) -> Clock {
+    match name {
+        "monotonic" => Clock::Posix(libc::CLOCK_MONOTONIC),
+        "monotonic-raw" => Clock::Posix(libc::CLOCK_MONOTONIC_RAW),
+        "realtime" => Clock::Posix(libc::CLOCK_REALTIME),
+        "boottime" => Clock::Posix(libc::CLOCK_BOOTTIME),
+        "tai" => Clock::Posix(libc::CLOCK_TAI),
+        _ => Clock::Tsc,
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Config {
+    /// In the canonical order, so the TSC (which needs a rate estimate) comes last.
+    clocks: Vec<&'static str>,
+    window_ns: u64,
+}
+
+fn config(params: &Params) -> Result<Config, ProbeError> {
+    params.check_known(&PARAMS)?;
+    let chosen = params.choices("clocks", "all", &CLOCKS)?;
+    let window_ns = params.duration_ns("window", DEFAULT_WINDOW_NS)?;
+    if window_ns < MIN_WINDOW_NS {
+        return Err(ProbeError::Invalid {
+            probe: PROBE,
+            message: format!(
+                "window {} is shorter than 1ms: the rate of each window would be read noise; use e.g. window=100ms",
+                format_duration_ns(window_ns)
+            ),
+        });
+    }
+    Ok(Config {
+        clocks: CLOCKS
+            .iter()
+            .copied()
+            .filter(|c| chosen.iter().any(|x| x == c))
+            .collect(),
+        window_ns,
+    })
+}
+
+impl Probe for ClockProbe {
+    fn name(&self) -> &'static str {
+        PROBE
+    }
+
+    fn describe(&self) -> &'static str {
+        "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW"
+    }
+
+    fn parameters(&self) -> &'static [&'static str] {
+        &PARAMS
+    }
+
+    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
+        config(params).map(drop)
+    }
+
+    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
+        let cfg = config(ctx.params)?;
+        let cell = split(ctx, cfg.clocks.len());
+        let (obtained, (series, warnings, measured_ns)) =
+            on_first_cpu(ctx, |_, _| Ok(measure(ctx, &cfg, cell)))?;
+        let mut out = ProbeOutput {
+            series,
+            obtained,
+            warnings,
+            measured_ns,
+            ..ProbeOutput::default()
+        };
+        out.params.insert("clocks".into(), cfg.clocks.join(","));
+        out.params
+            .insert("window".into(), format_duration_ns(cfg.window_ns));
+        out.params
+            .insert("budget-per-cell".into(), describe_split(&cell));
+        Ok(out)
+    }
+}
+
+/// One (MONOTONIC_RAW, TSC) observation.
+#[derive(Debug, Clone, Copy)]
+struct Pair {
+    raw_ns: u64,
+    tsc: u64,
+    /// Width of the raw-clock bracket around the TSC read: the pair's uncertainty.
+    bracket_ns: u64,
+}
+
+impl Pair {
+    fn take() -> Pair {
+        let mut best: Option<Pair> = None;
+        for _ in 0..3 {
+            let r1 = read_ns(libc::CLOCK_MONOTONIC_RAW);
+            let tsc = counter::read();
+            let r2 = read_ns(libc::CLOCK_MONOTONIC_RAW);
+            let p = Pair {
+                raw_ns: r1 + (r2.saturating_sub(r1)) / 2,
+                tsc,
+                bracket_ns: r2.saturating_sub(r1),
+            };
+            if best.is_none_or(|b| p.bracket_ns < b.bracket_ns) {
+                best = Some(p);
+            }
+        }
+        best.unwrap_or(Pair {
+            raw_ns: 0,
+            tsc: 0,
+            bracket_ns: 0,
+        })
+    }
+
+    /// Counts per second from `earlier` to `self`.
+    fn rate_since(&self, earlier: &Pair) -> Option<f64> {
+        let dt = self.raw_ns.checked_sub(earlier.raw_ns).filter(|&d| d > 0)?;
+        let dc = self.tsc.checked_sub(earlier.tsc)?;
+        Some(dc as f64 * 1e9 / dt as f64)
+    }
+}
+
+/// The TSC rate against MONOTONIC_RAW: over the whole probe, and per window (running mean
+/// and variance, Welford's method, so no storage grows).
+struct RateTracker {
+    first: Pair,
+    last: Pair,
+    window_ns: u64,
+    next_raw_ns: u64,
+    windows: u64,
+    mean: f64,
+    m2: f64,
+    min: f64,
+    max: f64,
+    bracket_sum_ns: u64,
+    pairs: u64,
+}
+
+impl RateTracker {
+    fn start(window_ns: u64) -> RateTracker {
+        let first = Pair::take();
+        RateTracker {
+            first,
+            last: first,
+            window_ns,
+            next_raw_ns: first.raw_ns + window_ns,
+            windows: 0,
+            mean: 0.0,
+            m2: 0.0,
+            min: f64::MAX,
+            max: 0.0,
+            bracket_sum_ns: first.bracket_ns,
+            pairs: 1,
+        }
+    }
+
+    /// Closes a window when one has passed; cheap otherwise (one MONOTONIC_RAW read).
+    #[inline]
+    fn poll(&mut self) {
+        if read_ns(libc::CLOCK_MONOTONIC_RAW) >= self.next_raw_ns {
+            self.close_window();
+        }
+    }
+
+    fn close_window(&mut self) {
+        let p = Pair::take();
+        if let Some(rate) = p.rate_since(&self.last) {
+            self.windows += 1;
+            let delta = rate - self.mean;
+            self.mean += delta / self.windows as f64;
+            self.m2 += delta * (rate - self.mean);
+            self.min = self.min.min(rate);
+            self.max = self.max.max(rate);
+        }
+        self.bracket_sum_ns += p.bracket_ns;
+        self.pairs += 1;
+        self.last = p;
+        self.next_raw_ns = p.raw_ns + self.window_ns;
+    }
+
+    /// The rate from the first pair to a fresh one.
+    fn rate_now(&self) -> Option<f64> {
+        Pair::take().rate_since(&self.first)
+    }
+
+    /// Metrics of the whole run: the rate from the first to a final pair, and the spread of
+    /// the per-window rates.
+    fn finish(mut self) -> (Option<f64>, Vec<(&'static str, f64)>) {
+        let end = Pair::take();
+        let overall = end.rate_since(&self.first);
+        let mut m = Vec::new();
+        let Some(hz) = overall else {
+            return (None, m);
+        };
+        m.push(("tsc_hz", hz));
+        m.push(("resolution_ns", 1e9 / hz));
+        let span = end.raw_ns.saturating_sub(self.first.raw_ns);
+        m.push(("tsc_span_ns", span as f64));
+        m.push((
+            "tsc_error_ppb",
+            (self.first.bracket_ns + end.bracket_ns) as f64 / span.max(1) as f64 * 1e9,
+        ));
+        m.push(("tsc_window_ns", self.window_ns as f64));
+        m.push(("tsc_windows", self.windows as f64));
+        self.bracket_sum_ns += end.bracket_ns;
+        self.pairs += 1;
+        let mean_bracket = self.bracket_sum_ns as f64 / self.pairs as f64;
+        m.push((
+            "tsc_window_error_ppb",
+            mean_bracket / self.window_ns as f64 * 1e9,
+        ));
+        if self.windows >= 2 {
+            let sd = (self.m2 / (self.windows - 1) as f64).sqrt();
+            m.push(("tsc_stability_ppb", sd / hz * 1e9));
+            m.push(("tsc_rate_min_hz", self.min));
+            m.push(("tsc_rate_max_hz", self.max));
+        }
+        (Some(hz), m)
+    }
+}
+
+struct ClockResult {
+    read_cost: Recorder,
+    backward: u64,
+    measured_ns: u64,
+}
+
+/// Measures one clock: two reads per sample, every read checked against the previous one.
+#[inline(always)]
+fn measure_clock(
+    ctx: &ProbeContext,
+    cell: Cell,
+    read: impl Fn() -> u64,
+    to_ns: impl Fn(u64) -> u64,
+    tracker: &mut Option<RateTracker>,
+    live: &crate::live::LiveCell,
+) -> ClockResult {
+    let mut rec = Recorder::new(DEFAULT_INTERVAL_NS);
+    warm_up(ctx, cell.warmup_ns, CHECK_EVERY, || {
+        std::hint::black_box((read(), read()));
+        if let Some(t) = tracker.as_mut() {
+            t.poll();
+        }
+    });
+    let mut backward = 0u64;
+    let mut prev = read();
+    let start = now_ns();
+    let mut now = start;
+    let mut i = 0u64;
+    loop {
+        let a = read();
+        let b = read();
+        backward += u64::from(a < prev) + u64::from(b < a);
+        prev = b;
+        rec.record(to_ns(b.saturating_sub(a)), now - start);
+        i += 1;
+        if i.is_multiple_of(CHECK_EVERY) {
+            now = now_ns();
+            if let Some(t) = tracker.as_mut() {
+                t.poll();
+            }
+            live.publish(to_ns(b.saturating_sub(a)), backward);
+            if ctx.stopped() {
+                break;
+            }
+        }
+        if cell.budget.done(start, now, rec.count()) {
+            break;
+        }
+    }
+    ClockResult {
+        read_cost: rec,
+        backward,
+        measured_ns: now_ns() - start,
+    }
+}
+
+/// Whether /proc/cpuinfo promises a TSC that ticks at a constant rate through frequency
+/// changes and idle states; None when it does not say (not x86).
+fn tsc_flags_missing() -> Vec<&'static str> {
+    let Ok(info) = std::fs::read_to_string("/proc/cpuinfo") else {
+        return Vec::new();
+    };
+    let Some(flags) = info.lines().find(|l| l.starts_with("flags")) else {
+        return Vec::new();
+    };
+    let words: Vec<&str> = flags.split_whitespace().collect();
+    ["constant_tsc", "nonstop_tsc"]
+        .into_iter()
+        .filter(|f| !words.contains(f))
+        .collect()
+}
+
+fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<String>, u64) {
+    let mut series = Vec::new();
+    let mut warnings = Vec::new();
+    let mut measured = 0u64;
+    let live = ctx.live.register("clock".into());
+    let want_tsc = cfg.clocks.contains(&"tsc");
+    let tsc_reason = want_tsc.then(counter::unavailable).flatten();
+    if let Some(reason) = &tsc_reason {
+        warnings.push(reason.clone());
+    }
+    let mut tracker = (want_tsc && tsc_reason.is_none()).then(|| RateTracker::start(cfg.window_ns));
+
+    for &name in &cfg.clocks {
+        if ctx.stopped() {
+            break;
+        }
+        match clock_of(name) {
+            Clock::Posix(id) => {
+                let Some(res) = resolution_ns(id) else {
+                    warnings.push(format!(
+                        "{name}: clock_getres refused this clock ({}); skipped: the kernel is too old for it",
+                        std::io::Error::last_os_error()
+                    ));
+                    continue;
+                };
+                let r = measure_clock(ctx, cell, || read_ns(id), |d| d, &mut tracker, &live);
+                measured += r.measured_ns;
+                let mut s = Series::new("read_cost", r.read_cost.summary())
+                    .label("clock", name)
+                    .counter("backward_steps", r.backward)
+                    .counter("reads", 2 * r.read_cost.count());
+                s.metrics.insert("resolution_ns".into(), res as f64);
+                series.push(s);
+            }
+            Clock::Tsc => {
+                let Some(t) = tracker.as_mut() else {
+                    continue;
+                };
+                // Read costs are converted to ns with the rate so far; give it a span long
+                // enough that its error is far below one ns per read.
+                let elapsed = read_ns(libc::CLOCK_MONOTONIC_RAW).saturating_sub(t.first.raw_ns);
+                if elapsed < MIN_RATE_SPAN_NS {
+                    crate::clock::sleep_for(MIN_RATE_SPAN_NS - elapsed);
+                }
+                let Some(hz) = t.rate_now().filter(|&hz| hz > 0.0) else {
+                    warnings.push("tsc: the cycle counter did not advance; skipped".into());
+                    continue;
+                };
+                // ns = cycles × 1e9 / hz, as a 32.32 fixed-point multiply in the loop, rounded
+                // to the nearest ns.
+                let mult = ((1e9 / hz) * 4_294_967_296.0) as u128;
+                let to_ns = move |cycles: u64| ((cycles as u128 * mult + (1 << 31)) >> 32) as u64;
+                let r = measure_clock(ctx, cell, counter::read, to_ns, &mut tracker, &live);
+                measured += r.measured_ns;
+                let s = Series::new("read_cost", r.read_cost.summary())
+                    .label("clock", name)
+                    .counter("backward_steps", r.backward)
+                    .counter("reads", 2 * r.read_cost.count());
+                series.push(s);
+            }
+        }
+    }
+    if let Some(t) = tracker.take() {
+        let (_, metrics) = t.finish();
+        if let Some(s) = series
+            .iter_mut()
+            .find(|s| s.labels.get("clock").is_some_and(|c| c == "tsc"))
+        {
+            for (k, v) in metrics {
+                s.metrics.insert(k.into(), v);
+            }
+        }
+        let missing = tsc_flags_missing();
+        if !missing.is_empty() {
+            warnings.push(format!(
+                "tsc: the CPU does not report {}: its rate may change with frequency or idle states, so TSC times are not comparable",
+                missing.join(" and ")
+            ));
+        }
+    }
+    (series, warnings, measured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        Params::new(
+            PROBE,
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn clocks_come_in_canonical_order_with_tsc_last() {
+        let cfg = config(&params(&[("clocks", "tsc,monotonic")])).unwrap();
+        assert_eq!(cfg.clocks, ["monotonic", "tsc"]);
+        assert_eq!(config(&params(&[])).unwrap().clocks.len(), 6);
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let e = config(&params(&[("clocks", "sundial")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown clocks 'sundial'"), "{e}");
+        let e = config(&params(&[("window", "10us")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("shorter than 1ms"), "{e}");
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn tsc_rate_is_positive_and_windows_accumulate() {
+        if counter::unavailable().is_some() {
+            return;
+        }
+        let mut t = RateTracker::start(MIN_WINDOW_NS);
+        let end = now_ns() + 20_000_000;
+        while now_ns() < end {
+            t.poll();
+        }
+        assert!(t.windows >= 2, "{}", t.windows);
+        let (hz, metrics) = t.finish();
+        assert!(hz.unwrap() > 1e6);
+        assert!(metrics.iter().any(|(k, _)| *k == "tsc_stability_ppb"));
+    }
+}

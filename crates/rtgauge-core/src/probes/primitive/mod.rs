@@ -1,0 +1,778 @@
+//! `primitive`: execution time of single calls, each as a distribution (seed 000 §4.4 and
+//! tables 13–16: `rt_sem_signal`, `rt_mbx_send`; seed 002: pipe and shared-memory write and
+//! read).
+//!
+//! Operations (`ops`, default all): `sem_post` (no waiter), `sem_wait` (a unit available),
+//! `mutex_lock`/`mutex_unlock` (uncontended pthread mutex), `pi_mutex_lock`/`pi_mutex_unlock`
+//! (PTHREAD_PRIO_INHERIT), `mq_send`/`mq_receive` (POSIX message queue, the seeds' mailbox),
+//! `pipe_write`/`pipe_read`, `fifo_write`/`fifo_read` (named FIFO in a private temporary
+//! directory), `shm_write`/`shm_read` (memcpy into / out of POSIX shared memory of each
+//! `shm-size`), `eventfd_write`/`eventfd_read`, `futex_wake` (no waiter), `setschedparam`
+//! and `sched_setattr` (the thread's priority changed p → p−1 → p …; a SCHED_OTHER thread
+//! changes its nice value instead, and the `via` label says which call and values were used).
+//!
+//! Calls that undo each other are measured as a pair so the state stays balanced: post then
+//! wait, lock then unlock, write then read; each call is timed on its own and is its own
+//! series. Selecting one call of a pair still makes the other (it must happen), but only the
+//! selected ones are reported.
+//!
+//! Two methods, as seed 000 does, each its own series (label `method`):
+//! - `per-call`: read the clock, make one call, read the clock. The sample is the difference
+//!   minus the calibrated cost of one clock read (`Calibration::read_cost_median_ns`,
+//!   saturating at 0); the amount subtracted is in `counters["clock_cost_subtracted_ns"]`.
+//!   A pair is timed with three reads (t0, first, t1, second, t2), so each difference holds
+//!   exactly one clock read.
+//! - `batched`: time `batch` calls in a row (then the `batch` undoing calls). The sample is the
+//!   batch total (with the one clock read subtracted as well) and `Series::batch` holds the
+//!   number of calls, so the per-call time is value / batch. A message queue, pipe or FIFO
+//!   can hold only so many messages: when its limit is below `batch` the batch shrinks to
+//!   fit, `Series::batch` says by how much, and a warning tells which limit to raise.
+//!
+//! Budget: one thread, pinned to the first measured CPU and entered into the mode, measures
+//! every selected operation in turn. A duration is split evenly over all (operation pair ×
+//! method) phases; a loop count is the number of samples of every series (a batched sample is
+//! `batch` calls). The warm-up is split the same way: every phase first runs its own loop for
+//! its share of the warm-up and discards it. An operation that cannot run here (no message
+//! queues, priority changes not permitted…) appears as series with no samples and a `skipped`
+//! label holding the reason, and as a warning; never as zeros.
+
+mod ops;
+
+use crate::clock::now_ns;
+use crate::live::LiveCell;
+use crate::probe::{Budget, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::units::{format_duration_ns, format_size};
+use ops::{
+    Calls, Channel, ChannelKind, EventFd, FutexWake, MessageQueue, Mutexes, SchedSetattr,
+    Semaphore, SetSchedParam, SharedMemory,
+};
+use rtgauge_result::{Series, Summary};
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+
+/// Every operation, in the order they are measured and reported.
+pub const OPERATIONS: [&str; 19] = [
+    "sem_post",
+    "sem_wait",
+    "mutex_lock",
+    "mutex_unlock",
+    "pi_mutex_lock",
+    "pi_mutex_unlock",
+    "mq_send",
+    "mq_receive",
+    "pipe_write",
+    "pipe_read",
+    "fifo_write",
+    "fifo_read",
+    "shm_write",
+    "shm_read",
+    "eventfd_write",
+    "eventfd_read",
+    "futex_wake",
+    "setschedparam",
+    "sched_setattr",
+];
+pub const DEFAULT_BATCH: u64 = 100;
+/// Largest batch: a batch of mutexes is `batch` distinct mutexes, and a batch larger than
+/// this only hides the per-call spread the probe exists to show.
+pub const MAX_BATCH: u64 = 10_000;
+pub const DEFAULT_SHM_SIZE: &str = "4KiB";
+/// Largest shared-memory size: three buffers of it are allocated and touched.
+pub const MAX_SHM_SIZE: u64 = 256 << 20;
+/// Message size of `mq_send`, pipe and FIFO writes: one machine word by default, like an
+/// eventfd increment, so the calls compare; at most PIPE_BUF, so pipe writes stay atomic.
+pub const DEFAULT_MSG_SIZE: u64 = 8;
+pub const MAX_MSG_SIZE: u64 = 4096;
+const PARAMS: [&str; 4] = ["ops", "batch", "shm-size", "msg-size"];
+
+const PER_CALL: &str = "per-call";
+const BATCHED: &str = "batched";
+
+pub struct Primitive;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Config {
+    ops: Vec<String>,
+    batch: u64,
+    shm_sizes: Vec<u64>,
+    msg_size: u64,
+}
+
+fn invalid(message: String) -> ProbeError {
+    ProbeError::Invalid {
+        probe: "primitive",
+        message,
+    }
+}
+
+fn config(params: &Params) -> Result<Config, ProbeError> {
+    params.check_known(&PARAMS)?;
+    let ops = params.choices("ops", "all", &OPERATIONS)?;
+    if ops.is_empty() {
+        return Err(invalid(format!(
+            "parameter ops is empty; accepted: {}, or all",
+            OPERATIONS.join(", ")
+        )));
+    }
+    let batch = params.count("batch", DEFAULT_BATCH)?;
+    if batch > MAX_BATCH {
+        return Err(invalid(format!(
+            "parameter batch: {batch} is more than the maximum {MAX_BATCH}; use e.g. batch=100"
+        )));
+    }
+    let shm_sizes = params.sizes("shm-size", DEFAULT_SHM_SIZE)?;
+    if shm_sizes.is_empty() {
+        return Err(invalid(
+            "parameter shm-size is empty; give a size such as 4KiB or a list such as 4KiB,64KiB"
+                .into(),
+        ));
+    }
+    if let Some(&big) = shm_sizes.iter().find(|&&s| s > MAX_SHM_SIZE) {
+        return Err(invalid(format!(
+            "parameter shm-size: {} is more than the maximum {}",
+            format_size(big),
+            format_size(MAX_SHM_SIZE)
+        )));
+    }
+    let msg_size = params.size("msg-size", DEFAULT_MSG_SIZE)?;
+    if msg_size > MAX_MSG_SIZE {
+        return Err(invalid(format!(
+            "parameter msg-size: {} is more than the maximum {} (PIPE_BUF, above which pipe writes are not atomic)",
+            format_size(msg_size),
+            format_size(MAX_MSG_SIZE)
+        )));
+    }
+    Ok(Config {
+        ops,
+        batch,
+        shm_sizes,
+        msg_size,
+    })
+}
+
+/// One group of calls measured together (a pair, or a single call), as it will be built on
+/// the measuring thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Semaphore,
+    Mutex,
+    PiMutex,
+    MessageQueue,
+    Pipe,
+    Fifo,
+    SharedMemory(u64),
+    EventFd,
+    FutexWake,
+    SetSchedParam,
+    SchedSetattr,
+}
+
+impl Unit {
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            Unit::Semaphore => &["sem_post", "sem_wait"],
+            Unit::Mutex => &["mutex_lock", "mutex_unlock"],
+            Unit::PiMutex => &["pi_mutex_lock", "pi_mutex_unlock"],
+            Unit::MessageQueue => &["mq_send", "mq_receive"],
+            Unit::Pipe => &["pipe_write", "pipe_read"],
+            Unit::Fifo => &["fifo_write", "fifo_read"],
+            Unit::SharedMemory(_) => &["shm_write", "shm_read"],
+            Unit::EventFd => &["eventfd_write", "eventfd_read"],
+            Unit::FutexWake => &["futex_wake"],
+            Unit::SetSchedParam => &["setschedparam"],
+            Unit::SchedSetattr => &["sched_setattr"],
+        }
+    }
+
+    /// Labels a skipped unit still carries, so its series line up with measured ones.
+    fn labels(self) -> Vec<(&'static str, String)> {
+        match self {
+            Unit::SharedMemory(size) => vec![("size", format_size(size))],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// The units needed for the selected operations, in catalogue order.
+fn units(cfg: &Config) -> Vec<Unit> {
+    let mut all = vec![
+        Unit::Semaphore,
+        Unit::Mutex,
+        Unit::PiMutex,
+        Unit::MessageQueue,
+        Unit::Pipe,
+        Unit::Fifo,
+    ];
+    all.extend(cfg.shm_sizes.iter().map(|&s| Unit::SharedMemory(s)));
+    all.extend([
+        Unit::EventFd,
+        Unit::FutexWake,
+        Unit::SetSchedParam,
+        Unit::SchedSetattr,
+    ]);
+    all.into_iter()
+        .filter(|u| u.names().iter().any(|n| cfg.ops.iter().any(|o| o == n)))
+        .collect()
+}
+
+impl Probe for Primitive {
+    fn name(&self) -> &'static str {
+        "primitive"
+    }
+
+    fn describe(&self) -> &'static str {
+        "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched"
+    }
+
+    fn parameters(&self) -> &'static [&'static str] {
+        &PARAMS
+    }
+
+    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
+        config(params).map(drop)
+    }
+
+    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
+        let cfg = config(ctx.params)?;
+        let units = units(&cfg);
+        let cpu = ctx.cpus.first().copied();
+        let measured = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("rtgauge-primitive".into())
+                .spawn_scoped(scope, || -> Result<_, ProbeError> {
+                    let obtained = ctx.enter_thread(cpu)?;
+                    let results = measure_all(ctx, &cfg, &units)?;
+                    Ok((obtained, results))
+                })
+                .map_err(|e| ProbeError::Os {
+                    probe: "primitive",
+                    what: "spawning the measuring thread".into(),
+                    source: e,
+                })?
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        });
+        let (obtained, results) = measured?;
+        build_output(ctx, &cfg, obtained, results)
+    }
+}
+
+/// What one unit produced: its measured series, or why it could not run.
+struct UnitResult {
+    unit: Unit,
+    outcome: Result<Measured, String>,
+}
+
+struct Measured {
+    names: [&'static str; 2],
+    paired: bool,
+    labels: Vec<(&'static str, String)>,
+    per_call: Done,
+    batched: Done,
+    batch: u64,
+}
+
+/// Samples of one method: one recorder per call of the unit.
+struct Timing {
+    recorders: [Recorder; 2],
+    failed: [u64; 2],
+    /// Samples taken so far (a batched sample is one batch).
+    samples: u64,
+    /// Time spent in this method's measuring slices.
+    measured_ns: u64,
+}
+
+/// A method's statistics once measured; the recorders (a few hundred KiB each) are dropped
+/// as soon as each unit is done.
+struct Done {
+    summaries: [Summary; 2],
+    failed: [u64; 2],
+    measured_ns: u64,
+}
+
+impl Timing {
+    fn new() -> Timing {
+        Timing {
+            recorders: [
+                Recorder::new(DEFAULT_INTERVAL_NS),
+                Recorder::new(DEFAULT_INTERVAL_NS),
+            ],
+            failed: [0, 0],
+            samples: 0,
+            measured_ns: 0,
+        }
+    }
+
+    /// Whether this method has used its share of the budget.
+    fn done(&self, phase: &Phase) -> bool {
+        phase
+            .budget
+            .duration_ns
+            .is_some_and(|d| self.measured_ns >= d)
+            || phase.budget.loops.is_some_and(|l| self.samples >= l)
+    }
+
+    /// The next slice: until `SLICE_NS` from now or the end of the share, whichever first,
+    /// and no more samples than the loop budget has left.
+    fn next_slice(&self, phase: &Phase, now: u64) -> (u64, u64) {
+        let left = phase
+            .budget
+            .duration_ns
+            .map_or(SLICE_NS, |d| d.saturating_sub(self.measured_ns));
+        let max_samples = phase
+            .budget
+            .loops
+            .map_or(u64::MAX, |l| l.saturating_sub(self.samples));
+        (now + left.min(SLICE_NS), max_samples)
+    }
+
+    fn finish(self) -> Done {
+        Done {
+            summaries: [self.recorders[0].summary(), self.recorders[1].summary()],
+            failed: self.failed,
+            measured_ns: self.measured_ns,
+        }
+    }
+}
+
+/// The two methods take turns in slices of this length, so a change of the machine's state
+/// during the run (a load starting, a noisy neighbour VM, frequency) affects both alike and
+/// their comparison stays fair; a slice holds thousands of samples, so the switch costs
+/// nothing measurable.
+const SLICE_NS: u64 = 20_000_000;
+
+/// The share of the budget and warm-up of one method of one unit.
+#[derive(Debug, Clone, Copy)]
+struct Phase {
+    budget: Budget,
+    warmup_ns: u64,
+    clock_cost_ns: u64,
+}
+
+fn measure_all(
+    ctx: &ProbeContext,
+    cfg: &Config,
+    units: &[Unit],
+) -> Result<Vec<UnitResult>, ProbeError> {
+    let phases = (units.len() as u64 * 2).max(1);
+    let phase = Phase {
+        budget: Budget {
+            duration_ns: ctx.budget.duration_ns.map(|d| (d / phases).max(1)),
+            loops: ctx.budget.loops,
+        },
+        warmup_ns: ctx.warmup_ns / phases,
+        clock_cost_ns: ctx.calibration.read_cost_median_ns,
+    };
+    let batch = cfg.batch as usize;
+    let msg = cfg.msg_size as usize;
+    let mut results = Vec::with_capacity(units.len());
+    for &unit in units {
+        if ctx.stopped() {
+            break;
+        }
+        let outcome = match unit {
+            Unit::Semaphore => measure_unit(ctx, phase, batch, Semaphore::new()),
+            Unit::Mutex => measure_unit(ctx, phase, batch, Mutexes::new(batch, false)),
+            Unit::PiMutex => measure_unit(ctx, phase, batch, Mutexes::new(batch, true)),
+            Unit::MessageQueue => measure_unit(ctx, phase, batch, MessageQueue::new(batch, msg)),
+            Unit::Pipe => measure_unit(
+                ctx,
+                phase,
+                batch,
+                Channel::new(ChannelKind::Pipe, batch, msg),
+            ),
+            Unit::Fifo => measure_unit(
+                ctx,
+                phase,
+                batch,
+                Channel::new(ChannelKind::Fifo, batch, msg),
+            ),
+            Unit::SharedMemory(size) => {
+                measure_unit(ctx, phase, batch, SharedMemory::new(size as usize))
+            }
+            Unit::EventFd => measure_unit(ctx, phase, batch, EventFd::new()),
+            Unit::FutexWake => measure_unit(ctx, phase, batch, Ok(FutexWake::new())),
+            Unit::SetSchedParam => measure_unit(ctx, phase, batch, SetSchedParam::new()),
+            Unit::SchedSetattr => measure_unit(ctx, phase, batch, SchedSetattr::new()),
+        };
+        results.push(UnitResult {
+            unit,
+            outcome: match outcome {
+                Ok(m) => Ok(m),
+                Err(ProbeError::Unavailable(reason)) => Err(reason),
+                Err(e) => return Err(e),
+            },
+        });
+    }
+    Ok(results)
+}
+
+/// Measures one unit with both methods: each warms up for its share (discarded), then they
+/// take turns in slices until both have used their budget. Generic so each operation's calls
+/// are inlined into its own loops (no dynamic dispatch between the clock reads).
+fn measure_unit<C: Calls>(
+    ctx: &ProbeContext,
+    phase: Phase,
+    batch: usize,
+    calls: Result<C, ProbeError>,
+) -> Result<Measured, ProbeError> {
+    let mut calls = calls?;
+    let names = calls.names();
+    let paired = calls.paired();
+    let batch = batch.min(calls.capacity()).max(1);
+    let mut per_call = Timing::new();
+    let mut batched = Timing::new();
+    let cells = [
+        ctx.live.register(format!("{} {PER_CALL}", names[0])),
+        ctx.live.register(format!("{} {BATCHED}", names[0])),
+    ];
+    let mut slice = Slice {
+        until_ns: 0,
+        max_samples: u64::MAX,
+        origin_ns: 0,
+        record: false,
+        clock_cost_ns: phase.clock_cost_ns,
+        stop: ctx.stop,
+        live: &cells[0],
+    };
+
+    // Warm-up: caches, branch predictors and the kernel paths settle; nothing is kept.
+    if phase.warmup_ns > 0 {
+        slice.until_ns = now_ns() + phase.warmup_ns;
+        per_call_loop(&mut calls, paired, &slice, &mut per_call);
+        slice.until_ns = now_ns() + phase.warmup_ns;
+        slice.live = &cells[1];
+        batched_loop(&mut calls, paired, batch, &slice, &mut batched);
+    }
+
+    slice.record = true;
+    slice.origin_ns = now_ns();
+    while !ctx.stopped() {
+        let pc_done = per_call.done(&phase);
+        let b_done = batched.done(&phase);
+        if pc_done && b_done {
+            break;
+        }
+        if !pc_done {
+            (slice.until_ns, slice.max_samples) = per_call.next_slice(&phase, now_ns());
+            slice.live = &cells[0];
+            per_call_loop(&mut calls, paired, &slice, &mut per_call);
+        }
+        if !b_done {
+            (slice.until_ns, slice.max_samples) = batched.next_slice(&phase, now_ns());
+            slice.live = &cells[1];
+            batched_loop(&mut calls, paired, batch, &slice, &mut batched);
+        }
+    }
+    let labels = calls.labels();
+    Ok(Measured {
+        names,
+        paired,
+        labels,
+        per_call: per_call.finish(),
+        batched: batched.finish(),
+        batch: batch as u64,
+    })
+}
+
+/// What one run of a timing loop may do.
+struct Slice<'a> {
+    /// Stop at the first sample ending at or after this CLOCK_MONOTONIC time…
+    until_ns: u64,
+    /// …or after this many samples.
+    max_samples: u64,
+    /// `at_ns` of the samples counts from here (the start of the unit's measurement).
+    origin_ns: u64,
+    /// False during warm-up: the loop runs identically but keeps nothing.
+    record: bool,
+    clock_cost_ns: u64,
+    stop: &'a std::sync::atomic::AtomicBool,
+    live: &'a LiveCell,
+}
+
+impl Slice<'_> {
+    #[inline(always)]
+    fn over(&self, now_ns: u64, samples: u64) -> bool {
+        now_ns >= self.until_ns
+            || samples >= self.max_samples
+            || self.stop.load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// Per call: t0, first, t1, second, t2; each difference minus one clock read.
+#[inline(never)]
+fn per_call_loop<C: Calls>(calls: &mut C, paired: bool, slice: &Slice, timing: &mut Timing) {
+    let cost = slice.clock_cost_ns;
+    let record = slice.record;
+    let origin = slice.origin_ns;
+    let [rec_first, rec_second] = &mut timing.recorders;
+    let (mut failed_first, mut failed_second) = (0u64, 0u64);
+    let mut samples = 0u64;
+    let begin = now_ns();
+    let end = loop {
+        let t0 = now_ns();
+        let ok_first = calls.first(0);
+        let t1 = now_ns();
+        let (ok_second, t2) = if paired {
+            let ok = calls.second(0);
+            (ok, now_ns())
+        } else {
+            (true, t1)
+        };
+        if record {
+            let first = (t1 - t0).saturating_sub(cost);
+            rec_first.record(first, t0 - origin);
+            if paired {
+                rec_second.record((t2 - t1).saturating_sub(cost), t1 - origin);
+            }
+            slice.live.publish(first, 0);
+        }
+        failed_first += (!ok_first) as u64;
+        failed_second += (!ok_second) as u64;
+        samples += 1;
+        if slice.over(t2, samples) {
+            break t2;
+        }
+    };
+    if record {
+        timing.failed[0] += failed_first;
+        timing.failed[1] += failed_second;
+        timing.samples += samples;
+        timing.measured_ns += end - begin;
+    }
+}
+
+/// Batched: t0, `batch` × first, t1, `batch` × second, t2; each total minus one clock read.
+#[inline(never)]
+fn batched_loop<C: Calls>(
+    calls: &mut C,
+    paired: bool,
+    batch: usize,
+    slice: &Slice,
+    timing: &mut Timing,
+) {
+    let cost = slice.clock_cost_ns;
+    let record = slice.record;
+    let origin = slice.origin_ns;
+    let [rec_first, rec_second] = &mut timing.recorders;
+    let (mut failed_first, mut failed_second) = (0u64, 0u64);
+    let mut samples = 0u64;
+    let begin = now_ns();
+    let end = loop {
+        let t0 = now_ns();
+        // while loops, not ranges: an unoptimised build would add an iterator call per
+        // operation to the batch but not to the per-call samples.
+        let mut i = 0;
+        while i < batch {
+            failed_first += (!calls.first(i)) as u64;
+            i += 1;
+        }
+        let t1 = now_ns();
+        let t2 = if paired {
+            let mut i = 0;
+            while i < batch {
+                failed_second += (!calls.second(i)) as u64;
+                i += 1;
+            }
+            now_ns()
+        } else {
+            t1
+        };
+        if record {
+            let first = (t1 - t0).saturating_sub(cost);
+            rec_first.record(first, t0 - origin);
+            if paired {
+                rec_second.record((t2 - t1).saturating_sub(cost), t1 - origin);
+            }
+            slice.live.publish(first / batch as u64, 0);
+        }
+        samples += 1;
+        if slice.over(t2, samples) {
+            break t2;
+        }
+    };
+    if record {
+        timing.failed[0] += failed_first;
+        timing.failed[1] += failed_second;
+        timing.samples += samples;
+        timing.measured_ns += end - begin;
+    }
+}
+
+fn build_output(
+    ctx: &ProbeContext,
+    cfg: &Config,
+    obtained: rtgauge_result::Obtained,
+    results: Vec<UnitResult>,
+) -> Result<ProbeOutput, ProbeError> {
+    let mut out = ProbeOutput {
+        obtained,
+        ..ProbeOutput::default()
+    };
+    let selected = |name: &str| cfg.ops.iter().any(|o| o == name);
+    let cost = ctx.calibration.read_cost_median_ns;
+    let mut skipped = Vec::new();
+    for r in &results {
+        match &r.outcome {
+            Err(reason) => {
+                let names: Vec<&str> = r
+                    .unit
+                    .names()
+                    .iter()
+                    .copied()
+                    .filter(|n| selected(n))
+                    .collect();
+                for name in &names {
+                    for method in [PER_CALL, BATCHED] {
+                        let mut s = Series::new(*name, Summary::default())
+                            .label("method", method)
+                            .label("skipped", reason);
+                        for (k, v) in r.unit.labels() {
+                            s = s.label(k, v);
+                        }
+                        out.series.push(s);
+                    }
+                }
+                out.warnings
+                    .push(format!("{} skipped: {reason}", names.join(", ")));
+                skipped.push(reason.clone());
+            }
+            Ok(m) => {
+                out.measured_ns += m.per_call.measured_ns + m.batched.measured_ns;
+                let calls = if m.paired { 2 } else { 1 };
+                for (i, name) in m.names.iter().take(calls).enumerate() {
+                    if !selected(name) {
+                        continue;
+                    }
+                    for (method, timing, batch) in
+                        [(PER_CALL, &m.per_call, 1), (BATCHED, &m.batched, m.batch)]
+                    {
+                        let stats = timing.summaries[i].clone();
+                        let calls = stats.count * batch;
+                        let mut s = Series::new(*name, stats)
+                            .label("method", method)
+                            .counter("clock_cost_subtracted_ns", cost)
+                            .counter("calls", calls)
+                            .counter("failed_calls", timing.failed[i]);
+                        s.batch = batch;
+                        for (k, v) in &m.labels {
+                            s = s.label(k, v);
+                        }
+                        if timing.failed[i] > 0 {
+                            out.warnings.push(format!(
+                                "{name} {method}: {} of {} calls failed; their times are in the distribution",
+                                timing.failed[i], calls
+                            ));
+                        }
+                        out.series.push(s);
+                    }
+                }
+                if m.batch < cfg.batch {
+                    out.warnings.push(format!(
+                        "{}: batches of {} instead of {}: {}",
+                        m.names[0],
+                        m.batch,
+                        cfg.batch,
+                        capacity_hint(r.unit)
+                    ));
+                }
+            }
+        }
+    }
+    if !results.is_empty() && skipped.len() == results.len() {
+        skipped.dedup();
+        return Err(ProbeError::Unavailable(skipped.join("; ")));
+    }
+    out.params.insert("ops".into(), cfg.ops.join(","));
+    out.params.insert("batch".into(), cfg.batch.to_string());
+    out.params.insert(
+        "shm-size".into(),
+        cfg.shm_sizes
+            .iter()
+            .map(|&s| format_size(s))
+            .collect::<Vec<_>>()
+            .join(","),
+    );
+    out.params
+        .insert("msg-size".into(), format_size(cfg.msg_size));
+    out.params
+        .insert("clock_cost_subtracted".into(), format_duration_ns(cost));
+    Ok(out)
+}
+
+/// Which limit kept a batch small, and how to raise it.
+fn capacity_hint(unit: Unit) -> &'static str {
+    match unit {
+        Unit::MessageQueue => "the message queue holds no more messages (raise /proc/sys/fs/mqueue/msg_max, or give the process CAP_SYS_RESOURCE)",
+        Unit::Pipe | Unit::Fifo => "the pipe holds no more messages (raise /proc/sys/fs/pipe-max-size, or use a smaller msg-size)",
+        _ => "the operation holds no more calls in a row",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        Params::new(
+            "primitive",
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        )
+    }
+
+    #[test]
+    fn defaults_select_every_operation() {
+        let cfg = config(&params(&[])).unwrap();
+        assert_eq!(cfg.ops.len(), OPERATIONS.len());
+        assert_eq!(cfg.batch, DEFAULT_BATCH);
+        assert_eq!(cfg.shm_sizes, vec![4096]);
+        // Every operation belongs to exactly one unit.
+        let units = units(&cfg);
+        let mut named: Vec<&str> = units.iter().flat_map(|u| u.names().to_vec()).collect();
+        named.sort_unstable();
+        let mut all = OPERATIONS.to_vec();
+        all.sort_unstable();
+        assert_eq!(named, all);
+    }
+
+    #[test]
+    fn bad_parameters_name_themselves() {
+        for (key, value) in [
+            ("ops", "bogus"),
+            ("batch", "0"),
+            ("batch", "1000000"),
+            ("shm-size", "0"),
+            ("shm-size", "1GiB"),
+            ("msg-size", "0"),
+            ("msg-size", "1MiB"),
+        ] {
+            let e = config(&params(&[(key, value)])).unwrap_err().to_string();
+            assert!(e.contains(key), "{key}={value}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+        let e = config(&params(&[("ops", "bogus")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sem_post") && e.contains("sched_setattr"), "{e}");
+    }
+
+    #[test]
+    fn selecting_one_call_measures_its_pair_once() {
+        let cfg = config(&params(&[
+            ("ops", "pipe_read,shm_write"),
+            ("shm-size", "4KiB,64KiB"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            units(&cfg),
+            vec![
+                Unit::Pipe,
+                Unit::SharedMemory(4096),
+                Unit::SharedMemory(65536)
+            ]
+        );
+    }
+}

@@ -1,0 +1,1271 @@
+//! `response`: latency from an event to the real-time handler waiting for it (seed 000 table
+//! 10, seed 004 tables 1–2, seed 002).
+//!
+//! A trigger thread wakes once per `period` (absolute deadlines), takes a timestamp and fires
+//! an event; a handler thread, blocked on that event at a higher priority (rt mode: the mode's
+//! priority; the trigger one below), takes a timestamp as soon as it runs. One sample is
+//! handler timestamp − trigger timestamp. The trigger fires only once the handler has
+//! acknowledged the previous event, so every event finds the handler blocked; a period in
+//! which the handler was still busy is counted (`deferred`), not hidden.
+//!
+//! Event sources: a real-time signal (sigwaitinfo), a pipe, an eventfd, a futex word, a POSIX
+//! message queue, a UDP datagram over 127.0.0.1, and a GPIO output line wired to a GPIO input
+//! line (Linux GPIO character device, v2 uAPI, edge events with kernel timestamps) — the
+//! seeds' parallel-port loopback on today's hardware. For GPIO the kernel-timestamp-to-handler
+//! part is reported too. A source this machine lacks is skipped with the reason.
+//!
+//! `handler-busy` inserts a busy-wait between the handler's wake-up and its timestamp: the
+//! latency must grow by exactly that section, which is how the tests check the probe.
+//!
+//! Sources and placements run one after the other; each (source, placement) gets the whole
+//! budget and the whole warm-up.
+
+use super::switch::{
+    cvt, empty_list, futex_wait_while, futex_wake, one_below, os_error, pipe, read_byte,
+    resolve_placements, retry, run_pair, write_byte, Place, Start, ThreadSpec,
+};
+use crate::clock::{self, now_ns};
+use crate::live::LiveCell;
+use crate::probe::{merge_obtained, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::units::format_duration_ns;
+use rtgauge_result::Series;
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+const PROBE: &str = "response";
+pub const SOURCES: [&str; 7] = [
+    "signal", "pipe", "eventfd", "futex", "mqueue", "udp", "gpio",
+];
+pub const PLACEMENTS: [&str; 2] = super::switch::PLACEMENTS;
+const PARAMS: [&str; 6] = [
+    "sources",
+    "placement",
+    "period",
+    "handler-busy",
+    "gpio-out",
+    "gpio-in",
+];
+pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
+const MIN_PERIOD_NS: u64 = 10_000;
+/// How long the trigger waits for an acknowledgement beyond the handler's own busy section
+/// before it declares the event lost.
+const ANSWER_TIMEOUT_NS: u64 = 1_000_000_000;
+
+pub struct Response;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    Signal,
+    Pipe,
+    Eventfd,
+    Futex,
+    Mqueue,
+    Udp,
+    Gpio,
+}
+
+impl Source {
+    fn parse(s: &str) -> Option<Source> {
+        Some(match s {
+            "signal" => Source::Signal,
+            "pipe" => Source::Pipe,
+            "eventfd" => Source::Eventfd,
+            "futex" => Source::Futex,
+            "mqueue" => Source::Mqueue,
+            "udp" => Source::Udp,
+            "gpio" => Source::Gpio,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Source::Signal => "signal",
+            Source::Pipe => "pipe",
+            Source::Eventfd => "eventfd",
+            Source::Futex => "futex",
+            Source::Mqueue => "mqueue",
+            Source::Udp => "udp",
+            Source::Gpio => "gpio",
+        }
+    }
+}
+
+/// A GPIO line named by the user: `/dev/gpiochipN:LINE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LineName {
+    chip: String,
+    offset: u32,
+}
+
+impl std::fmt::Display for LineName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.chip, self.offset)
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Config {
+    sources: Vec<Source>,
+    placements: Vec<String>,
+    placements_explicit: bool,
+    period_ns: u64,
+    handler_busy_ns: u64,
+    gpio: Option<(LineName, LineName)>,
+}
+
+fn invalid(message: String) -> ProbeError {
+    ProbeError::Invalid {
+        probe: PROBE,
+        message,
+    }
+}
+
+fn line_name(params: &Params, key: &str) -> Result<Option<LineName>, ProbeError> {
+    let Some(text) = params.raw().get(key) else {
+        return Ok(None);
+    };
+    let parsed = text.rsplit_once(':').and_then(|(chip, line)| {
+        let offset = line.trim().parse::<u32>().ok()?;
+        (!chip.trim().is_empty()).then(|| LineName {
+            chip: chip.trim().to_string(),
+            offset,
+        })
+    });
+    parsed.map(Some).ok_or_else(|| {
+        invalid(format!(
+            "parameter {key}: '{text}' is not CHIP:LINE; give e.g. {key}=/dev/gpiochip0:17"
+        ))
+    })
+}
+
+fn config(params: &Params) -> Result<Config, ProbeError> {
+    params.check_known(&PARAMS)?;
+    let names = params.choices("sources", "all", &SOURCES)?;
+    if names.is_empty() {
+        return Err(empty_list(PROBE, "sources", &SOURCES));
+    }
+    let mut sources: Vec<Source> = Vec::new();
+    for s in names.iter().filter_map(|n| Source::parse(n)) {
+        if !sources.contains(&s) {
+            sources.push(s);
+        }
+    }
+    let placements = params.choices("placement", "all", &PLACEMENTS)?;
+    if placements.is_empty() {
+        return Err(empty_list(PROBE, "placement", &PLACEMENTS));
+    }
+    let period_ns = params.duration_ns("period", DEFAULT_PERIOD_NS)?;
+    if period_ns < MIN_PERIOD_NS {
+        return Err(invalid(format!(
+            "period {} is shorter than the minimum 10us; use e.g. period=1ms",
+            format_duration_ns(period_ns)
+        )));
+    }
+    // 0 (the default) means no busy section; parse_duration_ns refuses 0, so take it here.
+    let handler_busy_ns = match params.raw().get("handler-busy").map(|s| s.trim()) {
+        Some("0") | None => 0,
+        Some(_) => params.duration_ns("handler-busy", 0)?,
+    };
+    let gpio = match (line_name(params, "gpio-out")?, line_name(params, "gpio-in")?) {
+        (Some(o), Some(i)) => Some((o, i)),
+        (None, None) => None,
+        _ => {
+            return Err(invalid(
+                "gpio-out and gpio-in go together: name the output line and the input line it is wired to".into(),
+            ))
+        }
+    };
+    Ok(Config {
+        sources,
+        placements,
+        placements_explicit: params.raw().contains_key("placement"),
+        period_ns,
+        handler_busy_ns,
+        gpio,
+    })
+}
+
+impl Probe for Response {
+    fn name(&self) -> &'static str {
+        PROBE
+    }
+
+    fn describe(&self) -> &'static str {
+        "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU"
+    }
+
+    fn parameters(&self) -> &'static [&'static str] {
+        &PARAMS
+    }
+
+    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
+        config(params).map(drop)
+    }
+
+    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
+        let cfg = config(ctx.params)?;
+        let mut out = ProbeOutput::default();
+        let places = resolve_placements(
+            ctx,
+            &cfg.placements,
+            cfg.placements_explicit,
+            &mut out.warnings,
+        );
+        if places.is_empty() {
+            return Err(ProbeError::Unavailable(out.warnings.join("; ")));
+        }
+        // Every source is opened once before anything is measured, so a missing one is known
+        // (skipped) and a misnamed one fails (error) before minutes of measurement.
+        let mut available = Vec::new();
+        let mut skipped = Vec::new();
+        for &source in &cfg.sources {
+            match Channel::open(source, &cfg) {
+                Ok(_) => available.push(source),
+                Err(Open::Skip(reason)) => {
+                    out.warnings
+                        .push(format!("source {} skipped: {reason}", source.name()));
+                    skipped.push(format!("{}: {reason}", source.name()));
+                }
+                Err(Open::Fail(e)) => return Err(e),
+            }
+        }
+        if available.is_empty() {
+            return Err(ProbeError::Unavailable(format!(
+                "no requested event source is available here ({})",
+                skipped.join("; ")
+            )));
+        }
+        let mut obtained = Vec::new();
+        for &source in &available {
+            for place in &places {
+                if ctx.stopped() {
+                    break;
+                }
+                let channel = Channel::open(source, &cfg).map_err(Open::into_error)?;
+                let (o, m) = measure(ctx, &cfg, &channel, source, place)?;
+                obtained.extend(o);
+                out.measured_ns += m.measured_ns;
+                if m.deferred > 0 {
+                    out.warnings.push(format!(
+                        "source {} {}: {} periods found the handler still busy with the previous event; those events were fired one period later",
+                        source.name(),
+                        place.name,
+                        m.deferred
+                    ));
+                }
+                out.series.push(
+                    Series::new("response", m.latency.summary())
+                        .label("source", source.name())
+                        .label("placement", place.name)
+                        .counter("events", m.latency.count())
+                        .counter("deferred", m.deferred)
+                        .counter("spurious", m.spurious),
+                );
+                if let Some(k) = m.kernel_to_handler {
+                    out.series.push(
+                        Series::new("kernel_to_handler", k.summary())
+                            .label("source", source.name())
+                            .label("placement", place.name),
+                    );
+                }
+            }
+        }
+        out.obtained = merge_obtained(&obtained);
+        let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
+        out.params.insert("sources".into(), names.join(","));
+        out.params.insert(
+            "placement".into(),
+            places
+                .iter()
+                .map(|p| p.describe())
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        out.params
+            .insert("period".into(), format_duration_ns(cfg.period_ns));
+        out.params.insert(
+            "handler-busy".into(),
+            if cfg.handler_busy_ns == 0 {
+                "0".into()
+            } else {
+                format_duration_ns(cfg.handler_busy_ns)
+            },
+        );
+        if let Some((o, i)) = &cfg.gpio {
+            out.params.insert("gpio-out".into(), o.to_string());
+            out.params.insert("gpio-in".into(), i.to_string());
+        }
+        Ok(out)
+    }
+}
+
+/// The trigger → handler handshake: fixed atomics, written without allocation.
+#[derive(Default)]
+struct Handshake {
+    /// Number of the event last fired (published after `fired_ns`).
+    seq: AtomicU64,
+    /// Trigger timestamp of event `seq`.
+    fired_ns: AtomicU64,
+    /// Number of the event the handler finished with.
+    ack: AtomicU64,
+    /// Start of measurement (end of warm-up); events fired before it are not counted.
+    measure_start: AtomicU64,
+    quit: AtomicBool,
+    /// The handler failed; the trigger stops.
+    abort: AtomicBool,
+}
+
+struct Measured {
+    latency: Recorder,
+    kernel_to_handler: Option<Recorder>,
+    spurious: u64,
+    deferred: u64,
+    measured_ns: u64,
+}
+
+struct HandlerOut {
+    latency: Recorder,
+    kernel_to_handler: Option<Recorder>,
+    spurious: u64,
+}
+
+struct TriggerOut {
+    deferred: u64,
+    measured_ns: u64,
+}
+
+fn measure(
+    ctx: &ProbeContext,
+    cfg: &Config,
+    channel: &Channel,
+    source: Source,
+    place: &Place,
+) -> Result<(Vec<rtgauge_result::Obtained>, Measured), ProbeError> {
+    let hs = Handshake::default();
+    let live = ctx
+        .live
+        .register(format!("response {} {}", source.name(), place.name));
+    let trigger = ThreadSpec {
+        name: "rtgauge-trigger",
+        cpu: place.lead_cpu,
+        mode: one_below(ctx.mode),
+    };
+    let handler = ThreadSpec {
+        name: "rtgauge-handler",
+        cpu: place.follow_cpu,
+        mode: ctx.mode.clone(),
+    };
+    let (obtained, t, h) = run_pair(
+        ctx,
+        PROBE,
+        &trigger,
+        &handler,
+        |start| run_trigger(ctx, cfg, channel, &hs, start),
+        |start| run_handler(cfg, channel, &hs, start, &live),
+    )?;
+    Ok((
+        obtained,
+        Measured {
+            latency: h.latency,
+            kernel_to_handler: h.kernel_to_handler,
+            spurious: h.spurious,
+            deferred: t.deferred,
+            measured_ns: t.measured_ns,
+        },
+    ))
+}
+
+fn run_trigger(
+    ctx: &ProbeContext,
+    cfg: &Config,
+    channel: &Channel,
+    hs: &Handshake,
+    start: &Start,
+) -> Result<TriggerOut, ProbeError> {
+    start.go(0, Ok(()))?;
+    let period = cfg.period_ns;
+    let timeout = ANSWER_TIMEOUT_NS + cfg.handler_busy_ns + period;
+    // One period of grace lets the handler reach its blocking call before the first event.
+    let first = now_ns() + period;
+    let measure_start = first + ctx.warmup_ns;
+    hs.measure_start.store(measure_start, Ordering::Relaxed);
+    let (mut next, mut seq, mut fired_at, mut last) = (first, 0u64, first, measure_start);
+    let (mut counted, mut deferred) = (0u64, 0u64);
+    let result = loop {
+        clock::sleep_until(next);
+        let now = now_ns();
+        if ctx.stopped() || hs.abort.load(Ordering::Acquire) {
+            break Ok(());
+        }
+        if seq > 0 && hs.ack.load(Ordering::Acquire) != seq {
+            if now.saturating_sub(fired_at) > timeout {
+                break Err(no_answer(channel, now - fired_at));
+            }
+            if fired_at >= measure_start {
+                deferred += 1;
+            }
+            next += period;
+            continue;
+        }
+        // Every fired event is acknowledged here, so `counted` equals the handler's samples.
+        if now >= measure_start && ctx.budget.done(measure_start, now, counted) {
+            break Ok(());
+        }
+        seq += 1;
+        let t0 = now_ns();
+        hs.fired_ns.store(t0, Ordering::Relaxed);
+        hs.seq.store(seq, Ordering::Release);
+        if let Err(e) = channel.fire() {
+            break Err(os_error(PROBE, "firing the event", e));
+        }
+        fired_at = t0;
+        if t0 >= measure_start {
+            counted += 1;
+            last = t0;
+        }
+        next += period;
+        if next <= t0 {
+            // Overslept (e.g. preempted): give the handler a whole period again.
+            next = t0 + period;
+        }
+    };
+    stop_handler(channel, hs);
+    if result.is_err() {
+        start.fail(0);
+    }
+    result.map(|()| TriggerOut {
+        deferred,
+        measured_ns: last.saturating_sub(measure_start),
+    })
+}
+
+fn no_answer(channel: &Channel, waited_ns: u64) -> ProbeError {
+    let hint = match channel {
+        Channel::Gpio(w) => format!(
+            ": check that {} is wired to {}",
+            w.out_name, w.in_name
+        ),
+        _ => String::new(),
+    };
+    invalid(format!(
+        "the handler did not answer an event within {}{hint}",
+        format_duration_ns(waited_ns)
+    ))
+}
+
+/// Wakes the handler for the last time; it sees `quit` and leaves.
+fn stop_handler(channel: &Channel, hs: &Handshake) {
+    hs.quit.store(true, Ordering::Release);
+    channel.wake_for_quit();
+}
+
+fn run_handler(
+    cfg: &Config,
+    channel: &Channel,
+    hs: &Handshake,
+    start: &Start,
+    live: &LiveCell,
+) -> Result<HandlerOut, ProbeError> {
+    let mut latency = Recorder::new(DEFAULT_INTERVAL_NS);
+    let mut kernel_to_handler = channel
+        .has_kernel_timestamps()
+        .then(|| Recorder::new(DEFAULT_INTERVAL_NS));
+    let mut waiter = Waiter::default();
+    let prepared = channel
+        .prepare_handler()
+        .map_err(|e| os_error(PROBE, "preparing the handler thread", e));
+    start.go(1, prepared)?;
+    let busy = cfg.handler_busy_ns;
+    let (mut last_seq, mut spurious) = (0u64, 0u64);
+    loop {
+        let kernel_ts = match channel.wait(&mut waiter) {
+            Ok(k) => k,
+            Err(e) => {
+                start.fail(1);
+                hs.abort.store(true, Ordering::Release);
+                return Err(os_error(PROBE, "waiting for the event", e));
+            }
+        };
+        let woke = now_ns();
+        let t = if busy > 0 { spin_until(woke + busy) } else { woke };
+        if hs.quit.load(Ordering::Acquire) {
+            break;
+        }
+        let seq = hs.seq.load(Ordering::Acquire);
+        if seq == last_seq {
+            // A wake-up without a new event (e.g. a glitch on a GPIO wire): not a sample.
+            spurious += 1;
+            continue;
+        }
+        last_seq = seq;
+        let fired = hs.fired_ns.load(Ordering::Relaxed);
+        let measure_start = hs.measure_start.load(Ordering::Relaxed);
+        if fired >= measure_start {
+            let at = fired - measure_start;
+            let lat = t.saturating_sub(fired);
+            latency.record(lat, at);
+            if let (Some(rec), Some(k)) = (kernel_to_handler.as_mut(), kernel_ts) {
+                rec.record(t.saturating_sub(k), at);
+            }
+            live.publish(lat, 0);
+        }
+        hs.ack.store(seq, Ordering::Release);
+    }
+    Ok(HandlerOut {
+        latency,
+        kernel_to_handler,
+        spurious,
+    })
+}
+
+/// The injected busy section: spins on the clock (never sleeps) until `deadline`.
+#[inline]
+fn spin_until(deadline: u64) -> u64 {
+    loop {
+        let now = now_ns();
+        if now >= deadline {
+            return now;
+        }
+        std::hint::spin_loop();
+    }
+}
+
+/// Why a source cannot be opened: not on this machine (skip), or a real error.
+enum Open {
+    Skip(String),
+    Fail(ProbeError),
+}
+
+impl Open {
+    fn into_error(self) -> ProbeError {
+        match self {
+            Open::Skip(reason) => ProbeError::Unavailable(reason),
+            Open::Fail(e) => e,
+        }
+    }
+}
+
+/// State only the handler thread touches while waiting.
+#[derive(Default)]
+struct Waiter {
+    futex_seen: u32,
+}
+
+/// One event path, opened fresh for each (source, placement) so no stale event carries over.
+enum Channel {
+    Signal {
+        signo: i32,
+        set: libc::sigset_t,
+        /// The handler's thread id (the signal is thread-directed, so only it receives it).
+        tid: AtomicI32,
+    },
+    Pipe {
+        read: OwnedFd,
+        write: OwnedFd,
+    },
+    Eventfd(OwnedFd),
+    Futex(AtomicU32),
+    Mqueue(MessageQueue),
+    Udp {
+        rx: UdpSocket,
+        tx: UdpSocket,
+    },
+    Gpio(gpio::Wire),
+}
+
+impl Channel {
+    fn open(source: Source, cfg: &Config) -> Result<Channel, Open> {
+        let fail = |what: &str, e: io::Error| Open::Fail(os_error(PROBE, what, e));
+        Ok(match source {
+            Source::Signal => {
+                // Real-time signals queue (one per event) and carry no default handler
+                // concerns here: the signal is blocked in the handler and sent only to it.
+                let signo = libc::SIGRTMIN() + 4;
+                // SAFETY: sigset_t is plain data initialised by sigemptyset.
+                let set = unsafe {
+                    let mut set: libc::sigset_t = std::mem::zeroed();
+                    libc::sigemptyset(&mut set);
+                    libc::sigaddset(&mut set, signo);
+                    set
+                };
+                Channel::Signal {
+                    signo,
+                    set,
+                    tid: AtomicI32::new(0),
+                }
+            }
+            Source::Pipe => {
+                let (read, write) = pipe().map_err(|e| fail("pipe2", e))?;
+                Channel::Pipe { read, write }
+            }
+            Source::Eventfd => {
+                // SAFETY: plain syscall; the returned descriptor is owned below.
+                let fd = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) } as isize)
+                    .map_err(|e| fail("eventfd", e))?;
+                // SAFETY: a fresh descriptor owned by nobody else.
+                Channel::Eventfd(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+            }
+            Source::Futex => Channel::Futex(AtomicU32::new(0)),
+            Source::Mqueue => Channel::Mqueue(MessageQueue::open()?),
+            Source::Udp => {
+                let loopback = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+                let skip = |e: io::Error| {
+                    Open::Skip(format!("no usable loopback interface (127.0.0.1: {e})"))
+                };
+                let rx = UdpSocket::bind(loopback).map_err(skip)?;
+                let tx = UdpSocket::bind(loopback).map_err(skip)?;
+                let to = rx.local_addr().map_err(|e| fail("getsockname", e))?;
+                tx.connect(to).map_err(|e| fail("connecting the UDP socket", e))?;
+                Channel::Udp { rx, tx }
+            }
+            Source::Gpio => Channel::Gpio(gpio::Wire::open(cfg.gpio.as_ref())?),
+        })
+    }
+
+    fn has_kernel_timestamps(&self) -> bool {
+        matches!(self, Channel::Gpio(_))
+    }
+
+    /// Runs on the handler thread before the start gate.
+    fn prepare_handler(&self) -> io::Result<()> {
+        if let Channel::Signal { set, tid, .. } = self {
+            // SAFETY: a valid set; blocking the signal in this thread only, so it stays
+            // pending for sigwaitinfo instead of running the default action.
+            let rc = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, set, std::ptr::null_mut()) };
+            if rc != 0 {
+                return Err(io::Error::from_raw_os_error(rc));
+            }
+            // SAFETY: gettid cannot fail.
+            tid.store(unsafe { libc::gettid() }, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// Fires one event (trigger thread).
+    #[inline]
+    fn fire(&self) -> io::Result<()> {
+        match self {
+            Channel::Signal { signo, tid, .. } => {
+                // SAFETY: tgkill with this process's id and the handler's live thread id.
+                let rc = unsafe {
+                    libc::syscall(
+                        libc::SYS_tgkill,
+                        libc::getpid(),
+                        tid.load(Ordering::Acquire),
+                        *signo,
+                    )
+                };
+                cvt(rc as isize).map(drop)
+            }
+            Channel::Pipe { write, .. } => write_byte(write),
+            Channel::Eventfd(fd) => {
+                let one = 1u64;
+                // SAFETY: writes the 8-byte counter increment the eventfd ABI defines.
+                retry(|| cvt(unsafe { libc::write(fd.as_raw_fd(), (&one as *const u64).cast(), 8) }))
+                    .map(drop)
+            }
+            Channel::Futex(word) => {
+                word.fetch_add(1, Ordering::Release);
+                futex_wake(word)
+            }
+            Channel::Mqueue(q) => q.send(),
+            Channel::Udp { tx, .. } => retry(|| tx.send(&[1u8])).map(drop),
+            Channel::Gpio(w) => w.toggle(),
+        }
+    }
+
+    /// Blocks until an event arrives (handler thread); for GPIO returns the kernel's
+    /// CLOCK_MONOTONIC timestamp of the edge.
+    #[inline]
+    fn wait(&self, waiter: &mut Waiter) -> io::Result<Option<u64>> {
+        match self {
+            Channel::Signal { set, .. } => {
+                // SAFETY: set holds the signal blocked in this thread.
+                retry(|| cvt(unsafe { libc::sigwaitinfo(set, std::ptr::null_mut()) } as isize))
+                    .map(|_| None)
+            }
+            Channel::Pipe { read, .. } => read_byte(read).map(|()| None),
+            Channel::Eventfd(fd) => {
+                let mut count = 0u64;
+                // SAFETY: reads the 8-byte counter into a valid u64.
+                retry(|| cvt(unsafe { libc::read(fd.as_raw_fd(), (&mut count as *mut u64).cast(), 8) }))
+                    .map(|_| None)
+            }
+            Channel::Futex(word) => {
+                futex_wait_while(word, waiter.futex_seen)?;
+                waiter.futex_seen = word.load(Ordering::Acquire);
+                Ok(None)
+            }
+            Channel::Mqueue(q) => q.receive().map(|()| None),
+            Channel::Udp { rx, .. } => {
+                let mut buf = [0u8; 8];
+                retry(|| rx.recv(&mut buf)).map(|_| None)
+            }
+            Channel::Gpio(w) => w.wait_edge(),
+        }
+    }
+
+    /// The last wake-up of the handler. A failure cannot be reported anywhere useful, and a
+    /// full queue (message queue) already holds a wake-up, so errors are ignored.
+    fn wake_for_quit(&self) {
+        match self {
+            Channel::Gpio(w) => w.wake_for_quit(),
+            _ => {
+                let _ = self.fire();
+            }
+        }
+    }
+}
+
+/// A POSIX message queue of 8-byte messages, unlinked at once (only the descriptors keep it):
+/// one blocking descriptor for the handler, one non-blocking for the trigger so a full queue
+/// can never block it.
+struct MessageQueue {
+    receive: libc::mqd_t,
+    send: libc::mqd_t,
+}
+
+impl MessageQueue {
+    const MESSAGE: usize = 8;
+
+    fn open() -> Result<MessageQueue, Open> {
+        use std::sync::atomic::AtomicUsize;
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let name = format!(
+            "/rtgauge-response-{}-{}\0",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        );
+        // SAFETY: mq_attr is plain data.
+        let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
+        attr.mq_maxmsg = 4;
+        attr.mq_msgsize = Self::MESSAGE as _;
+        let skip = |e: io::Error| {
+            Open::Skip(match e.raw_os_error() {
+                Some(libc::ENOSYS) => {
+                    "POSIX message queues are not in this kernel (CONFIG_POSIX_MQUEUE)".into()
+                }
+                _ => format!("mq_open failed: {e} (limits: /proc/sys/fs/mqueue, ulimit -q)"),
+            })
+        };
+        // SAFETY: a NUL-terminated name and a valid attribute block.
+        let receive = unsafe {
+            libc::mq_open(
+                name.as_ptr().cast(),
+                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC,
+                0o600 as libc::mode_t,
+                &attr as *const libc::mq_attr,
+            )
+        };
+        if receive < 0 {
+            return Err(skip(io::Error::last_os_error()));
+        }
+        // SAFETY: as above, opening the queue just created.
+        let send = unsafe {
+            libc::mq_open(
+                name.as_ptr().cast(),
+                libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            )
+        };
+        let e = io::Error::last_os_error();
+        // SAFETY: the name is NUL-terminated; the queue lives on through the descriptors.
+        unsafe { libc::mq_unlink(name.as_ptr().cast()) };
+        if send < 0 {
+            // SAFETY: closing the descriptor opened above.
+            unsafe { libc::mq_close(receive) };
+            return Err(skip(e));
+        }
+        Ok(MessageQueue { receive, send })
+    }
+
+    #[inline]
+    fn send(&self) -> io::Result<()> {
+        let msg = [1u8; Self::MESSAGE];
+        // SAFETY: sends a valid buffer of the queue's message size.
+        retry(|| cvt(unsafe { libc::mq_send(self.send, msg.as_ptr().cast(), msg.len(), 0) } as isize))
+            .map(drop)
+    }
+
+    #[inline]
+    fn receive(&self) -> io::Result<()> {
+        let mut msg = [0u8; Self::MESSAGE];
+        // SAFETY: receives into a buffer of the queue's message size.
+        retry(|| {
+            cvt(unsafe {
+                libc::mq_receive(
+                    self.receive,
+                    msg.as_mut_ptr().cast(),
+                    msg.len(),
+                    std::ptr::null_mut(),
+                )
+            })
+        })
+        .map(drop)
+    }
+}
+
+impl Drop for MessageQueue {
+    fn drop(&mut self) {
+        // SAFETY: closing descriptors this struct owns.
+        unsafe {
+            libc::mq_close(self.send);
+            libc::mq_close(self.receive);
+        }
+    }
+}
+
+/// The Linux GPIO character device, v2 uAPI (include/uapi/linux/gpio.h), declared here
+/// because libc does not carry it. Layouts are checked at compile time against the sizes
+/// and offsets the kernel header gives.
+mod gpio {
+    use super::{cvt, invalid, os_error, retry, LineName, Open, PROBE};
+    use std::io;
+    use std::mem::{offset_of, size_of};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    const GPIO_V2_LINES_MAX: usize = 64;
+    const GPIO_MAX_NAME_SIZE: usize = 32;
+    const GPIO_V2_LINE_NUM_ATTRS_MAX: usize = 10;
+
+    const GPIO_V2_LINE_FLAG_INPUT: u64 = 1 << 2;
+    const GPIO_V2_LINE_FLAG_OUTPUT: u64 = 1 << 3;
+    const GPIO_V2_LINE_FLAG_EDGE_RISING: u64 = 1 << 4;
+    const GPIO_V2_LINE_FLAG_EDGE_FALLING: u64 = 1 << 5;
+    // Neither GPIO_V2_LINE_FLAG_EVENT_CLOCK_REALTIME (1 << 11) nor _HTE (1 << 12) is set:
+    // edge timestamps then come from CLOCK_MONOTONIC, the clock rtgauge reads.
+
+    /// struct gpio_v2_line_attribute; the union (flags / values / debounce_period_us) is
+    /// only ever used here as flags or values, both u64.
+    #[repr(C, align(8))]
+    #[derive(Clone, Copy)]
+    struct LineAttribute {
+        id: u32,
+        padding: u32,
+        value: u64,
+    }
+
+    /// struct gpio_v2_line_config_attribute.
+    #[repr(C, align(8))]
+    #[derive(Clone, Copy)]
+    struct LineConfigAttribute {
+        attr: LineAttribute,
+        mask: u64,
+    }
+
+    /// struct gpio_v2_line_config.
+    #[repr(C, align(8))]
+    struct LineConfig {
+        flags: u64,
+        num_attrs: u32,
+        padding: [u32; 5],
+        attrs: [LineConfigAttribute; GPIO_V2_LINE_NUM_ATTRS_MAX],
+    }
+
+    /// struct gpio_v2_line_request.
+    #[repr(C, align(8))]
+    struct LineRequest {
+        offsets: [u32; GPIO_V2_LINES_MAX],
+        consumer: [u8; GPIO_MAX_NAME_SIZE],
+        config: LineConfig,
+        num_lines: u32,
+        event_buffer_size: u32,
+        padding: [u32; 5],
+        fd: i32,
+    }
+
+    /// struct gpio_v2_line_values.
+    #[repr(C, align(8))]
+    struct LineValues {
+        bits: u64,
+        mask: u64,
+    }
+
+    /// struct gpio_v2_line_event.
+    #[repr(C, align(8))]
+    struct LineEvent {
+        timestamp_ns: u64,
+        id: u32,
+        offset: u32,
+        seqno: u32,
+        line_seqno: u32,
+        padding: [u32; 6],
+    }
+
+    // The sizes and offsets of include/uapi/linux/gpio.h (checked against the header with a
+    // C program printing sizeof/offsetof on x86_64).
+    const _: () = {
+        assert!(size_of::<LineAttribute>() == 16);
+        assert!(size_of::<LineConfigAttribute>() == 24);
+        assert!(size_of::<LineConfig>() == 272);
+        assert!(offset_of!(LineConfig, num_attrs) == 8);
+        assert!(offset_of!(LineConfig, attrs) == 32);
+        assert!(size_of::<LineRequest>() == 592);
+        assert!(offset_of!(LineRequest, consumer) == 256);
+        assert!(offset_of!(LineRequest, config) == 288);
+        assert!(offset_of!(LineRequest, num_lines) == 560);
+        assert!(offset_of!(LineRequest, event_buffer_size) == 564);
+        assert!(offset_of!(LineRequest, fd) == 588);
+        assert!(size_of::<LineValues>() == 16);
+        assert!(size_of::<LineEvent>() == 48);
+        assert!(offset_of!(LineEvent, id) == 8);
+        assert!(offset_of!(LineEvent, line_seqno) == 20);
+    };
+
+    /// _IOWR(0xB4, nr, size): direction read|write (3 << 30; the 3-bit direction field of
+    /// mips/powerpc/sparc gives the same value for read|write), size in bits 16.., type, nr.
+    const fn iowr(nr: u64, size: usize) -> u64 {
+        (3 << 30) | ((size as u64) << 16) | (0xB4 << 8) | nr
+    }
+    const GPIO_V2_GET_LINE_IOCTL: u64 = iowr(0x07, size_of::<LineRequest>());
+    const GPIO_V2_LINE_SET_VALUES_IOCTL: u64 = iowr(0x0F, size_of::<LineValues>());
+    const _: () = assert!(GPIO_V2_GET_LINE_IOCTL == 0xC250_B407);
+    const _: () = assert!(GPIO_V2_LINE_SET_VALUES_IOCTL == 0xC010_B40F);
+
+    /// How long the wiring check waits for the edge of its test toggle.
+    const WIRE_CHECK_MS: i32 = 100;
+
+    /// An output line wired to an input line with edge events enabled.
+    pub(super) struct Wire {
+        output: OwnedFd,
+        input: OwnedFd,
+        /// Wakes the handler's poll when the run ends, even if no edge ever comes.
+        quit: OwnedFd,
+        level: AtomicU64,
+        pub out_name: String,
+        pub in_name: String,
+    }
+
+    fn chips() -> Vec<String> {
+        let mut chips: Vec<String> = std::fs::read_dir("/dev")
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.starts_with("gpiochip"))
+                    .map(|n| format!("/dev/{n}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        chips.sort();
+        chips
+    }
+
+    fn request(line: &LineName, flags: u64, what: &str) -> Result<OwnedFd, Open> {
+        let chip = std::fs::File::open(&line.chip).map_err(|e| {
+            let here = chips();
+            Open::Fail(invalid(format!(
+                "{what} {line}: cannot open {}: {e}; GPIO chips here: {}",
+                line.chip,
+                if here.is_empty() { "none".into() } else { here.join(", ") }
+            )))
+        })?;
+        // SAFETY: LineRequest is plain data; all-zero is a valid empty request.
+        let mut req: LineRequest = unsafe { std::mem::zeroed() };
+        req.offsets[0] = line.offset;
+        req.num_lines = 1;
+        let consumer = b"rtgauge";
+        req.consumer[..consumer.len()].copy_from_slice(consumer);
+        req.config.flags = flags;
+        // SAFETY: the ioctl reads and writes a LineRequest of the size encoded in the request
+        // number; the chip descriptor is open.
+        let rc = unsafe { libc::ioctl(chip.as_raw_fd(), GPIO_V2_GET_LINE_IOCTL as _, &mut req) };
+        if rc < 0 || req.fd < 0 {
+            let e = io::Error::last_os_error();
+            let hint = match e.raw_os_error() {
+                Some(libc::EBUSY) => " (the line is in use; `gpioinfo` shows by whom)",
+                Some(libc::EINVAL) => " (no such line on this chip, or it cannot be configured so)",
+                _ => "",
+            };
+            return Err(Open::Fail(os_error(
+                PROBE,
+                &format!("requesting GPIO line {line} as {what}{hint}"),
+                e,
+            )));
+        }
+        // SAFETY: the kernel returned a fresh line descriptor owned by nobody else.
+        Ok(unsafe { OwnedFd::from_raw_fd(req.fd) })
+    }
+
+    impl Wire {
+        pub(super) fn open(lines: Option<&(LineName, LineName)>) -> Result<Wire, Open> {
+            let Some((out_line, in_line)) = lines else {
+                return Err(Open::Skip(if chips().is_empty() {
+                    "no GPIO chip (/dev/gpiochip*) on this machine".into()
+                } else {
+                    "no GPIO lines named: wire an output line to an input line and pass --set response.gpio-out=/dev/gpiochipN:LINE --set response.gpio-in=/dev/gpiochipM:LINE".into()
+                }));
+            };
+            let output = request(out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
+            let input = request(
+                in_line,
+                GPIO_V2_LINE_FLAG_INPUT
+                    | GPIO_V2_LINE_FLAG_EDGE_RISING
+                    | GPIO_V2_LINE_FLAG_EDGE_FALLING,
+                "input with edge events",
+            )?;
+            // SAFETY: plain syscall; the descriptor is owned below.
+            let quit = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) } as isize)
+                .map_err(|e| Open::Fail(os_error(PROBE, "eventfd", e)))?;
+            let wire = Wire {
+                output,
+                input,
+                // SAFETY: a fresh descriptor owned by nobody else.
+                quit: unsafe { OwnedFd::from_raw_fd(quit as i32) },
+                level: AtomicU64::new(0),
+                out_name: out_line.to_string(),
+                in_name: in_line.to_string(),
+            };
+            wire.check()?;
+            Ok(wire)
+        }
+
+        /// Toggles once and expects an edge on the input: a missing wire is reported now, in
+        /// words, instead of as a timeout later. Drains the events so measuring starts clean.
+        fn check(&self) -> Result<(), Open> {
+            self.toggle()
+                .map_err(|e| Open::Fail(os_error(PROBE, "setting the GPIO output", e)))?;
+            if !self.poll_input(WIRE_CHECK_MS) {
+                return Err(Open::Fail(invalid(format!(
+                    "no edge on gpio-in {} within {WIRE_CHECK_MS}ms of toggling gpio-out {}: wire the output line to the input line",
+                    self.in_name, self.out_name
+                ))));
+            }
+            while self.poll_input(0) {
+                self.read_event()
+                    .map_err(|e| Open::Fail(os_error(PROBE, "reading a GPIO edge event", e)))?;
+            }
+            Ok(())
+        }
+
+        fn poll_input(&self, timeout_ms: i32) -> bool {
+            let mut pfd = libc::pollfd {
+                fd: self.input.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            let n = retry(|| cvt(unsafe { libc::poll(&mut pfd, 1, timeout_ms) } as isize));
+            matches!(n, Ok(1..))
+        }
+
+        #[inline]
+        fn read_event(&self) -> io::Result<u64> {
+            // SAFETY: LineEvent is plain data.
+            let mut ev: LineEvent = unsafe { std::mem::zeroed() };
+            // SAFETY: reads at most one event into a buffer of its size.
+            let n = retry(|| {
+                cvt(unsafe {
+                    libc::read(
+                        self.input.as_raw_fd(),
+                        (&mut ev as *mut LineEvent).cast(),
+                        size_of::<LineEvent>(),
+                    )
+                })
+            })?;
+            if n as usize != size_of::<LineEvent>() {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "short read of a GPIO edge event",
+                ));
+            }
+            Ok(ev.timestamp_ns)
+        }
+
+        /// Drives the output to the other level (trigger thread).
+        #[inline]
+        pub(super) fn toggle(&self) -> io::Result<()> {
+            let level = self.level.load(Ordering::Relaxed) ^ 1;
+            self.level.store(level, Ordering::Relaxed);
+            let mut values = LineValues {
+                bits: level,
+                mask: 1,
+            };
+            // SAFETY: the ioctl reads a LineValues of the size encoded in the request number.
+            let rc = unsafe {
+                libc::ioctl(
+                    self.output.as_raw_fd(),
+                    GPIO_V2_LINE_SET_VALUES_IOCTL as _,
+                    &mut values,
+                )
+            };
+            cvt(rc as isize).map(drop)
+        }
+
+        /// Waits for an edge (or the quit wake-up) as libgpiod does: poll, then read one
+        /// event. Returns the kernel's timestamp of the edge.
+        #[inline]
+        pub(super) fn wait_edge(&self) -> io::Result<Option<u64>> {
+            let mut fds = [
+                libc::pollfd {
+                    fd: self.input.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: self.quit.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            // SAFETY: two valid pollfds; no timeout.
+            retry(|| cvt(unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } as isize))?;
+            if fds[0].revents & libc::POLLIN != 0 {
+                return self.read_event().map(Some);
+            }
+            Ok(None)
+        }
+
+        pub(super) fn wake_for_quit(&self) {
+            let one = 1u64;
+            // SAFETY: writes the 8-byte counter increment the eventfd ABI defines.
+            unsafe { libc::write(self.quit.as_raw_fd(), (&one as *const u64).cast(), 8) };
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn a_missing_chip_is_a_failure_that_lists_the_chips_here() {
+            let line = LineName {
+                chip: "/dev/gpiochip-does-not-exist".into(),
+                offset: 3,
+            };
+            match request(&line, GPIO_V2_LINE_FLAG_OUTPUT, "output") {
+                Err(Open::Fail(e)) => {
+                    let e = e.to_string();
+                    assert!(e.contains("GPIO chips here"), "{e}");
+                    assert!(e.contains("gpiochip-does-not-exist:3"), "{e}");
+                }
+                _ => panic!("expected a failure"),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn params(pairs: &[(&str, &str)]) -> Params {
+        Params::new(
+            PROBE,
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<BTreeMap<_, _>>(),
+        )
+    }
+
+    #[test]
+    fn defaults() {
+        let c = config(&params(&[])).unwrap();
+        assert_eq!(c.sources.len(), SOURCES.len());
+        assert_eq!(c.period_ns, DEFAULT_PERIOD_NS);
+        assert_eq!(c.handler_busy_ns, 0);
+        assert!(c.gpio.is_none());
+    }
+
+    #[test]
+    fn bad_input_names_the_parameter_and_the_accepted_values() {
+        let e = config(&params(&[("sources", "pipe,bogus")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sources 'bogus'"), "{e}");
+        assert!(e.contains(&SOURCES.join(", ")), "{e}");
+        let e = config(&params(&[("placement", "sideways")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("placement 'sideways'") && e.contains("same-cpu, cross-cpu"), "{e}");
+        let e = config(&params(&[("gpio-out", "/dev/gpiochip0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("gpio-out") && e.contains("CHIP:LINE"), "{e}");
+        let e = config(&params(&[("gpio-out", "/dev/gpiochip0:1")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("go together"), "{e}");
+        let e = config(&params(&[("period", "5us")])).unwrap_err().to_string();
+        assert!(e.contains("minimum"), "{e}");
+    }
+
+    #[test]
+    fn handler_busy_accepts_zero_and_durations() {
+        assert_eq!(config(&params(&[("handler-busy", "0")])).unwrap().handler_busy_ns, 0);
+        assert_eq!(
+            config(&params(&[("handler-busy", "200us")]))
+                .unwrap()
+                .handler_busy_ns,
+            200_000
+        );
+        assert!(config(&params(&[("handler-busy", "soon")])).is_err());
+    }
+
+    #[test]
+    fn gpio_lines_parse() {
+        let c = config(&params(&[
+            ("gpio-out", "/dev/gpiochip0:17"),
+            ("gpio-in", "/dev/gpiochip1:4"),
+        ]))
+        .unwrap();
+        let (o, i) = c.gpio.unwrap();
+        assert_eq!((o.chip.as_str(), o.offset), ("/dev/gpiochip0", 17));
+        assert_eq!((i.chip.as_str(), i.offset), ("/dev/gpiochip1", 4));
+    }
+
+    #[test]
+    fn without_named_lines_gpio_is_skipped_with_a_reason() {
+        match Channel::open(Source::Gpio, &config(&params(&[])).unwrap()) {
+            Err(Open::Skip(reason)) => assert!(reason.contains("GPIO"), "{reason}"),
+            _ => panic!("expected a skip"),
+        }
+    }
+
+    /// Every in-process channel delivers exactly one wake-up per event.
+    #[test]
+    fn every_channel_delivers_events_to_a_waiting_thread() {
+        let cfg = config(&params(&[])).unwrap();
+        for source in [
+            Source::Signal,
+            Source::Pipe,
+            Source::Eventfd,
+            Source::Futex,
+            Source::Mqueue,
+            Source::Udp,
+        ] {
+            let ch = match Channel::open(source, &cfg) {
+                Ok(c) => c,
+                Err(Open::Skip(_)) => continue,
+                Err(Open::Fail(e)) => panic!("{e}"),
+            };
+            let ready = std::sync::Barrier::new(2);
+            let got = AtomicU64::new(0);
+            std::thread::scope(|s| {
+                s.spawn(|| {
+                    ch.prepare_handler().unwrap();
+                    ready.wait();
+                    let mut w = Waiter::default();
+                    for _ in 0..50 {
+                        ch.wait(&mut w).unwrap();
+                        got.fetch_add(1, Ordering::SeqCst);
+                    }
+                });
+                ready.wait();
+                for i in 0..50u64 {
+                    ch.fire().unwrap();
+                    // Wait for the handler so the futex counter is seen once per event.
+                    while got.load(Ordering::SeqCst) <= i {
+                        std::thread::yield_now();
+                    }
+                }
+            });
+            assert_eq!(got.load(Ordering::SeqCst), 50, "{}", source.name());
+        }
+    }
+}

@@ -1,0 +1,834 @@
+//! `rtgauge check`: limits from a spec file (TOML) checked against a result, for CI gates.
+//!
+//! ```toml
+//! [[limit]]
+//! probe = "cyclic"     # probe, mode, load, series, labels: each optional, absent = any
+//! mode = "rt"
+//! load = "net"
+//! series = "latency"
+//! labels = { cpu = "1" }
+//! p99_99 = "50us"      # min, max, mean, median, any percentile p<N>: a duration with a unit
+//! max = "100us"
+//! overruns = 0         # a count
+//! ```
+//!
+//! Times are per operation (sample ÷ batch), as in the tables. A limit is inclusive: the value
+//! passes when it is at most the limit. A percentile the sample count cannot support fails with
+//! "not enough samples": a gate that cannot be evaluated must not pass silently. For the same
+//! reason a limit that matches no series fails, and so does a limit naming a probe whose run
+//! was skipped or failed. A bound on a counter the series does not keep (overruns of a `period`
+//! series) is not applicable and passes.
+
+use crate::dist::Dist;
+use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
+use comfy_table::{ContentArrangement, Table};
+use crate::units::{format_duration_ns, parse_duration_ns};
+use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
+use rtgauge_stats::percentile_supported;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// What a spec line may say; part of every key error.
+const ACCEPTED_KEYS: &str = "probe, mode, load, series, labels, name (selectors, optional); \
+     min, max, mean, median, p<N> such as p99, p99_9 or \"p99.99\" (a duration with a unit, e.g. \"50us\"); \
+     overruns (a count, e.g. 0)";
+
+#[derive(Debug, thiserror::Error)]
+pub enum SpecError {
+    #[error("cannot read spec file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        message: String,
+    },
+}
+
+/// A parsed spec file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Spec {
+    pub path: PathBuf,
+    pub limits: Vec<Limit>,
+}
+
+/// One `[[limit]]` table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Limit {
+    /// 1-based position in the file.
+    pub index: usize,
+    /// Line of its `[[limit]]` header.
+    pub line: usize,
+    pub name: Option<String>,
+    pub probe: Option<String>,
+    pub mode: Option<String>,
+    pub load: Option<String>,
+    pub series: Option<String>,
+    /// Labels the series must carry (a subset match).
+    pub labels: BTreeMap<String, String>,
+    pub bounds: Vec<Bound>,
+}
+
+/// One bound: `p99_99 = "50us"`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Bound {
+    /// The key as written.
+    pub key: String,
+    pub stat: Stat,
+    /// The limit in ns (times) or as a count (overruns).
+    pub limit: u64,
+    /// The limit as written (`50us`).
+    pub written: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+pub enum Stat {
+    Min,
+    Max,
+    Mean,
+    Median,
+    /// A percentile: `q` is the quantile (0.9999 for p99.99), `label` e.g. "p99.99".
+    Percentile {
+        q: f64,
+        label: String,
+    },
+    Overruns,
+}
+
+impl Stat {
+    pub fn label(&self) -> String {
+        match self {
+            Stat::Min => "min".into(),
+            Stat::Max => "max".into(),
+            Stat::Mean => "mean".into(),
+            Stat::Median => "median".into(),
+            Stat::Percentile { label, .. } => label.clone(),
+            Stat::Overruns => "overruns".into(),
+        }
+    }
+
+    fn is_time(&self) -> bool {
+        !matches!(self, Stat::Overruns)
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    #[serde(default)]
+    limit: Vec<toml::Spanned<BTreeMap<String, toml::Spanned<toml::Value>>>>,
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+/// Parses `p99`, `p99_9`, `p99.99`, `p50`: the quantile and the canonical label.
+pub fn parse_percentile_key(key: &str) -> Option<(f64, String)> {
+    let digits = key.strip_prefix('p')?;
+    let normalised = digits.replacen('_', ".", 1);
+    let valid = !normalised.is_empty()
+        && normalised.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && normalised.matches('.').count() <= 1
+        && !normalised.starts_with('.')
+        && !normalised.ends_with('.');
+    if !valid {
+        return None;
+    }
+    let percent: f64 = normalised.parse().ok()?;
+    if !(percent > 0.0 && percent < 100.0) {
+        return None;
+    }
+    Some((percent / 100.0, format!("p{normalised}")))
+}
+
+impl Spec {
+    /// Reads and validates a spec file.
+    pub fn load(path: &Path) -> Result<Spec, SpecError> {
+        let text = std::fs::read_to_string(path).map_err(|source| SpecError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Spec::parse(&text, path)
+    }
+
+    /// Validates spec text; `path` names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Spec, SpecError> {
+        let invalid = |line: usize, message: String| SpecError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        let raw: RawSpec = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| line_of(text, s.start));
+            let mut message = e.message().trim().replace('\n', " ");
+            if message.contains("unknown field") {
+                message.push_str("; a spec holds only [[limit]] tables");
+            }
+            invalid(line, format!("{message} (spec files are TOML: [[limit]] tables of {ACCEPTED_KEYS})"))
+        })?;
+        if raw.limit.is_empty() {
+            return Err(invalid(
+                1,
+                "no [[limit]] table; write e.g. [[limit]] probe = \"cyclic\" series = \"latency\" max = \"100us\"".into(),
+            ));
+        }
+        let mut limits = Vec::new();
+        for (i, table) in raw.limit.iter().enumerate() {
+            // The header line: the last `[[` before the table's first value.
+            let first = table
+                .get_ref()
+                .values()
+                .map(|v| v.span().start)
+                .min()
+                .unwrap_or(table.span().start);
+            let header = text[..first.min(text.len())].rfind("[[").unwrap_or(first);
+            let mut limit = Limit {
+                index: i + 1,
+                line: line_of(text, header),
+                name: None,
+                probe: None,
+                mode: None,
+                load: None,
+                series: None,
+                labels: BTreeMap::new(),
+                bounds: Vec::new(),
+            };
+            let mut entries: Vec<(&String, &toml::Spanned<toml::Value>)> =
+                table.get_ref().iter().collect();
+            entries.sort_by_key(|(_, v)| v.span().start);
+            for (key, value) in entries {
+                let line = line_of(text, value.span().start);
+                let as_string = || -> Result<String, SpecError> {
+                    match value.get_ref() {
+                        toml::Value::String(s) => Ok(s.clone()),
+                        other => Err(invalid(
+                            line,
+                            format!("`{key}` must be a string, e.g. {key} = \"{}\" (found {other})", example(key)),
+                        )),
+                    }
+                };
+                match key.as_str() {
+                    "name" => limit.name = Some(as_string()?),
+                    "probe" => limit.probe = Some(as_string()?),
+                    "mode" => limit.mode = Some(as_string()?),
+                    "load" => limit.load = Some(as_string()?),
+                    "series" => limit.series = Some(as_string()?),
+                    "labels" => {
+                        let toml::Value::Table(t) = value.get_ref() else {
+                            return Err(invalid(
+                                line,
+                                "`labels` must be an inline table, e.g. labels = { cpu = \"1\" }".into(),
+                            ));
+                        };
+                        for (k, v) in t {
+                            let v = match v {
+                                toml::Value::String(s) => s.clone(),
+                                toml::Value::Integer(n) => n.to_string(),
+                                other => {
+                                    return Err(invalid(
+                                        line,
+                                        format!("label `{k}` must be a string or integer, e.g. labels = {{ cpu = \"1\" }} (found {other})"),
+                                    ))
+                                }
+                            };
+                            limit.labels.insert(k.clone(), v);
+                        }
+                    }
+                    "overruns" => {
+                        let n = match value.get_ref() {
+                            toml::Value::Integer(n) if *n >= 0 => *n as u64,
+                            other => {
+                                return Err(invalid(
+                                    line,
+                                    format!("`overruns` must be a count (an integer ≥ 0), e.g. overruns = 0 (found {other})"),
+                                ))
+                            }
+                        };
+                        limit.bounds.push(Bound {
+                            key: key.clone(),
+                            stat: Stat::Overruns,
+                            limit: n,
+                            written: n.to_string(),
+                        });
+                    }
+                    other => {
+                        let stat = match other {
+                            "min" => Stat::Min,
+                            "max" => Stat::Max,
+                            "mean" => Stat::Mean,
+                            "median" => Stat::Median,
+                            _ => match parse_percentile_key(other) {
+                                Some((q, label)) => Stat::Percentile { q, label },
+                                None => {
+                                    return Err(invalid(
+                                        line,
+                                        format!("unknown key `{other}`; accepted: {ACCEPTED_KEYS}"),
+                                    ))
+                                }
+                            },
+                        };
+                        let written = match value.get_ref() {
+                            toml::Value::String(s) => s.clone(),
+                            other => {
+                                return Err(invalid(
+                                    line,
+                                    format!("`{key}` must be a duration with a unit as a string, e.g. {key} = \"50us\" (found {other}; units ns, us, ms, s)"),
+                                ))
+                            }
+                        };
+                        let ns = parse_duration_ns(&written)
+                            .map_err(|e| invalid(line, format!("`{key}`: {e}")))?;
+                        limit.bounds.push(Bound {
+                            key: key.clone(),
+                            stat,
+                            limit: ns,
+                            written,
+                        });
+                    }
+                }
+            }
+            if limit.bounds.is_empty() {
+                return Err(invalid(
+                    limit.line,
+                    format!("limit {} states no bound; add e.g. max = \"100us\" or p99_99 = \"50us\"", i + 1),
+                ));
+            }
+            limits.push(limit);
+        }
+        Ok(Spec {
+            path: path.to_path_buf(),
+            limits,
+        })
+    }
+}
+
+fn example(key: &str) -> &'static str {
+    match key {
+        "probe" => "cyclic",
+        "mode" => "rt",
+        "load" => "cpu",
+        "series" => "latency",
+        _ => "…",
+    }
+}
+
+impl Limit {
+    /// `probe=cyclic mode=rt series=latency` — what the limit selects.
+    pub fn selector(&self) -> String {
+        let mut parts = Vec::new();
+        for (k, v) in [
+            ("probe", &self.probe),
+            ("mode", &self.mode),
+            ("load", &self.load),
+            ("series", &self.series),
+        ] {
+            if let Some(v) = v {
+                parts.push(format!("{k}={v}"));
+            }
+        }
+        for (k, v) in &self.labels {
+            parts.push(format!("{k}={v}"));
+        }
+        if parts.is_empty() {
+            "every series".into()
+        } else {
+            parts.join(" ")
+        }
+    }
+
+    /// `p99.99 ≤ 50us, max ≤ 100us`.
+    pub fn bounds_text(&self) -> String {
+        self.bounds
+            .iter()
+            .map(|b| format!("{} ≤ {}", b.stat.label(), b.written))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn selects_run(&self, run: &ProbeRun) -> bool {
+        self.probe.as_ref().is_none_or(|p| *p == run.probe)
+            && self.mode.as_ref().is_none_or(|m| *m == run.mode)
+            && self.load.as_ref().is_none_or(|l| *l == run.load)
+    }
+
+    fn selects_series(&self, s: &Series) -> bool {
+        self.series.as_ref().is_none_or(|n| *n == s.name)
+            && self.labels.iter().all(|(k, v)| s.labels.get(k) == Some(v))
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Pass,
+    Fail,
+    NotApplicable,
+}
+
+/// One bound evaluated on one series.
+#[derive(Debug, Clone, Serialize)]
+pub struct BoundResult {
+    pub stat: String,
+    pub limit: String,
+    /// The measured value in ns per operation (times) or as a count; absent when it could
+    /// not be evaluated.
+    pub value: Option<f64>,
+    pub verdict: Verdict,
+    pub message: String,
+}
+
+/// One limit applied to one series (a JUnit test case).
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckCase {
+    pub limit: usize,
+    pub line: usize,
+    pub name: Option<String>,
+    pub probe: String,
+    pub mode: String,
+    pub load: String,
+    /// The series (`latency cpu=0`), or what was wrong when there is none.
+    pub series: String,
+    pub bounds: Vec<BoundResult>,
+    pub passed: bool,
+    /// Why the case failed without evaluating bounds (no match, probe skipped).
+    pub problem: Option<String>,
+}
+
+impl CheckCase {
+    /// The one-line message of a failing case.
+    pub fn failure_message(&self) -> Option<String> {
+        if self.passed {
+            return None;
+        }
+        if let Some(p) = &self.problem {
+            return Some(p.clone());
+        }
+        Some(
+            self.bounds
+                .iter()
+                .filter(|b| b.verdict == Verdict::Fail)
+                .map(|b| b.message.clone())
+                .collect::<Vec<_>>()
+                .join("; "),
+        )
+    }
+}
+
+/// The outcome of checking one result against one spec.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckReport {
+    pub spec: String,
+    pub passed: bool,
+    pub cases: Vec<CheckCase>,
+}
+
+impl CheckReport {
+    pub fn failures(&self) -> usize {
+        self.cases.iter().filter(|c| !c.passed).count()
+    }
+}
+
+fn fmt_value(stat: &Stat, v: f64) -> String {
+    if stat.is_time() {
+        format_duration_ns(v.round() as u64)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
+    let per_op = |ns: Option<u64>| ns.map(|v| v as f64 / s.batch.max(1) as f64);
+    let label = bound.stat.label();
+    let mut result = BoundResult {
+        stat: label.clone(),
+        limit: bound.written.clone(),
+        value: None,
+        verdict: Verdict::Fail,
+        message: String::new(),
+    };
+    let st = &s.stats;
+    let value = match &bound.stat {
+        Stat::Overruns => match s.counters.get("overruns") {
+            Some(&n) => Some(n as f64),
+            None => {
+                result.verdict = Verdict::NotApplicable;
+                result.message = "this series does not count overruns".into();
+                return result;
+            }
+        },
+        _ if st.count == 0 => {
+            result.message = format!("{label}: the series has no samples");
+            return result;
+        }
+        Stat::Min => per_op(st.min_ns),
+        Stat::Max => per_op(st.max_ns),
+        Stat::Mean => per_op(st.mean_ns),
+        Stat::Median => per_op(st.median_ns),
+        Stat::Percentile { q, .. } => {
+            if !percentile_supported(*q, st.count) {
+                let needed = (1.0 / (1.0 - q)).round() as u64;
+                result.message = format!(
+                    "{label}: not enough samples ({} recorded, {label} needs at least {needed}); measure longer",
+                    st.count
+                );
+                return result;
+            }
+            // The stored percentile when the summary has it, so check and table agree.
+            let stored = st
+                .percentiles
+                .entries()
+                .iter()
+                .chain([("p25", 0.25, st.p25_ns), ("p50", 0.5, st.median_ns), ("p75", 0.75, st.p75_ns)].iter())
+                .find(|e| (e.1 - q).abs() < 1e-12)
+                .and_then(|e| e.2);
+            match stored {
+                Some(v) => per_op(Some(v)),
+                None => Dist::of(s).map(|d| d.quantile(*q)),
+            }
+        }
+    };
+    let Some(value) = value else {
+        result.message = format!("{label}: not recorded in this result");
+        return result;
+    };
+    result.value = Some(value);
+    if value <= bound.limit as f64 {
+        result.verdict = Verdict::Pass;
+        result.message = format!("{label} {} ≤ {}", fmt_value(&bound.stat, value), bound.written);
+    } else {
+        result.message = format!(
+            "{label} {} exceeds {}",
+            fmt_value(&bound.stat, value),
+            bound.written
+        );
+    }
+    result
+}
+
+/// Checks every limit of `spec` against `result`.
+pub fn check_result(result: &RunResult, spec: &Spec) -> CheckReport {
+    let mut cases = Vec::new();
+    for limit in &spec.limits {
+        let before = cases.len();
+        let case = |run: &ProbeRun, series: String| CheckCase {
+            limit: limit.index,
+            line: limit.line,
+            name: limit.name.clone(),
+            probe: run.probe.clone(),
+            mode: run.mode.clone(),
+            load: run.load.clone(),
+            series,
+            bounds: Vec::new(),
+            passed: false,
+            problem: None,
+        };
+        for run in result.runs.iter().filter(|r| limit.selects_run(r)) {
+            match &run.status {
+                ProbeStatus::Ok => {}
+                // A run that measured nothing fails a limit that names its probe; a limit
+                // about "any probe" cannot tell whether it was meant and ignores it.
+                ProbeStatus::Skipped { reason } if limit.probe.is_some() => {
+                    let mut c = case(run, "–".into());
+                    c.problem = Some(format!("probe run skipped: {reason}"));
+                    cases.push(c);
+                    continue;
+                }
+                ProbeStatus::Failed { error } if limit.probe.is_some() => {
+                    let mut c = case(run, "–".into());
+                    c.problem = Some(format!("probe run failed: {error}"));
+                    cases.push(c);
+                    continue;
+                }
+                _ => continue,
+            }
+            for s in run.series.iter().filter(|s| limit.selects_series(s)) {
+                let mut c = case(run, s.display_name());
+                c.bounds = limit.bounds.iter().map(|b| evaluate(b, s)).collect();
+                c.passed = c.bounds.iter().all(|b| b.verdict != Verdict::Fail);
+                cases.push(c);
+            }
+        }
+        if cases.len() == before {
+            cases.push(CheckCase {
+                limit: limit.index,
+                line: limit.line,
+                name: limit.name.clone(),
+                probe: limit.probe.clone().unwrap_or_else(|| "*".into()),
+                mode: limit.mode.clone().unwrap_or_else(|| "*".into()),
+                load: limit.load.clone().unwrap_or_else(|| "*".into()),
+                series: limit.series.clone().unwrap_or_else(|| "*".into()),
+                bounds: Vec::new(),
+                passed: false,
+                problem: Some(format!(
+                    "no series in the result matches {} (check the names against the result's tables)",
+                    limit.selector()
+                )),
+            });
+        }
+    }
+    CheckReport {
+        spec: spec.path.display().to_string(),
+        passed: cases.iter().all(|c| c.passed),
+        cases,
+    }
+}
+
+/// Table style of the terminal and Markdown renderings.
+pub use crate::compare::Style;
+
+fn case_bounds_text(c: &CheckCase) -> String {
+    if let Some(p) = &c.problem {
+        return p.clone();
+    }
+    c.bounds
+        .iter()
+        .map(|b| match b.verdict {
+            Verdict::NotApplicable => format!("{}: n/a ({})", b.stat, b.message),
+            _ => b.message.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Terminal table or Markdown: one line per case, then the totals.
+pub fn render_text(r: &CheckReport, style: Style) -> String {
+    let md = style == Style::Markdown;
+    let mut t = Table::new();
+    t.load_style(if md { ASCII_MARKDOWN } else { UTF8_FULL_CONDENSED });
+    t.set_content_arrangement(ContentArrangement::Disabled);
+    t.set_header(vec![
+        "Limit", "Probe", "Mode", "Load", "Series", "Result", "Details",
+    ]);
+    for c in &r.cases {
+        t.add_row(vec![
+            format!("{} (line {})", c.name.clone().unwrap_or_else(|| c.limit.to_string()), c.line),
+            c.probe.clone(),
+            c.mode.clone(),
+            c.load.clone(),
+            c.series.clone(),
+            if c.passed { "pass" } else { "FAIL" }.to_string(),
+            case_bounds_text(c),
+        ]);
+    }
+    let mut out = String::new();
+    if md {
+        let _ = writeln!(out, "## Check against {}\n", r.spec);
+    } else {
+        let _ = writeln!(out, "check against {}", r.spec);
+    }
+    let _ = writeln!(out, "{t}\n");
+    let _ = writeln!(
+        out,
+        "{}: {} of {} checks failed",
+        if r.passed { "PASS" } else { "FAIL" },
+        r.failures(),
+        r.cases.len()
+    );
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// CSV: one line per bound evaluated (a case without bounds gets one line with its problem).
+pub fn render_csv(r: &CheckReport) -> String {
+    let mut out = String::from("limit,line,name,probe,mode,load,series,stat,limit_value,value,verdict,message\n");
+    for c in &r.cases {
+        let head = [
+            c.limit.to_string(),
+            c.line.to_string(),
+            c.name.clone().unwrap_or_default(),
+            c.probe.clone(),
+            c.mode.clone(),
+            c.load.clone(),
+            c.series.clone(),
+        ]
+        .iter()
+        .map(|f| csv_field(f))
+        .collect::<Vec<_>>()
+        .join(",");
+        if let Some(p) = &c.problem {
+            let _ = writeln!(out, "{head},,,,fail,{}", csv_field(p));
+        }
+        for b in &c.bounds {
+            let verdict = match b.verdict {
+                Verdict::Pass => "pass",
+                Verdict::Fail => "fail",
+                Verdict::NotApplicable => "not_applicable",
+            };
+            let value = b
+                .value
+                .map(|v| {
+                    if v.fract() == 0.0 {
+                        format!("{}", v as i64)
+                    } else {
+                        format!("{v:.3}")
+                    }
+                })
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{head},{},{},{value},{verdict},{}",
+                csv_field(&b.stat),
+                csv_field(&b.limit),
+                csv_field(&b.message)
+            );
+        }
+    }
+    out
+}
+
+pub fn render_json(r: &CheckReport) -> String {
+    serde_json::to_string_pretty(r).expect("a check report always serialises") + "\n"
+}
+
+fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            // Control characters are not allowed in XML 1.0.
+            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JUnit XML: one test case per limit × matching series.
+pub fn render_junit(r: &CheckReport) -> String {
+    let suite = Path::new(&r.spec)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| r.spec.clone());
+    let failures = r.failures();
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        out,
+        "<testsuites name=\"rtgauge check\" tests=\"{}\" failures=\"{failures}\" errors=\"0\">",
+        r.cases.len()
+    );
+    let _ = writeln!(
+        out,
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">",
+        xml_escape(&suite),
+        r.cases.len()
+    );
+    for c in &r.cases {
+        let limit_name = c
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("limit {} (line {})", c.limit, c.line));
+        let _ = write!(
+            out,
+            "    <testcase classname=\"rtgauge.{}.{}.{}\" name=\"{}: {}\"",
+            xml_escape(&c.probe),
+            xml_escape(&c.mode),
+            xml_escape(&c.load),
+            xml_escape(&limit_name),
+            xml_escape(&c.series)
+        );
+        match c.failure_message() {
+            None => {
+                let _ = writeln!(out, ">");
+                let _ = writeln!(
+                    out,
+                    "      <system-out>{}</system-out>",
+                    xml_escape(&case_bounds_text(c))
+                );
+                let _ = writeln!(out, "    </testcase>");
+            }
+            Some(message) => {
+                let _ = writeln!(out, ">");
+                let _ = writeln!(
+                    out,
+                    "      <failure type=\"limit exceeded\" message=\"{}\">{}</failure>",
+                    xml_escape(&message),
+                    xml_escape(&case_bounds_text(c))
+                );
+                let _ = writeln!(out, "    </testcase>");
+            }
+        }
+    }
+    out.push_str("  </testsuite>\n</testsuites>\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Spec, SpecError> {
+        Spec::parse(text, Path::new("spec.toml"))
+    }
+
+    #[test]
+    fn percentile_keys() {
+        assert_eq!(parse_percentile_key("p99"), Some((0.99, "p99".into())));
+        assert_eq!(parse_percentile_key("p99_99").unwrap().1, "p99.99");
+        assert!((parse_percentile_key("p99.999").unwrap().0 - 0.99999).abs() < 1e-12);
+        assert_eq!(parse_percentile_key("p50").unwrap().0, 0.5);
+        for bad in ["p", "p100", "p0", "p9x", "p99__9", "p.9", "q99", "p99."] {
+            assert!(parse_percentile_key(bad).is_none(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_full_limit_parses() {
+        let spec = parse(
+            "# gate\n[[limit]]\nprobe = \"cyclic\"\nmode = \"rt\"\nload = \"net\"\nseries = \"latency\"\nlabels = { cpu = 1 }\np99_99 = \"50us\"\nmax = \"100us\"\novrruns_is_typo_free = 0\n",
+        );
+        // The typo is reported with its line and the accepted keys.
+        let e = spec.unwrap_err().to_string();
+        assert!(e.starts_with("spec.toml:10: unknown key `ovrruns_is_typo_free`"), "{e}");
+        assert!(e.contains("accepted:"), "{e}");
+        let spec = parse(
+            "[[limit]]\nprobe = \"cyclic\"\nlabels = { cpu = 1 }\n\"p99.99\" = \"50us\"\nmax = \"100us\"\noverruns = 0\n",
+        )
+        .unwrap();
+        let l = &spec.limits[0];
+        assert_eq!(l.line, 1);
+        assert_eq!(l.labels.get("cpu").map(String::as_str), Some("1"));
+        assert_eq!(l.bounds.len(), 3);
+        assert_eq!(l.bounds[0].stat.label(), "p99.99");
+        assert_eq!(l.bounds[0].limit, 50_000);
+        assert_eq!(l.bounds_text(), "p99.99 ≤ 50us, max ≤ 100us, overruns ≤ 0");
+    }
+
+    #[test]
+    fn bad_specs_name_the_line_and_the_accepted_form() {
+        let cases = [
+            ("[[limit]]\nmax = 100\n", "spec.toml:2:", "\"50us\""),
+            ("[[limit]]\nmax = \"100 parsecs\"\n", "spec.toml:2:", "e.g. 25us"),
+            ("[[limit]]\nprobe = \"cyclic\"\n", "spec.toml:1:", "no bound"),
+            ("[[limit]]\novverruns = 0\n", "spec.toml:2:", "unknown key"),
+            ("[[limit]]\noverruns = -1\n", "spec.toml:2:", "integer ≥ 0"),
+            ("[[limits]]\nmax = \"1us\"\n", "spec.toml:1:", "[[limit]]"),
+            ("[[limit]\n", "spec.toml:1:", "TOML"),
+            ("", "spec.toml:1:", "no [[limit]]"),
+            ("[[limit]]\nmax = \"1us\"\n\n[[limit]]\nprobe = 3\nmax = \"1us\"\n", "spec.toml:5:", "must be a string"),
+        ];
+        for (text, at, says) in cases {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with(at), "{text:?}: {e}");
+            assert!(e.contains(says), "{text:?}: {e}");
+            assert!(!e.contains('\n'), "one line: {e}");
+        }
+    }
+}

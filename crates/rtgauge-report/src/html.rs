@@ -1,0 +1,626 @@
+//! The self-contained HTML report: one file, no network fetches (uPlot, styles and data are
+//! inlined), readable on a phone and printable.
+//!
+//! Tables and text are rendered here as HTML; charts are drawn in the browser from the plot
+//! model ([`crate::plots`]) inlined as JSON in a `<script type="application/json">` element.
+
+use crate::compare::{format_p, percent, Comparison, Outcome};
+use crate::plots::{build_charts, Chart, RecordingPlot};
+use crate::table::probe_table;
+use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, RunStatus};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+const UPLOT_JS: &str = include_str!("../assets/uPlot.iife.min.js");
+const UPLOT_CSS: &str = include_str!("../assets/uPlot.min.css");
+const UPLOT_LICENSE: &str = include_str!("../assets/uPlot.LICENSE");
+const REPORT_JS: &str = include_str!("../assets/report.js");
+const REPORT_CSS: &str = include_str!("../assets/report.css");
+
+/// Everything a report page shows.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportInput<'a> {
+    pub results: &'a [RunResult],
+    /// One short name per result (legends, column headers).
+    pub names: &'a [String],
+    /// A comparison shown first (`compare --format html`).
+    pub comparison: Option<&'a Comparison>,
+    /// Raw-sample plots from recordings (`run --record`), drawn as time series.
+    pub recordings: &'a [RecordingPlot],
+}
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// JSON that is safe inside a `<script>` element: every `<` becomes `\u003c`, so neither
+/// `</script>` nor `<!--` can end or confuse the element.
+pub fn script_json(value: &serde_json::Value) -> String {
+    serde_json::to_string(value)
+        .expect("plot data always serialises")
+        .replace('<', "\\u003c")
+}
+
+/// `2026-11-22 05:12:34 UTC` from ns since the Unix epoch.
+pub fn utc(unix_ns: u64) -> String {
+    let secs = unix_ns / 1_000_000_000;
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil-from-days (proleptic Gregorian), Howard Hinnant's algorithm.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn status_word(s: RunStatus) -> &'static str {
+    match s {
+        RunStatus::Complete => "complete",
+        RunStatus::Interrupted => "interrupted",
+        RunStatus::Failed => "failed",
+    }
+}
+
+fn flatten_json(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten_json(&p, v, out);
+            }
+        }
+        Value::Array(items) if items.iter().all(|i| !i.is_object() && !i.is_array()) => {
+            let parts: Vec<String> = items.iter().map(json_scalar).collect();
+            out.push((prefix.to_string(), parts.join(", ")));
+        }
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                flatten_json(&format!("{prefix}[{i}]"), v, out);
+            }
+        }
+        other => out.push((prefix.to_string(), json_scalar(other))),
+    }
+}
+
+fn json_scalar(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Null => "–".into(),
+        other => other.to_string(),
+    }
+}
+
+/// A field × result table; rows whose values differ between results are marked.
+fn field_table(names: &[String], columns: &[Vec<(String, String)>]) -> String {
+    let mut keys: Vec<String> = Vec::new();
+    for c in columns {
+        for (k, _) in c {
+            if !keys.contains(k) {
+                keys.push(k.clone());
+            }
+        }
+    }
+    let maps: Vec<BTreeMap<&str, &str>> = columns
+        .iter()
+        .map(|c| c.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
+        .collect();
+    let mut out = String::from("<div class=\"scroll\"><table class=\"fields\"><thead><tr><th>Field</th>");
+    for n in names {
+        let _ = write!(out, "<th>{}</th>", esc(n));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for k in keys {
+        let values: Vec<Option<&str>> = maps.iter().map(|m| m.get(k.as_str()).copied()).collect();
+        let differs = columns.len() > 1 && values.iter().any(|v| *v != values[0]);
+        let _ = write!(
+            out,
+            "<tr{}><th scope=\"row\">{}</th>",
+            if differs { " class=\"differs\"" } else { "" },
+            esc(&k)
+        );
+        for v in values {
+            let _ = write!(out, "<td>{}</td>", esc(v.unwrap_or("(absent)")));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div>");
+    out
+}
+
+fn status_class(status: &str) -> &'static str {
+    match status.to_ascii_lowercase().as_str() {
+        "ok" | "pass" | "passed" | "good" => "good",
+        "warn" | "warning" | "info" => "warn",
+        "fail" | "failed" | "bad" | "error" => "bad",
+        _ => "neutral",
+    }
+}
+
+fn checks_section(results: &[RunResult], names: &[String]) -> String {
+    if results.iter().all(|r| r.checks.is_empty()) {
+        return String::new();
+    }
+    let mut out = String::from("<section id=\"doctor\"><h2>Doctor verdicts</h2>");
+    out.push_str("<p class=\"note\">The machine audit taken with the run: settings that spoil real-time measurements, what was found and how to fix it.</p>");
+    for (i, r) in results.iter().enumerate() {
+        if r.checks.is_empty() {
+            continue;
+        }
+        if results.len() > 1 {
+            let _ = write!(out, "<h3>{}</h3>", esc(&names[i]));
+        }
+        out.push_str("<div class=\"scroll\"><table class=\"checks\"><thead><tr><th>Status</th><th>Check</th><th>Found</th><th>Why it matters</th><th>Fix</th></tr></thead><tbody>");
+        for c in &r.checks {
+            let field = |k: &str| match c.get(k) {
+                Some(serde_json::Value::String(s)) => s.clone(),
+                Some(serde_json::Value::Null) | None => String::new(),
+                Some(other) => other.to_string(),
+            };
+            if !c.is_object() {
+                let _ = write!(out, "<tr><td colspan=\"5\">{}</td></tr>", esc(&c.to_string()));
+                continue;
+            }
+            let status = field("status");
+            let title = match (field("title"), field("id")) {
+                (t, id) if !t.is_empty() && !id.is_empty() => {
+                    format!("{} <span class=\"id\">{}</span>", esc(&t), esc(&id))
+                }
+                (t, id) => esc(if t.is_empty() { &id } else { &t }),
+            };
+            let _ = write!(
+                out,
+                "<tr><td><span class=\"badge {}\">{}</span></td><td>{title}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
+                status_class(&status),
+                esc(&status),
+                esc(&field("found")),
+                esc(&field("why")),
+                esc(&field("fix"))
+            );
+        }
+        out.push_str("</tbody></table></div>");
+    }
+    out.push_str("</section>");
+    out
+}
+
+fn warnings_section(results: &[RunResult], names: &[String]) -> String {
+    let any = results.iter().any(|r| {
+        !r.warnings.is_empty() || r.runs.iter().any(|run| !run.obtained.shortfalls.is_empty())
+    });
+    if !any {
+        return String::new();
+    }
+    let mut out = String::from("<section id=\"warnings\"><h2>Warnings</h2><ul class=\"warnings\">");
+    for (i, r) in results.iter().enumerate() {
+        let who = if results.len() > 1 {
+            format!("<b>{}</b>: ", esc(&names[i]))
+        } else {
+            String::new()
+        };
+        for w in &r.warnings {
+            let _ = write!(
+                out,
+                "<li>{who}{} <span class=\"id\">{}</span></li>",
+                esc(&w.message),
+                esc(&w.code)
+            );
+        }
+        for run in &r.runs {
+            for s in &run.obtained.shortfalls {
+                let _ = write!(
+                    out,
+                    "<li>{who}{} {} {}: {}</li>",
+                    esc(&run.probe),
+                    esc(&run.mode),
+                    esc(&run.load),
+                    esc(s)
+                );
+            }
+        }
+    }
+    out.push_str("</ul></section>");
+    out
+}
+
+fn probe_table_html(runs: &[&ProbeRun]) -> String {
+    let t = probe_table(runs);
+    let columns = t.header.len();
+    let mut out = String::from("<div class=\"scroll\"><table class=\"stats\"><thead><tr>");
+    for (i, h) in t.header.iter().enumerate() {
+        let _ = write!(out, "<th{}>{}</th>", if i >= 3 { " class=\"num\"" } else { "" }, esc(h));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for r in &t.rows {
+        let _ = write!(out, "<tr><td>{}</td><td>{}</td>", esc(&r.mode), esc(&r.load));
+        match &r.status {
+            Some(status) => {
+                let class = if status.starts_with("failed") { "bad" } else { "warn" };
+                let _ = write!(
+                    out,
+                    "<td colspan=\"{}\" class=\"status\"><span class=\"badge {class}\">{}</span></td>",
+                    columns - 2,
+                    esc(status)
+                );
+            }
+            None => {
+                for (i, c) in r.cells.iter().enumerate() {
+                    let _ = write!(
+                        out,
+                        "<td{}>{}</td>",
+                        if i >= 1 { " class=\"num\"" } else { "" },
+                        esc(c)
+                    );
+                }
+            }
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table></div>");
+    out
+}
+
+fn comparison_section(c: &Comparison) -> String {
+    let mut out = String::from("<section id=\"comparison\"><h2>Comparison</h2><ul>");
+    for r in &c.results {
+        let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&r.name), esc(&r.source));
+    }
+    out.push_str("</ul><h3>Environment and configuration differences</h3>");
+    if c.environment.is_empty() {
+        out.push_str("<p>none</p>");
+    } else {
+        out.push_str("<div class=\"scroll\"><table class=\"fields\"><thead><tr><th>Field</th>");
+        for r in &c.results {
+            let _ = write!(out, "<th>{}</th>", esc(&r.name));
+        }
+        out.push_str("</tr></thead><tbody>");
+        for d in &c.environment {
+            let _ = write!(out, "<tr class=\"differs\"><th scope=\"row\">{}</th>", esc(&d.field));
+            for v in &d.values {
+                let _ = write!(out, "<td>{}</td>", esc(v.as_deref().unwrap_or("(absent)")));
+            }
+            out.push_str("</tr>");
+        }
+        out.push_str("</tbody></table></div>");
+    }
+    out.push_str("<h3>Series</h3><div class=\"scroll\"><table class=\"stats compare\"><thead><tr><th>Probe</th><th>Mode</th><th>Load</th><th>Series</th><th>Compared</th><th class=\"num\">Min</th><th class=\"num\">Median</th><th class=\"num\">Tail</th><th class=\"num\">Max</th><th class=\"num\">KS D</th><th class=\"num\">p</th><th>Verdict</th></tr></thead><tbody>");
+    for r in &c.rows {
+        let cell = |s: Option<&crate::compare::StatDiff>| {
+            let Some(s) = s else { return "–".to_string() };
+            let f = |v: Option<f64>| {
+                v.map(|v| crate::units::format_duration_ns(v.round() as u64))
+                    .unwrap_or_else(|| "–".into())
+            };
+            let mut text = format!("{} → {}", f(s.baseline_ns), f(s.candidate_ns));
+            if let Some(rel) = s.relative {
+                let _ = write!(text, " ({})", percent(rel));
+            }
+            if s.stat.starts_with('p') {
+                text = format!("{}: {text}", s.stat);
+            }
+            esc(&text)
+        };
+        let class = match r.outcome {
+            Outcome::Same => "good",
+            Outcome::Slower => "bad",
+            Outcome::Faster => "warn",
+            Outcome::Untested => "neutral",
+        };
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} vs {}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span class=\"badge {class}\">{}</span></td></tr>",
+            esc(&r.probe),
+            esc(&r.mode),
+            esc(&r.load),
+            esc(&r.display_series()),
+            esc(&r.candidate),
+            esc(&r.baseline),
+            cell(r.stat("min")),
+            cell(r.stat("median")),
+            cell(r.stats.iter().find(|s| s.stat.starts_with('p'))),
+            cell(r.stat("max")),
+            r.ks.map(|k| format!("{:.3}", k.d)).unwrap_or_else(|| "–".into()),
+            r.ks.map(|k| format_p(k.p_value)).unwrap_or_else(|| "–".into()),
+            esc(&r.verdict)
+        );
+    }
+    out.push_str("</tbody></table></div>");
+    if !c.unmatched.is_empty() {
+        out.push_str("<h3>Not compared</h3><ul>");
+        for u in &c.unmatched {
+            let _ = write!(out, "<li>{}</li>", esc(u));
+        }
+        out.push_str("</ul>");
+    }
+    let _ = write!(
+        out,
+        "<p class=\"note\">A row differs when the two-sample Kolmogorov–Smirnov test on the histograms gives p &lt; {} and the effect is large enough: KS D ≥ {} or a median shift of at least {} %. Histograms and percentile curves below are overlaid.</p></section>",
+        c.rule.alpha,
+        c.rule.min_ks_d,
+        c.rule.min_median_shift * 100.0
+    );
+    out
+}
+
+/// The hook for raw-sample recordings: a result document that lists `recordings` (written by
+/// `run --record`) gets a section naming them; their time series come as [`RecordingPlot`]s.
+/// A result without the field renders nothing.
+fn recordings_section(input: &ReportInput, charts: &[Chart]) -> String {
+    let mut listed = Vec::new();
+    for (i, r) in input.results.iter().enumerate() {
+        let Ok(value) = serde_json::to_value(r) else {
+            continue;
+        };
+        match value.get("recordings") {
+            None | Some(serde_json::Value::Null) => {}
+            Some(serde_json::Value::Array(a)) if a.is_empty() => {}
+            Some(v) => listed.push((i, v.clone())),
+        }
+    }
+    let plots: Vec<&Chart> = charts
+        .iter()
+        .filter(|c| c.kind == crate::plots::ChartKind::Recording)
+        .collect();
+    if listed.is_empty() && plots.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<section id=\"recordings\"><h2>Raw samples</h2>");
+    for (i, v) in listed {
+        let _ = write!(
+            out,
+            "<p>{}recordings (convert with <code>rtgauge export</code>):</p><pre>{}</pre>",
+            if input.results.len() > 1 {
+                format!("{}: ", esc(&input.names[i]))
+            } else {
+                String::new()
+            },
+            esc(&serde_json::to_string_pretty(&v).unwrap_or_default())
+        );
+    }
+    out.push_str("<div class=\"charts\">");
+    for c in plots {
+        out.push_str(&chart_figure(c));
+    }
+    out.push_str("</div></section>");
+    out
+}
+
+fn chart_figure(c: &Chart) -> String {
+    format!(
+        "<figure class=\"chart\" data-chart=\"{}\" data-kind=\"{}\"><figcaption>{}</figcaption><div class=\"plot\"></div><p class=\"note\">{}</p></figure>",
+        esc(&c.id),
+        esc(&serde_json::to_value(c.kind).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default()),
+        esc(&c.title),
+        esc(&c.note)
+    )
+}
+
+/// Renders the report page.
+pub fn render_html(input: &ReportInput) -> String {
+    let results = input.results;
+    let names: Vec<String> = (0..results.len())
+        .map(|i| input.names.get(i).cloned().unwrap_or_else(|| format!("result {}", i + 1)))
+        .collect();
+    let charts = build_charts(results, &names, input.recordings);
+
+    let mut body = String::new();
+    let title = if input.comparison.is_some() {
+        "rtgauge comparison"
+    } else {
+        "rtgauge report"
+    };
+    let _ = write!(body, "<header><h1>{title}</h1>");
+    body.push_str("<div class=\"scroll\"><table class=\"fields\"><thead><tr><th>Result</th><th>Host</th><th>Kernel</th><th>Preemption</th><th>Started</th><th>Status</th><th>Tool</th></tr></thead><tbody>");
+    for (i, r) in results.iter().enumerate() {
+        let _ = write!(
+            body,
+            "<tr><th scope=\"row\">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} {}</td></tr>",
+            esc(&names[i]),
+            esc(&r.fingerprint.hostname),
+            esc(&r.fingerprint.kernel_release),
+            esc(&r.fingerprint.preemption_model),
+            esc(&utc(r.started_unix_ns)),
+            status_word(r.status),
+            esc(&r.tool.name),
+            esc(&r.tool.version)
+        );
+    }
+    body.push_str("</tbody></table></div>");
+    // Table of contents: a phone reader jumps instead of scrolling.
+    let mut probes: Vec<&str> = Vec::new();
+    for r in results {
+        for run in &r.runs {
+            if !probes.contains(&run.probe.as_str()) {
+                probes.push(&run.probe);
+            }
+        }
+    }
+    body.push_str("<nav><a href=\"#system\">System</a>");
+    if input.comparison.is_some() {
+        body.push_str(" · <a href=\"#comparison\">Comparison</a>");
+    }
+    if results.iter().any(|r| !r.checks.is_empty()) {
+        body.push_str(" · <a href=\"#doctor\">Doctor</a>");
+    }
+    for p in &probes {
+        let _ = write!(body, " · <a href=\"#probe-{}\">{}</a>", esc(p), esc(p));
+    }
+    body.push_str("</nav></header><main>");
+
+    if let Some(c) = input.comparison {
+        body.push_str(&comparison_section(c));
+    }
+
+    // System fingerprint and configuration.
+    body.push_str("<section id=\"system\"><h2>System</h2>");
+    let fingerprints: Vec<Vec<(String, String)>> = results
+        .iter()
+        .map(|r| {
+            let mut out = Vec::new();
+            if let Ok(v) = serde_json::to_value(&r.fingerprint) {
+                flatten_json("", &v, &mut out);
+            }
+            out
+        })
+        .collect();
+    body.push_str(&field_table(&names, &fingerprints));
+    body.push_str("<h3>Configuration</h3>");
+    let configs: Vec<Vec<(String, String)>> = results
+        .iter()
+        .map(|r| {
+            let mut out = vec![("command line".to_string(), r.command_line.join(" "))];
+            if let Ok(v) = serde_json::to_value(&r.config) {
+                flatten_json("", &v, &mut out);
+            }
+            if let Ok(v) = serde_json::to_value(&r.calibration) {
+                flatten_json("calibration", &v, &mut out);
+            }
+            out.push((
+                "measured".into(),
+                format!(
+                    "{} → {}",
+                    utc(r.started_unix_ns),
+                    utc(r.finished_unix_ns)
+                ),
+            ));
+            out
+        })
+        .collect();
+    body.push_str(&field_table(&names, &configs));
+    body.push_str("</section>");
+
+    body.push_str(&checks_section(results, &names));
+    body.push_str(&warnings_section(results, &names));
+
+    for probe in &probes {
+        let _ = write!(body, "<section id=\"probe-{}\" class=\"probe\"><h2>{}</h2>", esc(probe), esc(probe));
+        for (i, r) in results.iter().enumerate() {
+            let runs: Vec<&ProbeRun> = r.runs.iter().filter(|run| run.probe == *probe).collect();
+            if runs.is_empty() {
+                continue;
+            }
+            if results.len() > 1 {
+                let _ = write!(body, "<h3>{}</h3>", esc(&names[i]));
+            }
+            body.push_str(&probe_table_html(&runs));
+            let obtained: Vec<String> = runs
+                .iter()
+                .filter(|run| run.status == ProbeStatus::Ok)
+                .map(|run| {
+                    let o = &run.obtained;
+                    format!(
+                        "{} {}: {}{}{}{}{}",
+                        run.mode,
+                        run.load,
+                        o.policy,
+                        if o.priority > 0 { format!(" priority {}", o.priority) } else { String::new() },
+                        if o.memory_locked { ", memory locked" } else { "" },
+                        if o.pinned { ", pinned" } else { "" },
+                        if o.cpu_dma_latency_held { ", cpu_dma_latency held" } else { "" }
+                    )
+                })
+                .collect();
+            if !obtained.is_empty() {
+                let _ = write!(
+                    body,
+                    "<p class=\"note\">Obtained: {}</p>",
+                    esc(&obtained.join("; "))
+                );
+            }
+        }
+        let probe_charts: Vec<&Chart> = charts
+            .iter()
+            .filter(|c| c.probe == *probe && c.kind != crate::plots::ChartKind::Recording)
+            .collect();
+        if !probe_charts.is_empty() {
+            body.push_str("<div class=\"charts\">");
+            for c in probe_charts {
+                body.push_str(&chart_figure(c));
+            }
+            body.push_str("</div>");
+        }
+        body.push_str("</section>");
+    }
+
+    body.push_str(&recordings_section(input, &charts));
+    body.push_str("</main>");
+    let _ = write!(
+        body,
+        "<footer><p>Written by rtgauge {}. Times are per operation; tables show the percentiles the sample count supports (p99.99 needs 10,000 samples). See docs/report.md for how to read each plot.</p><details><summary>Licences of embedded software</summary><p>uPlot (charts):</p><pre>{}</pre></details></footer>",
+        esc(env!("CARGO_PKG_VERSION")),
+        esc(UPLOT_LICENSE)
+    );
+
+    let data = serde_json::json!({ "charts": charts });
+    let mut page = String::with_capacity(UPLOT_JS.len() + body.len() + 100_000);
+    page.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
+    page.push_str("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">");
+    // An empty icon: browsers would otherwise request /favicon.ico.
+    page.push_str("<link rel=\"icon\" href=\"data:,\">");
+    let _ = write!(page, "<title>{}</title>", esc(title));
+    let _ = write!(page, "<style>{UPLOT_CSS}\n{REPORT_CSS}</style></head><body>");
+    page.push_str(&body);
+    let _ = write!(
+        page,
+        "<script type=\"application/json\" id=\"rtgauge-data\">{}</script>",
+        script_json(&data)
+    );
+    // The vendored library never contains `</script`; checked by a test.
+    let _ = write!(page, "<script>{UPLOT_JS}</script><script>{REPORT_JS}</script>");
+    page.push_str("</body></html>\n");
+    page
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inlined_scripts_cannot_close_their_element() {
+        assert!(!UPLOT_JS.to_ascii_lowercase().contains("</script"));
+        assert!(!REPORT_JS.to_ascii_lowercase().contains("</script"));
+        let v = serde_json::json!({"title": "</script><script>alert(1)</script><!--"});
+        let s = script_json(&v);
+        assert!(!s.contains('<'));
+        let back: serde_json::Value = serde_json::from_str(&s).unwrap();
+        assert_eq!(back, v);
+    }
+
+    #[test]
+    fn dates_are_utc() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(1_795_000_000_000_000_000), "2026-11-18 11:06:40 UTC");
+    }
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+    }
+}

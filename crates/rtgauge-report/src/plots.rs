@@ -1,0 +1,806 @@
+//! The plots of a report, computed once from the result documents and drawn twice: in the
+//! browser by uPlot (the model is inlined as JSON) and as SVG/PNG by plotters (`--images`).
+//!
+//! Values stay integer nanoseconds in the results; here they become floating-point numbers in
+//! the display unit of each chart (ns, µs or ms), which is formatting.
+
+use crate::dist::Dist;
+use crate::format::TimeUnit;
+use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Most bins of a histogram chart.
+const HISTOGRAM_BINS: f64 = 400.0;
+/// Bins per decade of a histogram drawn on a logarithmic value axis.
+const LOG_BINS_PER_DECADE: f64 = 40.0;
+/// Value ranges wider than this ratio (max / min) get logarithmic axes.
+const LOG_RATIO: f64 = 50.0;
+/// Spacing of the percentile curve, in "nines" (−log10(1 − p)).
+const NINES_STEP: f64 = 0.05;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChartKind {
+    Histogram,
+    Percentiles,
+    Intervals,
+    Boxes,
+    Sizes,
+    Recording,
+}
+
+/// How an axis maps values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scale {
+    Linear,
+    Log,
+    /// x = −log10(1 − p): 1 is p90, 2 is p99, 3 is p99.9 (labelled as percentiles).
+    Nines,
+    /// Byte sizes on a log2 axis.
+    Bytes,
+}
+
+/// One line of a chart: a value (or a gap) per x.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Line {
+    pub label: String,
+    pub values: Vec<Option<f64>>,
+    pub color: usize,
+    pub dashed: bool,
+}
+
+/// A box of a box plot: the box spans p25–p75, whiskers run from min to `upper`, and a dot
+/// marks the maximum.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BoxStat {
+    pub label: String,
+    pub min: f64,
+    pub p25: f64,
+    pub median: f64,
+    pub p75: f64,
+    pub upper: f64,
+    /// Which percentile `upper` is (p99, or the highest the sample count supports).
+    pub upper_label: String,
+    pub max: f64,
+    pub color: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Chart {
+    /// Unique within a report; also the file name of `--images` (`cyclic-latency-rt-none-hist`).
+    pub id: String,
+    pub kind: ChartKind,
+    pub probe: String,
+    pub title: String,
+    /// How to read it, one sentence.
+    pub note: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub x_scale: Scale,
+    pub y_scale: Scale,
+    pub x: Vec<f64>,
+    pub lines: Vec<Line>,
+    pub boxes: Vec<BoxStat>,
+    /// Draw lines as steps (histograms).
+    pub step: bool,
+}
+
+/// Raw samples to plot over time, from a recording (`run --record`). The recorder's reader
+/// builds these; [`RecordingPlot::from_samples`] decimates millions of samples to a min/max
+/// envelope that a browser draws fluidly.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RecordingPlot {
+    pub probe: String,
+    pub title: String,
+    /// Seconds since the start of measurement.
+    pub t_s: Vec<f64>,
+    pub min_ns: Vec<u64>,
+    pub max_ns: Vec<u64>,
+    pub samples: u64,
+    pub dropped: u64,
+}
+
+impl RecordingPlot {
+    /// Decimates `(time since start ns, value ns)` samples, in time order, into at most
+    /// `points` buckets keeping each bucket's minimum and maximum, so no spike is lost.
+    pub fn from_samples(
+        probe: &str,
+        title: &str,
+        samples: impl ExactSizeIterator<Item = (u64, u64)> + Clone,
+        points: usize,
+        dropped: u64,
+    ) -> RecordingPlot {
+        let n = samples.len();
+        let per_bucket = n.div_ceil(points.max(1)).max(1);
+        let mut plot = RecordingPlot {
+            probe: probe.to_string(),
+            title: title.to_string(),
+            t_s: Vec::new(),
+            min_ns: Vec::new(),
+            max_ns: Vec::new(),
+            samples: n as u64,
+            dropped,
+        };
+        let mut it = samples.peekable();
+        while it.peek().is_some() {
+            let (mut lo, mut hi, mut t0) = (u64::MAX, 0u64, None);
+            for (t, v) in it.by_ref().take(per_bucket) {
+                t0.get_or_insert(t);
+                lo = lo.min(v);
+                hi = hi.max(v);
+            }
+            plot.t_s.push(t0.unwrap_or(0) as f64 / 1e9);
+            plot.min_ns.push(lo);
+            plot.max_ns.push(hi);
+        }
+        plot
+    }
+}
+
+/// What one line of an overlay is: which result, run and series.
+struct Member<'a> {
+    result: usize,
+    run: &'a ProbeRun,
+    series: &'a Series,
+}
+
+fn slug(parts: &[&str]) -> String {
+    let mut s = String::new();
+    for p in parts {
+        if !s.is_empty() {
+            s.push('-');
+        }
+        for c in p.chars() {
+            if c.is_ascii_alphanumeric() {
+                s.push(c.to_ascii_lowercase());
+            } else if !s.ends_with('_') && !s.ends_with('-') {
+                s.push('_');
+            }
+        }
+    }
+    s.trim_matches('_').to_string()
+}
+
+fn labels_text(labels: &BTreeMap<String, String>) -> String {
+    labels
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn is_sized(s: &Series) -> bool {
+    s.labels
+        .get("size")
+        .is_some_and(|v| size_bytes(v).is_some())
+}
+
+fn size_bytes(v: &str) -> Option<f64> {
+    v.parse::<f64>()
+        .ok()
+        .or_else(|| crate::units::parse_size(v).map(|b| b as f64))
+}
+
+/// Assigns unique ids (`-2`, `-3` suffixes) in order.
+fn unique_ids(charts: &mut [Chart]) {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for c in charts {
+        let n = seen.entry(c.id.clone()).or_insert(0);
+        *n += 1;
+        if *n > 1 {
+            c.id = format!("{}-{}", c.id, n);
+        }
+    }
+}
+
+/// Every chart for `results` (several results are overlaid), grouped by probe in the order
+/// the probes first appear, plus one chart per recording.
+pub fn build_charts(
+    results: &[RunResult],
+    names: &[String],
+    recordings: &[RecordingPlot],
+) -> Vec<Chart> {
+    let multi = results.len() > 1;
+    let result_name = |i: usize| names.get(i).cloned().unwrap_or_else(|| format!("#{}", i + 1));
+    let mut probes: Vec<&str> = Vec::new();
+    for r in results {
+        for run in &r.runs {
+            if !probes.contains(&run.probe.as_str()) {
+                probes.push(&run.probe);
+            }
+        }
+    }
+    let mut charts = Vec::new();
+    for probe in probes {
+        let members: Vec<Member> = results
+            .iter()
+            .enumerate()
+            .flat_map(|(ri, r)| {
+                r.runs
+                    .iter()
+                    .filter(|run| run.probe == probe && run.status == ProbeStatus::Ok)
+                    .flat_map(move |run| {
+                        run.series
+                            .iter()
+                            .filter(|s| s.stats.count > 0)
+                            .map(move |series| Member {
+                                result: ri,
+                                run,
+                                series,
+                            })
+                    })
+            })
+            .collect();
+        // Groups of (series name, mode, load) in first-seen order.
+        let mut groups: Vec<(String, String, String)> = Vec::new();
+        for m in &members {
+            let g = (m.series.name.clone(), m.run.mode.clone(), m.run.load.clone());
+            if !groups.contains(&g) {
+                groups.push(g);
+            }
+        }
+        let line_label = |m: &Member, with_name: bool| {
+            let mut parts = Vec::new();
+            if multi {
+                parts.push(result_name(m.result));
+            }
+            if with_name {
+                parts.push(m.series.name.clone());
+            }
+            let labels = labels_text(&m.series.labels);
+            if !labels.is_empty() {
+                parts.push(labels);
+            }
+            if parts.is_empty() {
+                m.series.name.clone()
+            } else {
+                parts.join(" ")
+            }
+        };
+        let mut sized_groups = Vec::new();
+        for (name, mode, load) in &groups {
+            let group: Vec<&Member> = members
+                .iter()
+                .filter(|m| m.series.name == *name && m.run.mode == *mode && m.run.load == *load)
+                .collect();
+            if group.iter().all(|m| is_sized(m.series)) {
+                sized_groups.push((name.clone(), mode.clone(), load.clone()));
+                continue;
+            }
+            let lines: Vec<(String, Dist)> = group
+                .iter()
+                .filter_map(|m| Some((line_label(m, false), Dist::of(m.series)?)))
+                .collect();
+            let what = format!("{probe} {name} · mode {mode} · load {load}");
+            let base = slug(&[probe, name, mode, load]);
+            charts.push(histogram_chart(&base, probe, &what, name, &lines));
+            charts.push(percentile_chart(&base, probe, &what, name, &lines));
+            if let Some(c) = intervals_chart(&base, probe, &what, name, &group, &line_label) {
+                charts.push(c);
+            }
+        }
+        // Box plots: one chart per series name, a box per result × mode × load × labels.
+        let mut names_seen: Vec<&str> = Vec::new();
+        for m in &members {
+            if !names_seen.contains(&m.series.name.as_str()) && !is_sized(m.series) {
+                names_seen.push(&m.series.name);
+            }
+        }
+        for name in names_seen {
+            let group: Vec<&Member> = members.iter().filter(|m| m.series.name == name).collect();
+            if let Some(c) = box_chart(probe, name, &group, multi, &result_name) {
+                charts.push(c);
+            }
+        }
+        // Time against size.
+        let mut by_mode_load: Vec<(String, String)> = Vec::new();
+        for (_, mode, load) in &sized_groups {
+            if !by_mode_load.contains(&(mode.clone(), load.clone())) {
+                by_mode_load.push((mode.clone(), load.clone()));
+            }
+        }
+        for (mode, load) in by_mode_load {
+            let group: Vec<&Member> = members
+                .iter()
+                .filter(|m| is_sized(m.series) && m.run.mode == mode && m.run.load == load)
+                .collect();
+            if let Some(c) = size_chart(probe, &mode, &load, &group, multi, &result_name) {
+                charts.push(c);
+            }
+        }
+    }
+    for r in recordings {
+        charts.push(recording_chart(r));
+    }
+    unique_ids(&mut charts);
+    charts
+}
+
+fn unit_for(max_ns: f64) -> TimeUnit {
+    TimeUnit::for_max(max_ns.max(0.0) as u64)
+}
+
+fn scale_of(unit: TimeUnit) -> f64 {
+    match unit {
+        TimeUnit::Ns => 1.0,
+        TimeUnit::Us => 1e3,
+        TimeUnit::Ms => 1e6,
+    }
+}
+
+/// 1, 2 or 5 × 10^k, at least `x`.
+fn nice_width(x: f64) -> f64 {
+    if x <= 1.0 {
+        return 1.0;
+    }
+    let exp = x.log10().floor();
+    let base = 10f64.powf(exp);
+    for m in [1.0, 2.0, 5.0, 10.0] {
+        if m * base >= x {
+            return m * base;
+        }
+    }
+    10.0 * base
+}
+
+fn histogram_chart(base: &str, probe: &str, what: &str, name: &str, lines: &[(String, Dist)]) -> Chart {
+    let lo = lines.iter().map(|l| l.1.min()).fold(f64::INFINITY, f64::min);
+    let hi = lines.iter().map(|l| l.1.max()).fold(0.0f64, f64::max);
+    let unit = unit_for(hi);
+    let log_x = hi > LOG_RATIO * lo.max(1.0);
+    // Bin edges in ns: a nice linear width, or equal widths on a log axis for wide ranges
+    // (so both the body and a tail several decades away are resolved).
+    let edges: Vec<f64> = if log_x {
+        let (a, b) = (lo.max(1.0).log10(), hi.max(1.0).log10());
+        let start = (a * LOG_BINS_PER_DECADE).floor() / LOG_BINS_PER_DECADE;
+        let n = ((b - start) * LOG_BINS_PER_DECADE).floor() as usize + 1;
+        (0..n).map(|i| 10f64.powf(start + i as f64 / LOG_BINS_PER_DECADE)).collect()
+    } else {
+        let width = nice_width((hi - lo) / HISTOGRAM_BINS);
+        let start = (lo / width).floor() * width;
+        let n = ((hi - start) / width).floor() as usize + 1;
+        (0..n).map(|i| start + i as f64 * width).collect()
+    };
+    let mut chart_lines = Vec::new();
+    for (i, (label, dist)) in lines.iter().enumerate() {
+        let mut counts = vec![0u64; edges.len()];
+        for (v, c) in dist.buckets() {
+            let idx = edges.partition_point(|&e| e <= v).saturating_sub(1);
+            counts[idx] += c;
+        }
+        chart_lines.push(Line {
+            label: label.clone(),
+            // A log count axis cannot show zero: empty bins are gaps.
+            values: counts
+                .iter()
+                .map(|&c| (c > 0).then_some(c as f64))
+                .collect(),
+            color: i,
+            dashed: false,
+        });
+    }
+    Chart {
+        id: format!("{base}-hist"),
+        kind: ChartKind::Histogram,
+        probe: probe.to_string(),
+        title: format!("Histogram: {what}"),
+        note: "How often each value occurred; the count axis is logarithmic so that single outliers stay visible. Gaps are empty bins.".into(),
+        x_label: format!("{name} ({})", unit.label()),
+        y_label: "samples".into(),
+        x_scale: if log_x { Scale::Log } else { Scale::Linear },
+        y_scale: Scale::Log,
+        x: edges.iter().map(|e| e / scale_of(unit)).collect(),
+        lines: chart_lines,
+        boxes: Vec::new(),
+        step: true,
+    }
+}
+
+fn percentile_chart(base: &str, probe: &str, what: &str, name: &str, lines: &[(String, Dist)]) -> Chart {
+    let hi = lines.iter().map(|l| l.1.max()).fold(0.0f64, f64::max);
+    let lo = lines.iter().map(|l| l.1.min()).fold(f64::INFINITY, f64::min);
+    let unit = unit_for(hi);
+    // x = nines; each line ends at log10(n): the maximum, where 1 − p = 1/n.
+    let mut xs: Vec<f64> = Vec::new();
+    let top = lines
+        .iter()
+        .map(|l| (l.1.count() as f64).log10())
+        .fold(0.0f64, f64::max);
+    let steps = (top / NINES_STEP).floor() as usize;
+    xs.extend((0..=steps).map(|i| i as f64 * NINES_STEP));
+    for l in lines {
+        xs.push((l.1.count() as f64).log10());
+    }
+    xs.sort_by(f64::total_cmp);
+    xs.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+    let chart_lines = lines
+        .iter()
+        .enumerate()
+        .map(|(i, (label, dist))| {
+            let n = dist.count() as f64;
+            let end = n.log10();
+            Line {
+                label: label.clone(),
+                values: xs
+                    .iter()
+                    .map(|&x| {
+                        if x > end + 1e-9 {
+                            return None;
+                        }
+                        let exceed = 10f64.powf(-x);
+                        let v = if exceed * n <= 1.0 + 1e-9 {
+                            dist.max()
+                        } else {
+                            dist.quantile(1.0 - exceed)
+                        };
+                        Some(v / scale_of(unit))
+                    })
+                    .collect(),
+                color: i,
+                dashed: false,
+            }
+        })
+        .collect();
+    Chart {
+        id: format!("{base}-pct"),
+        kind: ChartKind::Percentiles,
+        probe: probe.to_string(),
+        title: format!("Percentiles: {what}"),
+        note: "Value not exceeded by a fraction p of the samples; to the right 1 − p shrinks tenfold per step (p90, p99, p99.9 …) and each curve ends at its maximum, where 1 − p = 1/samples.".into(),
+        x_label: "1 − p (log scale)".into(),
+        y_label: format!("{name} ({})", unit.label()),
+        x_scale: Scale::Nines,
+        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        x: xs,
+        lines: chart_lines,
+        boxes: Vec::new(),
+        step: false,
+    }
+}
+
+fn intervals_chart(
+    base: &str,
+    probe: &str,
+    what: &str,
+    name: &str,
+    group: &[&Member],
+    line_label: &dyn Fn(&Member, bool) -> String,
+) -> Option<Chart> {
+    let usable: Vec<&&Member> = group
+        .iter()
+        .filter(|m| m.series.stats.intervals.interval_ns > 0 && !m.series.stats.intervals.max_ns.is_empty())
+        .collect();
+    if usable.is_empty() {
+        return None;
+    }
+    // Interval starts in ns, across every line (widths can differ between results).
+    let mut xs: Vec<u64> = usable
+        .iter()
+        .flat_map(|m| {
+            let iv = &m.series.stats.intervals;
+            (0..iv.max_ns.len() as u64).map(move |i| i * iv.interval_ns)
+        })
+        .collect();
+    xs.sort_unstable();
+    xs.dedup();
+    let hi = usable
+        .iter()
+        .filter_map(|m| per_op_ns(m.series, m.series.stats.max_ns))
+        .fold(0.0f64, f64::max);
+    // The smallest interval maximum decides whether the axis needs a log scale.
+    let lo = usable
+        .iter()
+        .flat_map(|m| {
+            m.series
+                .stats
+                .intervals
+                .max_ns
+                .iter()
+                .flatten()
+                .filter_map(|&v| per_op_ns(m.series, Some(v)))
+        })
+        .fold(f64::INFINITY, f64::min);
+    let unit = unit_for(hi);
+    let lines = usable
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let iv = &m.series.stats.intervals;
+            let by_start: BTreeMap<u64, Option<u64>> = iv
+                .max_ns
+                .iter()
+                .enumerate()
+                .map(|(k, v)| (k as u64 * iv.interval_ns, *v))
+                .collect();
+            Line {
+                label: line_label(m, false),
+                values: xs
+                    .iter()
+                    .map(|x| {
+                        by_start
+                            .get(x)
+                            .copied()
+                            .flatten()
+                            .and_then(|v| per_op_ns(m.series, Some(v)))
+                            .map(|v| v / scale_of(unit))
+                    })
+                    .collect(),
+                color: i,
+                dashed: false,
+            }
+        })
+        .collect();
+    let widths: Vec<u64> = usable.iter().map(|m| m.series.stats.intervals.interval_ns).collect();
+    let width_text = if widths.iter().all(|w| *w == widths[0]) {
+        crate::units::format_duration_ns(widths[0])
+    } else {
+        "varying".into()
+    };
+    Some(Chart {
+        id: format!("{base}-intervals"),
+        kind: ChartKind::Intervals,
+        probe: probe.to_string(),
+        title: format!("Maximum per interval: {what}"),
+        note: format!("The largest value in each {width_text} interval of the run: spikes, their period and drift over time show here."),
+        x_label: "time since the start of measurement (s)".into(),
+        y_label: format!("max {name} ({})", unit.label()),
+        x_scale: Scale::Linear,
+        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        x: xs.iter().map(|&x| x as f64 / 1e9).collect(),
+        lines,
+        boxes: Vec::new(),
+        // Each maximum holds for its whole interval.
+        step: true,
+    })
+}
+
+fn per_op_ns(s: &Series, ns: Option<u64>) -> Option<f64> {
+    ns.map(|v| v as f64 / s.batch.max(1) as f64)
+}
+
+fn box_chart(
+    probe: &str,
+    name: &str,
+    group: &[&Member],
+    multi: bool,
+    result_name: &dyn Fn(usize) -> String,
+) -> Option<Chart> {
+    let mut boxes = Vec::new();
+    let hi = group
+        .iter()
+        .filter_map(|m| per_op_ns(m.series, m.series.stats.max_ns))
+        .fold(0.0f64, f64::max);
+    let lo = group
+        .iter()
+        .filter_map(|m| per_op_ns(m.series, m.series.stats.min_ns))
+        .fold(f64::INFINITY, f64::min);
+    let unit = unit_for(hi);
+    let k = scale_of(unit);
+    for m in group {
+        let st = &m.series.stats;
+        let p = |ns: Option<u64>| per_op_ns(m.series, ns).map(|v| v / k);
+        let (Some(min), Some(p25), Some(median), Some(p75), Some(max)) =
+            (p(st.min_ns), p(st.p25_ns), p(st.median_ns), p(st.p75_ns), p(st.max_ns))
+        else {
+            continue;
+        };
+        let entries = st.percentiles.entries();
+        let (upper_label, upper) = entries[..2]
+            .iter()
+            .rev()
+            .find_map(|e| Some((e.0, p(e.2)?)))
+            .unwrap_or(("max", max));
+        let mut label = Vec::new();
+        if multi {
+            label.push(result_name(m.result));
+        }
+        label.push(m.run.mode.clone());
+        label.push(m.run.load.clone());
+        let l = labels_text(&m.series.labels);
+        if !l.is_empty() {
+            label.push(l);
+        }
+        boxes.push(BoxStat {
+            label: label.join(" · "),
+            min,
+            p25,
+            median,
+            p75,
+            upper,
+            upper_label: upper_label.to_string(),
+            max,
+            color: if multi { m.result } else { boxes.len() },
+        });
+    }
+    if boxes.is_empty() {
+        return None;
+    }
+    Some(Chart {
+        id: format!("{}-box", slug(&[probe, name])),
+        kind: ChartKind::Boxes,
+        probe: probe.to_string(),
+        title: format!("By mode and load: {probe} {name}"),
+        note: "Box from p25 to p75 with the median as a line; whiskers from the minimum to p99 (or the highest percentile the samples support); the dot is the maximum.".into(),
+        x_label: "mode · load".into(),
+        y_label: format!("{name} ({})", unit.label()),
+        x_scale: Scale::Linear,
+        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        x: Vec::new(),
+        lines: Vec::new(),
+        boxes,
+        step: false,
+    })
+}
+
+fn size_chart(
+    probe: &str,
+    mode: &str,
+    load: &str,
+    group: &[&Member],
+    multi: bool,
+    result_name: &dyn Fn(usize) -> String,
+) -> Option<Chart> {
+    // One curve per result × series name × other labels; x = size in bytes.
+    let mut curves: Vec<(String, BTreeMap<String, String>, usize)> = Vec::new();
+    for m in group {
+        let mut others = m.series.labels.clone();
+        others.remove("size");
+        let key = (m.series.name.clone(), others, m.result);
+        if !curves.contains(&key) {
+            curves.push(key);
+        }
+    }
+    let mut sizes: Vec<f64> = group
+        .iter()
+        .filter_map(|m| size_bytes(m.series.labels.get("size")?))
+        .collect();
+    sizes.sort_by(f64::total_cmp);
+    sizes.dedup();
+    if sizes.is_empty() {
+        return None;
+    }
+    let hi = group
+        .iter()
+        .filter_map(|m| per_op_ns(m.series, m.series.stats.max_ns))
+        .fold(0.0f64, f64::max);
+    let lo = group
+        .iter()
+        .filter_map(|m| per_op_ns(m.series, m.series.stats.min_ns))
+        .fold(f64::INFINITY, f64::min);
+    let unit = unit_for(hi);
+    let k = scale_of(unit);
+    let mut lines = Vec::new();
+    for (ci, (name, others, result)) in curves.iter().enumerate() {
+        let members: Vec<&&Member> = group
+            .iter()
+            .filter(|m| {
+                let mut o = m.series.labels.clone();
+                o.remove("size");
+                m.series.name == *name && o == *others && m.result == *result
+            })
+            .collect();
+        let at = |size: f64, pick: &dyn Fn(&Series) -> Option<u64>| {
+            members
+                .iter()
+                .find(|m| {
+                    m.series
+                        .labels
+                        .get("size")
+                        .and_then(|v| size_bytes(v))
+                        .is_some_and(|s| s == size)
+                })
+                .and_then(|m| per_op_ns(m.series, pick(m.series)))
+                .map(|v| v / k)
+        };
+        let mut base = Vec::new();
+        if multi {
+            base.push(result_name(*result));
+        }
+        base.push(name.clone());
+        let l = labels_text(others);
+        if !l.is_empty() {
+            base.push(l);
+        }
+        let base = base.join(" ");
+        lines.push(Line {
+            label: format!("{base} median"),
+            values: sizes.iter().map(|&s| at(s, &|x| x.stats.median_ns)).collect(),
+            color: ci,
+            dashed: false,
+        });
+        lines.push(Line {
+            label: format!("{base} max"),
+            values: sizes.iter().map(|&s| at(s, &|x| x.stats.max_ns)).collect(),
+            color: ci,
+            dashed: true,
+        });
+    }
+    Some(Chart {
+        id: format!("{}-sizes", slug(&[probe, mode, load])),
+        kind: ChartKind::Sizes,
+        probe: probe.to_string(),
+        title: format!("Time against size: {probe} · mode {mode} · load {load}"),
+        note: "Median (solid) and maximum (dashed) time of one operation for each size: the worst case is what a real-time budget must cover.".into(),
+        x_label: "size (bytes, log scale)".into(),
+        y_label: format!("time per operation ({})", unit.label()),
+        x_scale: Scale::Bytes,
+        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        x: sizes,
+        lines,
+        boxes: Vec::new(),
+        step: false,
+    })
+}
+
+fn recording_chart(r: &RecordingPlot) -> Chart {
+    let hi = r.max_ns.iter().copied().max().unwrap_or(0) as f64;
+    let unit = unit_for(hi);
+    let k = scale_of(unit);
+    Chart {
+        id: format!("{}-recording", slug(&[&r.probe, &r.title])),
+        kind: ChartKind::Recording,
+        probe: r.probe.clone(),
+        title: format!("Raw samples: {}", r.title),
+        note: format!(
+            "{} samples{}; each point is the minimum and maximum of consecutive samples, so no spike is lost. Drag to zoom.",
+            r.samples,
+            if r.dropped > 0 {
+                format!(" ({} dropped while recording)", r.dropped)
+            } else {
+                String::new()
+            }
+        ),
+        x_label: "time since the start of measurement (s)".into(),
+        y_label: format!("value ({})", unit.label()),
+        x_scale: Scale::Linear,
+        y_scale: Scale::Linear,
+        x: r.t_s.clone(),
+        lines: vec![
+            Line {
+                label: "max".into(),
+                values: r.max_ns.iter().map(|&v| Some(v as f64 / k)).collect(),
+                color: 0,
+                dashed: false,
+            },
+            Line {
+                label: "min".into(),
+                values: r.min_ns.iter().map(|&v| Some(v as f64 / k)).collect(),
+                color: 1,
+                dashed: false,
+            },
+        ],
+        boxes: Vec::new(),
+        step: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_widths() {
+        assert_eq!(nice_width(0.3), 1.0);
+        assert_eq!(nice_width(3.0), 5.0);
+        assert_eq!(nice_width(11.0), 20.0);
+        assert_eq!(nice_width(100.0), 100.0);
+    }
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slug(&["cyclic", "latency", "rt", "cmd:make -j"]), "cyclic-latency-rt-cmd_make_j");
+    }
+
+    #[test]
+    fn decimation_keeps_spikes() {
+        let samples: Vec<(u64, u64)> = (0..1_000_000u64)
+            .map(|i| (i * 1000, if i == 777_777 { 99_999 } else { 10 }))
+            .collect();
+        let p = RecordingPlot::from_samples("cyclic", "cpu 0", samples.iter().copied(), 1000, 0);
+        assert!(p.t_s.len() <= 1000);
+        assert_eq!(p.max_ns.iter().copied().max(), Some(99_999));
+        assert_eq!(p.samples, 1_000_000);
+    }
+}

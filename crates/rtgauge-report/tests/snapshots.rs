@@ -1,0 +1,193 @@
+//! Snapshot tests of every comparison and check output, on fixed fixtures (tests/fixtures),
+//! plus properties of the comparison verdicts and the report page.
+
+mod common;
+
+use rtgauge_report::check::{self, check_result, Spec};
+use rtgauge_report::compare::{self, Outcome, Style};
+use rtgauge_result::{read_result, RunResult};
+
+fn fixtures() -> (RunResult, RunResult) {
+    (
+        read_result(&common::fixture("idle.json")).expect("fixture idle.json"),
+        read_result(&common::fixture("loaded.json")).expect("fixture loaded.json"),
+    )
+}
+
+fn comparison() -> compare::Comparison {
+    let (a, b) = fixtures();
+    compare::compare(
+        &[a, b],
+        &["fixtures/idle.json".into(), "fixtures/loaded.json".into()],
+    )
+}
+
+fn check_report() -> check::CheckReport {
+    let (_, b) = fixtures();
+    let path = common::fixture("spec.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    // A fixed path keeps the snapshots independent of the checkout location.
+    let spec = Spec::parse(&text, std::path::Path::new("fixtures/spec.toml")).unwrap();
+    check_result(&b, &spec)
+}
+
+#[test]
+#[ignore = "writes the fixture files; run when the fixture builder changes"]
+fn regenerate_fixtures() {
+    for (name, loaded) in [("idle.json", false), ("loaded.json", true)] {
+        // Compact JSON keeps the fixtures small.
+        let json = serde_json::to_vec(&common::build(loaded)).unwrap();
+        rtgauge_result::write_bytes_atomically(&common::fixture(name), &json).unwrap();
+    }
+}
+
+#[test]
+fn fixtures_match_their_builder() {
+    // The committed files are what the builder makes (so they can be regenerated at will).
+    let (a, b) = fixtures();
+    assert_eq!(a, common::build(false));
+    assert_eq!(b, common::build(true));
+}
+
+#[test]
+fn compare_markdown() {
+    insta::assert_snapshot!(compare::render_text(&comparison(), Style::Markdown));
+}
+
+#[test]
+fn compare_terminal() {
+    insta::assert_snapshot!(compare::render_text(&comparison(), Style::Terminal));
+}
+
+#[test]
+fn compare_csv() {
+    insta::assert_snapshot!(compare::render_csv(&comparison()));
+}
+
+#[test]
+fn compare_json() {
+    insta::assert_snapshot!(compare::render_json(&comparison()));
+}
+
+#[test]
+fn check_markdown() {
+    insta::assert_snapshot!(check::render_text(&check_report(), Style::Markdown));
+}
+
+#[test]
+fn check_csv() {
+    insta::assert_snapshot!(check::render_csv(&check_report()));
+}
+
+#[test]
+fn check_json() {
+    insta::assert_snapshot!(check::render_json(&check_report()));
+}
+
+#[test]
+fn check_junit() {
+    insta::assert_snapshot!(check::render_junit(&check_report()));
+}
+
+#[test]
+fn environment_differences_come_first() {
+    let c = comparison();
+    let fields: Vec<&str> = c.environment.iter().map(|d| d.field.as_str()).collect();
+    assert!(fields.contains(&"fingerprint.kernel_release"), "{fields:?}");
+    assert!(fields.contains(&"fingerprint.preemption_model"), "{fields:?}");
+    for out in [
+        compare::render_text(&c, Style::Markdown),
+        compare::render_text(&c, Style::Terminal),
+        compare::render_csv(&c),
+        compare::render_json(&c),
+    ] {
+        let env = out.find("kernel_release").expect("environment listed");
+        let rows = out.find("latency").expect("rows listed");
+        assert!(env < rows, "environment differences must come first:\n{out}");
+    }
+}
+
+#[test]
+fn verdicts_flag_the_shifted_rows_only() {
+    let c = comparison();
+    for row in c.rows.iter().filter(|r| r.probe == "cyclic") {
+        match row.mode.as_str() {
+            "rt" => {
+                assert_eq!(row.outcome, Outcome::Slower, "{row:?}");
+                assert!(row.verdict.starts_with("B slower: median +"), "{}", row.verdict);
+            }
+            _ => assert_eq!(row.verdict, "no significant difference", "{row:?}"),
+        }
+    }
+    assert!(c.unmatched.iter().any(|u| u.contains("ioport") && u.contains("skipped")));
+}
+
+#[test]
+fn a_result_does_not_differ_from_itself_or_a_reordered_copy() {
+    let (a, _) = fixtures();
+    let c = compare::compare(&[a.clone(), a], &["a".into(), "a".into()]);
+    assert!(c.environment.is_empty());
+    assert!(!c.rows.is_empty());
+    assert!(c.rows.iter().all(|r| r.outcome == Outcome::Same && r.ks.unwrap().d == 0.0));
+}
+
+#[test]
+fn check_fails_with_reasons() {
+    let r = check_report();
+    assert!(!r.passed);
+    let messages: Vec<String> = r.cases.iter().filter_map(|c| c.failure_message()).collect();
+    let all = messages.join("\n");
+    assert!(all.contains("not enough samples"), "{all}");
+    assert!(all.contains("probe run skipped"), "{all}");
+    assert!(all.contains("no series in the result matches probe=response"), "{all}");
+    assert!(all.contains("exceeds 50us"), "{all}");
+    // The idle result passes the rt latency limit.
+    let (a, _) = fixtures();
+    let text = "[[limit]]\nprobe = \"cyclic\"\nmode = \"rt\"\nseries = \"latency\"\nmax = \"1s\"\noverruns = 0\n";
+    let spec = Spec::parse(text, std::path::Path::new("ok.toml")).unwrap();
+    let ok = check_result(&a, &spec);
+    assert!(ok.passed, "{}", check::render_text(&ok, Style::Terminal));
+    assert_eq!(ok.cases.len(), 2);
+}
+
+#[test]
+fn report_page_is_self_contained_and_shows_skips() {
+    let (a, b) = fixtures();
+    let names = vec!["idle".to_string(), "loaded".to_string()];
+    let page = rtgauge_report::render_html(&rtgauge_report::ReportInput {
+        results: &[a, b],
+        names: &names,
+        comparison: None,
+        recordings: &[],
+    });
+    assert!(page.contains("skipped: no I/O port access"));
+    assert!(page.contains("Deep C-states"));
+    assert!(page.contains("data-kind=\"sizes\""));
+    assert!(page.contains("data-kind=\"boxes\""));
+    assert!(page.contains("data-kind=\"percentiles\""));
+    assert!(page.contains("data-kind=\"histogram\""));
+    assert!(page.contains("data-kind=\"intervals\""));
+    // Nothing is fetched: no external script, style, image or font references.
+    for needle in ["src=\"http", "href=\"http", "url(http", "@import", "<script src"] {
+        assert!(!page.contains(needle), "found {needle}");
+    }
+    // No recordings field: no raw-sample section.
+    assert!(!page.contains("id=\"recordings\""));
+}
+
+#[test]
+fn images_are_written_as_svg_and_png() {
+    let (a, _) = fixtures();
+    let dir = tempfile::tempdir().unwrap();
+    let charts = rtgauge_report::build_charts(&[a], &["idle".into()], &[]);
+    let files = rtgauge_report::write_images(&charts, dir.path()).unwrap();
+    assert_eq!(files.len(), charts.len() * 2);
+    for f in files {
+        let bytes = std::fs::read(&f).unwrap();
+        match f.extension().and_then(|e| e.to_str()) {
+            Some("png") => assert_eq!(&bytes[1..4], b"PNG", "{}", f.display()),
+            Some("svg") => assert!(String::from_utf8_lossy(&bytes).contains("<svg"), "{}", f.display()),
+            other => panic!("unexpected file {other:?}"),
+        }
+    }
+}
