@@ -9,10 +9,14 @@
 #                   or any package name starting with linux-image-
 #   RTGAUGE_BIN     binary copied to /usr/bin/rtgauge in the guest, with the
 #                   shared libraries `ldd` finds for it and the dynamic loader
-#   OUTDIR          receives console.log (serial console, kernel messages),
-#                   data.log (raw section channel), one NAME.out / NAME.err /
-#                   NAME.rc per guest command, doctor.json and result.json
-#                   (copies of the `doctor` and `result` sections), kernel.env
+#   OUTDIR          receives console.log (serial console: kernel messages and
+#                   a readable, cut copy of every output), data.log (second
+#                   serial port: each output between ===RTGAUGE-NAME-BEGIN
+#                   gzip-base64=== and ===RTGAUGE-NAME-END rc=N=== markers),
+#                   the decoded NAME.out (stdout) / NAME.err (stderr) /
+#                   NAME.rc (exit status) per guest command, doctor.json and
+#                   result.json (copies of the `doctor` and `result` outputs),
+#                   kernel.env (package, version, boot time) and qemu.err
 #
 # Environment:
 #   RTGAUGE_QEMU_CACHE     download/extraction cache
@@ -35,6 +39,13 @@
 # The guest always runs two extra sections first: `uname` (uname -a) and
 # `realtime` (/sys/kernel/realtime, "absent" when the file does not exist),
 # so the harness itself can be checked without rtgauge.
+#
+# Kernels: the metapackage (linux-image-rt-amd64, linux-image-amd64) is resolved
+# with apt-cache to the image package it pins (linux-image-6.x-…), which
+# `apt-get download` fetches into $RTGAUGE_QEMU_CACHE/debs; /boot is extracted
+# into $RTGAUGE_QEMU_CACHE/kernels/PACKAGE_VERSION with the decompressed vmlinux.
+# A new Debian kernel version is downloaded once; otherwise nothing is fetched.
+# No modules are needed: the guest runs from the initramfs only.
 #
 # Exit status: 0 when the guest ran every command and reached the end of its
 # script (whatever the commands' own exit statuses, see NAME.rc); non-zero
@@ -311,7 +322,7 @@ log "initramfs: $(du -h "$initrd" | cut -f1)"
 kernel_image=$kdir/vmlinuz
 if [[ -f $kdir/vmlinux && ${RTGAUGE_QEMU_BZIMAGE:-0} != 1 ]]; then kernel_image=$kdir/vmlinux; fi
 accel=(-accel tcg)
-log "booting $pkg ($(basename "$kernel_image")) under qemu (tcg, ${smp} CPUs, ${mem} MiB, limit ${timeout_s} s)"
+log "prepared in ${SECONDS} s; booting $pkg ($(basename "$kernel_image")) under qemu (tcg, ${smp} CPUs, ${mem} MiB, limit ${timeout_s} s)"
 t0=$(date +%s)
 set +e
 timeout --kill-after=10 "$timeout_s" qemu-system-x86_64 "${accel[@]}" \
@@ -356,7 +367,7 @@ done
 [[ -f $outdir/doctor.out ]] && cp "$outdir/doctor.out" "$outdir/doctor.json"
 [[ -f $outdir/result.out ]] && cp "$outdir/result.out" "$outdir/result.json"
 
-if grep -q 'Kernel panic' "$outdir/console.log"; then
+if grep -q 'Kernel panic - not syncing' "$outdir/console.log"; then
   tail -n 40 "$outdir/console.log" >&2
   die "guest kernel panicked after ${elapsed} s (see $outdir/console.log)"
 fi

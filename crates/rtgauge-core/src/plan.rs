@@ -203,6 +203,18 @@ pub fn request(
     Ok(req)
 }
 
+/// Replaces each item of a comma-separated load list that names a suite mix by the mix's
+/// load conditions (a mix is a named list of conditions, each measured in turn).
+pub fn expand_mixes(list: &str, mixes: &BTreeMap<String, Vec<String>>) -> String {
+    list.split(',')
+        .map(|item| match mixes.get(item.trim()) {
+            Some(conditions) => conditions.join(","),
+            None => item.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// Splits `--set` values of the form `key=value` or `probe.key=value`; returns (probe, key, value).
 pub fn parse_setting(s: &str) -> Result<(Option<String>, String, String), String> {
     let (key, value) = s
@@ -273,6 +285,13 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("period"), "{e}");
+    }
+
+    #[test]
+    fn suite_mixes_expand_in_place() {
+        let mixes = BTreeMap::from([("office".to_string(), vec!["cpu".into(), "io+net".into()])]);
+        assert_eq!(expand_mixes("none,office", &mixes), "none,cpu,io+net");
+        assert_eq!(expand_mixes("none", &mixes), "none");
     }
 
     #[test]

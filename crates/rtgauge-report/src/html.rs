@@ -395,14 +395,51 @@ fn recordings_section(input: &ReportInput, charts: &[Chart]) -> String {
     for (i, v) in listed {
         let _ = write!(
             out,
-            "<p>{}recordings (convert with <code>rtgauge export</code>):</p><pre>{}</pre>",
+            "<p>{}Raw-sample recordings beside the result (convert them with <code>rtgauge export</code>):</p>",
             if input.results.len() > 1 {
                 format!("{}: ", esc(&input.names[i]))
             } else {
                 String::new()
-            },
-            esc(&serde_json::to_string_pretty(&v).unwrap_or_default())
+            }
         );
+        // Whatever fields the recording entries carry, as a table (a list of objects) or
+        // as JSON.
+        match v.as_array() {
+            Some(items) if items.iter().all(|x| x.is_object()) => {
+                let mut keys: Vec<String> = Vec::new();
+                for item in items {
+                    for k in item.as_object().into_iter().flat_map(|o| o.keys()) {
+                        if !keys.contains(k) {
+                            keys.push(k.clone());
+                        }
+                    }
+                }
+                out.push_str("<div class=\"scroll\"><table class=\"fields\"><thead><tr>");
+                for k in &keys {
+                    let _ = write!(out, "<th>{}</th>", esc(k));
+                }
+                out.push_str("</tr></thead><tbody>");
+                for item in items {
+                    out.push_str("<tr>");
+                    for k in &keys {
+                        let _ = write!(
+                            out,
+                            "<td>{}</td>",
+                            esc(&item.get(k).map(json_scalar).unwrap_or_default())
+                        );
+                    }
+                    out.push_str("</tr>");
+                }
+                out.push_str("</tbody></table></div>");
+            }
+            _ => {
+                let _ = write!(
+                    out,
+                    "<pre>{}</pre>",
+                    esc(&serde_json::to_string_pretty(&v).unwrap_or_default())
+                );
+            }
+        }
     }
     out.push_str("<div class=\"charts\">");
     for c in plots {

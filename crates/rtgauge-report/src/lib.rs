@@ -21,7 +21,7 @@ pub use check::{check_result, CheckReport, Spec, SpecError};
 pub use compare::{compare, Comparison};
 pub use html::{render_html, ReportInput};
 pub use images::{write_images, ImageError};
-pub use plots::{build_charts, RecordingPlot};
+pub use plots::{build_charts, Decimator, RecordingPlot};
 
 use rtgauge_result::RunResult;
 use std::path::{Path, PathBuf};

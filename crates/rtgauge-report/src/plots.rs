@@ -108,34 +108,79 @@ impl RecordingPlot {
     pub fn from_samples(
         probe: &str,
         title: &str,
-        samples: impl ExactSizeIterator<Item = (u64, u64)> + Clone,
+        samples: impl ExactSizeIterator<Item = (u64, u64)>,
         points: usize,
         dropped: u64,
     ) -> RecordingPlot {
-        let n = samples.len();
-        let per_bucket = n.div_ceil(points.max(1)).max(1);
-        let mut plot = RecordingPlot {
-            probe: probe.to_string(),
-            title: title.to_string(),
-            t_s: Vec::new(),
-            min_ns: Vec::new(),
-            max_ns: Vec::new(),
-            samples: n as u64,
-            dropped,
-        };
-        let mut it = samples.peekable();
-        while it.peek().is_some() {
-            let (mut lo, mut hi, mut t0) = (u64::MAX, 0u64, None);
-            for (t, v) in it.by_ref().take(per_bucket) {
-                t0.get_or_insert(t);
-                lo = lo.min(v);
-                hi = hi.max(v);
-            }
-            plot.t_s.push(t0.unwrap_or(0) as f64 / 1e9);
-            plot.min_ns.push(lo);
-            plot.max_ns.push(hi);
+        let mut d = Decimator::new(probe, title, samples.len() as u64, points);
+        for (t, v) in samples {
+            d.push(t, v);
         }
-        plot
+        d.finish(dropped)
+    }
+}
+
+/// Streams samples into a [`RecordingPlot`] in constant memory per output point, for
+/// recordings too large to hold (10^8 samples and more).
+#[derive(Debug)]
+pub struct Decimator {
+    plot: RecordingPlot,
+    per_bucket: u64,
+    in_bucket: u64,
+    lo: u64,
+    hi: u64,
+    t0: u64,
+}
+
+impl Decimator {
+    /// `total` is the number of samples that will be pushed; `points` the most output points.
+    pub fn new(probe: &str, title: &str, total: u64, points: usize) -> Decimator {
+        Decimator {
+            plot: RecordingPlot {
+                probe: probe.to_string(),
+                title: title.to_string(),
+                t_s: Vec::new(),
+                min_ns: Vec::new(),
+                max_ns: Vec::new(),
+                samples: 0,
+                dropped: 0,
+            },
+            per_bucket: total.div_ceil(points.max(1) as u64).max(1),
+            in_bucket: 0,
+            lo: u64::MAX,
+            hi: 0,
+            t0: 0,
+        }
+    }
+
+    pub fn push(&mut self, at_ns: u64, value_ns: u64) {
+        if self.in_bucket == 0 {
+            self.t0 = at_ns;
+        }
+        self.lo = self.lo.min(value_ns);
+        self.hi = self.hi.max(value_ns);
+        self.in_bucket += 1;
+        self.plot.samples += 1;
+        if self.in_bucket == self.per_bucket {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.in_bucket > 0 {
+            self.plot.t_s.push(self.t0 as f64 / 1e9);
+            self.plot.min_ns.push(self.lo);
+            self.plot.max_ns.push(self.hi);
+        }
+        self.in_bucket = 0;
+        self.lo = u64::MAX;
+        self.hi = 0;
+    }
+
+    pub fn finish(mut self, dropped: u64) -> RecordingPlot {
+        self.flush();
+        self.plot.dropped = dropped;
+        self.plot
     }
 }
 

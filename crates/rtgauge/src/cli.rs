@@ -161,9 +161,9 @@ pub struct RunArgs {
 
     /// Background loads, comma-separated; the probes run once per load (`none` is idle), e.g.
     /// `none,cpu,io,net`; `a+b` runs two at once; `exec:CMD` must come last. `rtgauge loads`
-    /// lists them.
-    #[arg(long, default_value = "none", value_name = "LOADS")]
-    pub load: String,
+    /// lists them. A suite's `loads` and `mixes` apply when this is not given. [default: none]
+    #[arg(long, value_name = "LOADS")]
+    pub load: Option<String>,
 
     /// CPUs the loads run on (default: every online CPU, the measured ones included).
     #[arg(long, value_name = "CPUS")]

@@ -70,7 +70,11 @@ impl Guest {
     /// What to show when an assertion fails: stderr of the guest commands and
     /// the end of the console log.
     fn diagnostics(&self) -> String {
-        let mut out = format!("--- {} guest, files in {}\n", self.flavour, self.outdir.display());
+        let mut out = format!(
+            "--- {} guest, files in {}\n",
+            self.flavour,
+            self.outdir.display()
+        );
         for section in ["doctor", "run", "result"] {
             let err = std::fs::read_to_string(self.outdir.join(format!("{section}.err")));
             let rc = std::fs::read_to_string(self.outdir.join(format!("{section}.rc")));
@@ -213,7 +217,12 @@ fn check_guest(guest: &Guest, expect_rt: bool) {
     let cyclic: Vec<&Value> = runs.iter().filter(|r| r["probe"] == "cyclic").collect();
     assert!(!cyclic.is_empty(), "{f}: result has no cyclic run");
     for run in cyclic {
-        assert_eq!(status_of(run), "ok", "{f}: cyclic run status: {}", run["status"]);
+        assert_eq!(
+            status_of(run),
+            "ok",
+            "{f}: cyclic run status: {}",
+            run["status"]
+        );
         let series = run["series"]
             .as_array()
             .unwrap_or_else(|| panic!("{f}: cyclic run has no series"));

@@ -207,11 +207,9 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         (None, true) => Some("quick".to_string()),
         (None, false) => None,
     };
-    let mut requests: Vec<ProbeRequest> = match &suite_name {
-        Some(name) => {
-            let suite = plan::load_suite(name)?;
-            plan::suite_requests(&suite, default_budget, warmup)?
-        }
+    let suite = suite_name.as_deref().map(plan::load_suite).transpose()?;
+    let mut requests: Vec<ProbeRequest> = match &suite {
+        Some(suite) => plan::suite_requests(suite, default_budget, warmup)?,
         None => Vec::new(),
     };
     if !args.probes.is_empty() {
@@ -296,8 +294,18 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
             modes.push(mode);
         }
     }
+    let load_text = match (&args.load, &suite) {
+        (Some(text), _) => text.clone(),
+        (None, Some(suite)) => suite.loads.clone().unwrap_or_default().join(","),
+        (None, None) => String::new(),
+    };
+    let load_text = match &suite {
+        Some(suite) => plan::expand_mixes(&load_text, &suite.mixes),
+        None => load_text,
+    };
+    let load_text = if load_text.trim().is_empty() { "none".to_string() } else { load_text };
     let loads = rtgauge_load::expand(
-        &rtgauge_load::parse_list(&args.load).map_err(|e| anyhow::anyhow!("--load: {e}"))?,
+        &rtgauge_load::parse_list(&load_text).map_err(|e| anyhow::anyhow!("--load: {e}"))?,
     );
     let load_cpus = match &args.load_cpus {
         Some(spec) => {

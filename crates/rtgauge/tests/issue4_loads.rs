@@ -1,0 +1,221 @@
+//! End-to-end tests of the loads (issue 4) through the real binary.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn rtgauge() -> Command {
+    Command::cargo_bin("rtgauge").unwrap()
+}
+
+/// One measuring test at a time: a load in one test would spoil another's numbers.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Worst per-CPU p99 latency of one mode × load.
+fn p99_latency(r: &Value, mode: &str, load: &str) -> u64 {
+    r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|run| run["mode"] == mode && run["load"] == load)
+        .flat_map(|run| run["series"].as_array().unwrap())
+        .filter(|s| s["name"] == "latency")
+        .map(|s| s["stats"]["percentiles"]["p99_ns"].as_u64().unwrap())
+        .max()
+        .unwrap()
+}
+
+fn overruns(r: &Value, mode: &str, load: &str) -> u64 {
+    r["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|run| run["mode"] == mode && run["load"] == load)
+        .flat_map(|run| run["series"].as_array().unwrap())
+        .filter(|s| s["name"] == "latency")
+        .map(|s| s["counters"]["overruns"].as_u64().unwrap())
+        .sum()
+}
+
+/// Under a CPU load on the measured CPUs, SCHED_OTHER wake-ups queue behind the spinning
+/// workers while SCHED_FIFO ones preempt them.
+#[test]
+fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
+    if !is_root() {
+        eprintln!("skipped: rt mode needs root");
+        return;
+    }
+    let _serial = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    rtgauge()
+        .args(["run", "cyclic", "--mode", "normal,rt", "--load", "none,cpu:4"])
+        .args(["--period", "1ms", "-d", "2s", "--warmup", "300ms", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    let normal_idle = p99_latency(&r, "normal", "none");
+    let normal_cpu = p99_latency(&r, "normal", "cpu:4");
+    let rt_cpu = p99_latency(&r, "rt", "cpu:4");
+    let (normal_overruns, rt_overruns) = (overruns(&r, "normal", "cpu:4"), overruns(&r, "rt", "cpu:4"));
+    eprintln!(
+        "p99 latency ns: normal idle {normal_idle}, normal cpu {normal_cpu}, rt cpu {rt_cpu}; overruns under cpu: normal {normal_overruns}, rt {rt_overruns}"
+    );
+    // Four spinning workers on two CPUs: a SCHED_OTHER thread often waits a whole
+    // scheduler slice (milliseconds) for its turn, so whole periods are lost.
+    assert!(normal_cpu > 3 * normal_idle, "normal mode not clearly hurt by the cpu load");
+    assert!(normal_cpu > 1_000_000, "normal-mode p99 {normal_cpu} ns under cpu load");
+    assert!(normal_overruns > 100, "only {normal_overruns} overruns in normal mode");
+    // The FIFO thread preempts the workers and keeps its period.
+    assert!(rt_cpu * 10 < normal_cpu, "rt mode hurt like normal mode");
+    assert!(rt_overruns * 10 < normal_overruns, "rt mode lost periods like normal mode");
+    let load = r["loads"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == "cpu:4")
+        .expect("the load's report is in the result");
+    assert!(load["started"].as_bool().unwrap());
+    assert!(load["operations_per_second"].as_f64().unwrap() > 0.0);
+}
+
+/// Every built-in load starts, runs during the probe and reports a non-zero achieved rate.
+#[test]
+fn issue4_every_load_reports_its_achieved_rate() {
+    let _serial = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    rtgauge()
+        .args(["run", "cyclic", "--mode", "normal", "--load", "all", "--skip-failed-loads"])
+        .args(["--cpus", "0", "--period", "1ms", "-d", "700ms", "--warmup", "100ms", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let r = read_json(&out);
+    let loads = r["loads"].as_array().unwrap();
+    let names: Vec<&str> = loads.iter().map(|l| l["name"].as_str().unwrap()).collect();
+    for expected in ["cpu", "syscall", "memory", "rt-memory", "messaging", "io", "net", "compile"] {
+        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    }
+    for l in loads {
+        if l["started"].as_bool().unwrap() {
+            let rate = l["operations_per_second"].as_f64().unwrap_or(0.0);
+            assert!(rate > 0.0, "{}: rate {rate}", l["name"]);
+            // Its probe ran under it.
+            assert!(r["runs"].as_array().unwrap().iter().any(|run| run["load"] == l["name"]));
+        } else {
+            // A load that could not start says why.
+            assert!(!l["error"].as_str().unwrap_or_default().is_empty(), "{l}");
+        }
+    }
+}
+
+#[test]
+fn issue4_a_load_that_cannot_start_fails_the_run_unless_told_otherwise() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rtgauge()
+        .args(["run", "cyclic", "--mode", "normal", "-d", "200ms", "--warmup", "50ms"])
+        .args(["--load", "exec:/nonexistent/command", "-q", "-o"])
+        .arg(dir.path().join("r.json"))
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(stderr.contains("--skip-failed-loads"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+
+    let bad = rtgauge()
+        .args(["run", "cyclic", "--load", "bogus"])
+        .assert()
+        .code(1);
+    let stderr = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
+    assert!(stderr.starts_with("rtgauge: --load:") && stderr.contains("cpu[:N]"), "{stderr}");
+}
+
+/// Processes whose environment carries the load marker, i.e. load workers and their children.
+fn marked_processes() -> Vec<u32> {
+    let marker = format!("{}=", rtgauge_load::MARKER_ENV);
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/environ"))
+                .map(|env| {
+                    env.split(|&b| b == 0)
+                        .any(|kv| kv.starts_with(marker.as_bytes()))
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// SIGKILL of the measuring process at a random moment leaves no load process within a
+/// second, and the next start removes the scratch directory it left.
+#[test]
+fn issue4_sigkill_of_rtgauge_leaves_no_load_behind() {
+    let _serial = exclusive();
+    let scratch = tempfile::tempdir().unwrap();
+    let before = marked_processes();
+    for delay_ms in [400u64, 1100] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+            .args(["run", "cyclic", "--mode", "normal", "--load", "cpu+io+messaging"])
+            .args(["-d", "30s", "--warmup", "100ms", "-q", "-o"])
+            .arg(dir.path().join("r.json"))
+            .env("TMPDIR", scratch.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let during: Vec<u32> = marked_processes()
+            .into_iter()
+            .filter(|p| !before.contains(p))
+            .collect();
+        assert!(!during.is_empty(), "the loads were not running after {delay_ms} ms");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let killed = Instant::now();
+        let mut left: Vec<u32>;
+        loop {
+            left = marked_processes()
+                .into_iter()
+                .filter(|p| during.contains(p))
+                .collect();
+            if left.is_empty() || killed.elapsed() > Duration::from_secs(1) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(left.is_empty(), "load processes {left:?} survived SIGKILL by more than 1 s");
+    }
+    // The next start cleans the scratch directories the killed runs left.
+    rtgauge()
+        .args(["run", "cyclic", "--mode", "normal", "--load", "io", "-d", "200ms"])
+        .args(["--warmup", "50ms", "-q", "-o"])
+        .arg(scratch.path().join("r.json"))
+        .env("TMPDIR", scratch.path())
+        .assert()
+        .success();
+    let leftovers: Vec<String> = std::fs::read_dir(scratch.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("rtgauge-load"))
+        .collect();
+    assert!(leftovers.is_empty(), "stale scratch directories: {leftovers:?}");
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+// Loads rtgauge HTML reports in headless Debian chromium and checks that each one
+//  - loads with no console errors and no uncaught exceptions,
+//  - makes no network request (everything is inlined),
+//  - draws every chart (a canvas with painted pixels, or an SVG with shapes),
+//  - fits a phone-width viewport without the page scrolling sideways,
+//  - prints (a PDF is produced);
+// and saves a full-page screenshot, printing its path.
+//
+// Usage: node check-report.js OUT_DIR REPORT.html [REPORT.html …]
+// Environment: CHROMIUM (default /usr/bin/chromium).
+// Exit status 0 when every report passes, 1 otherwise (the reasons are printed).
+'use strict';
+
+const path = require('path');
+const fs = require('fs');
+const { chromium } = require('playwright-core');
+
+const FLAGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+async function checkReport(browser, file, outDir) {
+  const problems = [];
+  const url = 'file://' + path.resolve(file);
+  // A new context is a fresh profile: no cache, no cookies, no service workers.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  page.on('console', (msg) => {
+    if (msg.type() === 'error') problems.push('console error: ' + msg.text());
+  });
+  page.on('pageerror', (err) => problems.push('uncaught exception: ' + err.message));
+  page.on('request', (req) => {
+    const u = req.url();
+    if (u !== url && !u.startsWith('data:')) problems.push('network request: ' + u);
+  });
+  await page.goto(url, { waitUntil: 'load' });
+  await page.waitForFunction(() => document.documentElement.hasAttribute('data-charts-drawn'), null, { timeout: 30000 })
+    .catch(() => problems.push('the chart script never finished (data-charts-drawn not set)'));
+
+  const charts = await page.evaluate(() => {
+    const out = [];
+    for (const fig of document.querySelectorAll('figure.chart')) {
+      const id = fig.getAttribute('data-chart');
+      const svg = fig.querySelector('.plot svg');
+      const canvas = fig.querySelector('.plot canvas');
+      let drawn = false;
+      let how = 'nothing';
+      if (svg) {
+        const shapes = svg.querySelectorAll('rect, line, circle, path').length;
+        drawn = shapes > 3 && svg.getBoundingClientRect().width > 0;
+        how = 'svg with ' + shapes + ' shapes';
+      } else if (canvas && canvas.width > 0 && canvas.height > 0) {
+        const data = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+        let painted = 0;
+        for (let i = 3; i < data.length; i += 4) if (data[i] !== 0) painted++;
+        drawn = painted > 50;
+        how = 'canvas ' + canvas.width + 'x' + canvas.height + ' with ' + painted + ' painted pixels';
+      }
+      out.push({ id, kind: fig.getAttribute('data-kind'), drawn, how });
+    }
+    return out;
+  });
+  if (charts.length === 0) problems.push('the report has no charts');
+  for (const c of charts) {
+    if (!c.drawn) problems.push('chart ' + c.id + ' (' + c.kind + ') is not drawn: ' + c.how);
+  }
+
+  const base = path.join(outDir, path.basename(file, '.html'));
+  const screenshot = base + '.png';
+  await page.screenshot({ path: screenshot, fullPage: true });
+
+  // Phone width: tables scroll inside their boxes and charts shrink; the page itself must
+  // not scroll sideways.
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(400);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  if (overflow > 2) problems.push('at phone width (390 px) the page is ' + overflow + ' px wider than the screen');
+  const phone = base + '-phone.png';
+  await page.screenshot({ path: phone, fullPage: false });
+
+  const pdf = base + '.pdf';
+  await page.emulateMedia({ media: 'print' });
+  await page.pdf({ path: pdf, format: 'A4', printBackground: true });
+  if (!(fs.statSync(pdf).size > 1000)) problems.push('the printed PDF is empty');
+
+  await context.close();
+  return { file, charts: charts.length, kinds: [...new Set(charts.map((c) => c.kind))], screenshot, phone, pdf, problems };
+}
+
+async function main() {
+  const [outDir, ...files] = process.argv.slice(2);
+  if (!outDir || files.length === 0) {
+    console.error('usage: node check-report.js OUT_DIR REPORT.html [REPORT.html …]');
+    process.exit(1);
+  }
+  fs.mkdirSync(outDir, { recursive: true });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: FLAGS,
+  });
+  let failed = false;
+  try {
+    for (const f of files) {
+      const r = await checkReport(browser, f, outDir);
+      console.log('report: ' + r.file);
+      console.log('  charts drawn: ' + r.charts + ' (' + r.kinds.join(', ') + ')');
+      console.log('  screenshot: ' + r.screenshot);
+      console.log('  phone screenshot: ' + r.phone);
+      console.log('  printed: ' + r.pdf);
+      for (const p of r.problems) console.log('  PROBLEM: ' + p);
+      if (r.problems.length) failed = true;
+    }
+  } finally {
+    await browser.close();
+  }
+  console.log(failed ? 'FAIL' : 'PASS');
+  process.exit(failed ? 1 : 0);
+}
+
+main().catch((e) => {
+  console.error('browser check could not run: ' + (e && e.stack || e));
+  process.exit(1);
+});
