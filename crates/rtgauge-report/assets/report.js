@@ -24,6 +24,7 @@
   }
   function fmt(v) {
     if (v == null) return '–';
+    if (Number.isInteger(v)) return String(v);
     var a = Math.abs(v);
     if (a >= 100) return v.toFixed(0);
     if (a >= 10) return v.toFixed(1);
@@ -31,6 +32,7 @@
     return v.toPrecision(3);
   }
   function fmtBytes(b) {
+    if (b == null) return '';
     var units = ['B', 'KiB', 'MiB', 'GiB'];
     var i = 0;
     while (b >= 1024 && i < units.length - 1) { b /= 1024; i++; }
@@ -45,6 +47,15 @@
     if (c.x_scale === 'log') { xScale.distr = 3; xScale.log = 10; }
     if (c.x_scale === 'bytes') {
       xScale.distr = 3; xScale.log = 2;
+      // Powers of two, thinned to at most eight labels.
+      xAxis.splits = function (u, i, min, max) {
+        var lo = Math.ceil(Math.log2(Math.max(min, 1))), hi = Math.floor(Math.log2(Math.max(max, 1)));
+        var step = Math.max(1, Math.ceil((hi - lo + 1) / 8));
+        var out = [];
+        for (var k = lo; k <= hi; k += step) out.push(Math.pow(2, k));
+        return out;
+      };
+      xAxis.filter = function (u, splits) { return splits; };
       xAxis.values = function (u, splits) { return splits.map(fmtBytes); };
     }
     if (c.x_scale === 'nines') {
@@ -60,6 +71,12 @@
     }
     var yScale = {};
     if (c.y_scale === 'log') { yScale.distr = 3; yScale.log = 10; }
+    if (c.kind === 'histogram') {
+      // Start below a count of one so single outliers do not vanish into the axis.
+      yScale.range = function (u, min, max) {
+        return [0.5, Math.pow(10, Math.ceil(Math.log10(Math.max(max, 1) * 1.5)))];
+      };
+    }
     var series = [{
       label: c.x_label,
       value: function (u, v) {
@@ -75,7 +92,8 @@
         stroke: color(l.color),
         width: 1.5,
         spanGaps: c.kind !== 'histogram',
-        points: { show: c.kind === 'sizes' },
+        // Histogram bins are dots as well as steps: an isolated outlier bin stays visible.
+        points: { show: c.kind === 'sizes' || c.kind === 'histogram', size: 4 },
         value: function (u, v) { return fmt(v); }
       };
       if (l.dashed) s.dash = [6, 4];
@@ -118,7 +136,11 @@
     function draw(width) {
       el.textContent = '';
       var n = c.boxes.length;
-      var H = HEIGHT + 70, L = 64, R = 12, T = 12, B = 92;
+      var slot = (width - 64 - 12) / Math.max(n, 1);
+      var vertical = slot < 64;
+      var lines = Math.max.apply(null, c.boxes.map(function (b) { return b.label.split(' · ').length; }));
+      var B = vertical ? 150 : 14 * lines + 14;
+      var H = HEIGHT + B - 40, L = 64, R = 12, T = 12;
       var svg = node('svg', { viewBox: '0 0 ' + width + ' ' + H, width: width, height: H, role: 'img' }, el);
       node('title', {}, svg).textContent = c.title;
       var lo = Math.min.apply(null, c.boxes.map(function (b) { return b.min; }));
@@ -147,7 +169,6 @@
       var yl = node('text', { transform: 'translate(14,' + ((H - B + T) / 2) + ') rotate(-90)', 'text-anchor': 'middle' }, svg);
       yl.textContent = c.y_label;
       node('line', { x1: L, x2: L, y1: T, y2: H - B, stroke: '#888' }, svg);
-      var slot = (width - L - R) / Math.max(n, 1);
       var bw = Math.min(40, slot * 0.6);
       c.boxes.forEach(function (b, i) {
         var cx = L + slot * (i + 0.5);
@@ -162,8 +183,17 @@
         node('rect', { x: cx - bw / 2, y: top, width: bw, height: Math.max(1, bottom - top), fill: col, 'fill-opacity': 0.25, stroke: col }, g);
         node('line', { x1: cx - bw / 2, x2: cx + bw / 2, y1: y(b.median), y2: y(b.median), stroke: col, 'stroke-width': 2.5 }, g);
         node('circle', { cx: cx, cy: y(b.max), r: 3.5, fill: col }, g);
-        var t = node('text', { transform: 'translate(' + (cx + 4) + ',' + (H - B + 10) + ') rotate(35)', 'text-anchor': 'start' }, svg);
-        t.textContent = b.label.length > 28 ? b.label.slice(0, 27) + '…' : b.label;
+        var parts = b.label.split(' · ');
+        if (vertical) {
+          var t = node('text', { transform: 'translate(' + (cx + 4) + ',' + (H - B + 8) + ') rotate(90)', 'text-anchor': 'start' }, svg);
+          t.textContent = b.label.length > 26 ? b.label.slice(0, 25) + '…' : b.label;
+        } else {
+          var chars = Math.max(4, Math.floor(slot / 6.5));
+          parts.forEach(function (part, k) {
+            var t = node('text', { x: cx, y: H - B + 16 + 14 * k, 'text-anchor': 'middle' }, svg);
+            t.textContent = part.length > chars ? part.slice(0, chars - 1) + '…' : part;
+          });
+        }
       });
     }
     draw(widthOf(el));

@@ -4,7 +4,7 @@
 //! Tables and text are rendered here as HTML; charts are drawn in the browser from the plot
 //! model ([`crate::plots`]) inlined as JSON in a `<script type="application/json">` element.
 
-use crate::compare::{format_p, percent, Comparison, Outcome};
+use crate::compare::{fmt_stat, format_p, row_unit, Comparison, Outcome};
 use crate::plots::{build_charts, Chart, RecordingPlot};
 use crate::table::probe_table;
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, RunStatus};
@@ -312,16 +312,10 @@ fn comparison_section(c: &Comparison) -> String {
     }
     out.push_str("<h3>Series</h3><div class=\"scroll\"><table class=\"stats compare\"><thead><tr><th>Probe</th><th>Mode</th><th>Load</th><th>Series</th><th>Compared</th><th class=\"num\">Min</th><th class=\"num\">Median</th><th class=\"num\">Tail</th><th class=\"num\">Max</th><th class=\"num\">KS D</th><th class=\"num\">p</th><th>Verdict</th></tr></thead><tbody>");
     for r in &c.rows {
+        let unit = row_unit(r);
         let cell = |s: Option<&crate::compare::StatDiff>| {
             let Some(s) = s else { return "–".to_string() };
-            let f = |v: Option<f64>| {
-                v.map(|v| crate::units::format_duration_ns(v.round() as u64))
-                    .unwrap_or_else(|| "–".into())
-            };
-            let mut text = format!("{} → {}", f(s.baseline_ns), f(s.candidate_ns));
-            if let Some(rel) = s.relative {
-                let _ = write!(text, " ({})", percent(rel));
-            }
+            let mut text = format!("{} {}", fmt_stat(s, unit), unit.label());
             if s.stat.starts_with('p') {
                 text = format!("{}: {text}", s.stat);
             }

@@ -86,7 +86,11 @@ fn issue3_switch_time_below_pipe_round_trip() {
     let switches = series(&result, "switch");
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     let placements = if cpus >= 2 { 2 } else { 1 };
-    assert_eq!(switches.len(), 3 * placements, "sem, futex, pipe × placements");
+    assert_eq!(
+        switches.len(),
+        3 * placements,
+        "sem, futex, pipe × placements"
+    );
     for s in &switches {
         assert!(s["stats"]["count"].as_u64().unwrap() > 0, "{}", s["labels"]);
         assert!(median(s) > 0, "a switch takes time: {}", s["labels"]);
@@ -163,7 +167,9 @@ fn issue3_every_response_source_is_measured_or_skipped_with_a_reason() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let result = run(
-        &["response", "--mode", "rt", "-d", "100ms", "--warmup", "20ms"],
+        &[
+            "response", "--mode", "rt", "-d", "100ms", "--warmup", "20ms",
+        ],
         dir.path(),
     );
     assert_all_ok(&result);
@@ -219,28 +225,46 @@ fn refused(args: &[&str], dir: &Path) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(!dir.join("bad.json").exists(), "nothing written for bad input");
+    assert!(
+        !dir.join("bad.json").exists(),
+        "nothing written for bad input"
+    );
     stderr
 }
 
 #[test]
 fn issue3_bad_source_placement_or_mechanism_is_a_one_line_error() {
     let dir = tempfile::tempdir().unwrap();
-    let e = refused(&["response", "--set", "response.sources=pipe,bogus"], dir.path());
+    let e = refused(
+        &["response", "--set", "response.sources=pipe,bogus"],
+        dir.path(),
+    );
     assert!(e.contains("sources 'bogus'"), "{e}");
-    assert!(e.contains(&SOURCES.join(", ")), "names the accepted sources: {e}");
+    assert!(
+        e.contains(&SOURCES.join(", ")),
+        "names the accepted sources: {e}"
+    );
 
     let e = refused(&["response", "--set", "placement=sideways"], dir.path());
     assert!(e.contains("placement 'sideways'"), "{e}");
     assert!(e.contains("same-cpu, cross-cpu"), "{e}");
 
     let e = refused(&["switch", "--set", "placement=sideways"], dir.path());
-    assert!(e.contains("placement 'sideways'") && e.contains("same-cpu, cross-cpu"), "{e}");
+    assert!(
+        e.contains("placement 'sideways'") && e.contains("same-cpu, cross-cpu"),
+        "{e}"
+    );
 
     let e = refused(&["switch", "--set", "via=smoke-signal"], dir.path());
-    assert!(e.contains("via 'smoke-signal'") && e.contains("sem, futex, pipe"), "{e}");
+    assert!(
+        e.contains("via 'smoke-signal'") && e.contains("sem, futex, pipe"),
+        "{e}"
+    );
 
-    let e = refused(&["response", "--set", "gpio-out=/dev/gpiochip0"], dir.path());
+    let e = refused(
+        &["response", "--set", "gpio-out=/dev/gpiochip0"],
+        dir.path(),
+    );
     assert!(e.contains("gpio-out") && e.contains("CHIP:LINE"), "{e}");
 
     let e = refused(&["response", "--set", "handler-busy=lots"], dir.path());
@@ -252,7 +276,15 @@ fn issue3_named_gpio_lines_that_do_not_exist_fail_with_the_chips_here() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = rtgauge()
-        .args(["run", "response", "--best-effort", "--no-report", "-q", "-d", "50ms"])
+        .args([
+            "run",
+            "response",
+            "--best-effort",
+            "--no-report",
+            "-q",
+            "-d",
+            "50ms",
+        ])
         .args(["--set", "sources=gpio"])
         .args(["--set", "gpio-out=/dev/gpiochip-none:1"])
         .args(["--set", "gpio-in=/dev/gpiochip-none:2"])
@@ -276,7 +308,10 @@ fn issue3_switch_under_deadline_is_skipped_with_the_reason() {
     let status = &result["runs"][0]["status"];
     assert_eq!(status["state"], "skipped", "{status}");
     assert!(
-        status["reason"].as_str().unwrap().contains("SCHED_DEADLINE"),
+        status["reason"]
+            .as_str()
+            .unwrap()
+            .contains("SCHED_DEADLINE"),
         "{status}"
     );
     assert!(result["runs"][0]["series"].as_array().unwrap().is_empty());
@@ -301,9 +336,22 @@ fn issue3_both_probes_run_without_privileges_with_best_effort() {
     )
     .unwrap();
     let out = std::process::Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all"])
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
         .arg(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args(["run", "response", "switch", "--mode", "rt", "--best-effort", "--no-report"])
+        .args([
+            "run",
+            "response",
+            "switch",
+            "--mode",
+            "rt",
+            "--best-effort",
+            "--no-report",
+        ])
         .args(["-q", "-d", "50ms", "--warmup", "10ms", "-o", "n.json"])
         .current_dir(dir.path())
         .output()
@@ -311,8 +359,7 @@ fn issue3_both_probes_run_without_privileges_with_best_effort() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let result: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.path().join("n.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("n.json")).unwrap()).unwrap();
     assert_all_ok(&result);
     for r in result["runs"].as_array().unwrap() {
         // Without privileges the threads stay SCHED_OTHER, and the result says so.

@@ -445,10 +445,7 @@ fn run_trigger(
 
 fn no_answer(channel: &Channel, waited_ns: u64) -> ProbeError {
     let hint = match channel {
-        Channel::Gpio(w) => format!(
-            ": check that {} is wired to {}",
-            w.out_name, w.in_name
-        ),
+        Channel::Gpio(w) => format!(": check that {} is wired to {}", w.out_name, w.in_name),
         _ => String::new(),
     };
     invalid(format!(
@@ -491,7 +488,11 @@ fn run_handler(
             }
         };
         let woke = now_ns();
-        let t = if busy > 0 { spin_until(woke + busy) } else { woke };
+        let t = if busy > 0 {
+            spin_until(woke + busy)
+        } else {
+            woke
+        };
         if hs.quit.load(Ordering::Acquire) {
             break;
         }
@@ -619,7 +620,8 @@ impl Channel {
                 let rx = UdpSocket::bind(loopback).map_err(skip)?;
                 let tx = UdpSocket::bind(loopback).map_err(skip)?;
                 let to = rx.local_addr().map_err(|e| fail("getsockname", e))?;
-                tx.connect(to).map_err(|e| fail("connecting the UDP socket", e))?;
+                tx.connect(to)
+                    .map_err(|e| fail("connecting the UDP socket", e))?;
                 Channel::Udp { rx, tx }
             }
             Source::Gpio => Channel::Gpio(gpio::Wire::open(cfg.gpio.as_ref())?),
@@ -665,8 +667,10 @@ impl Channel {
             Channel::Eventfd(fd) => {
                 let one = 1u64;
                 // SAFETY: writes the 8-byte counter increment the eventfd ABI defines.
-                retry(|| cvt(unsafe { libc::write(fd.as_raw_fd(), (&one as *const u64).cast(), 8) }))
-                    .map(drop)
+                retry(|| {
+                    cvt(unsafe { libc::write(fd.as_raw_fd(), (&one as *const u64).cast(), 8) })
+                })
+                .map(drop)
             }
             Channel::Futex(word) => {
                 word.fetch_add(1, Ordering::Release);
@@ -692,8 +696,10 @@ impl Channel {
             Channel::Eventfd(fd) => {
                 let mut count = 0u64;
                 // SAFETY: reads the 8-byte counter into a valid u64.
-                retry(|| cvt(unsafe { libc::read(fd.as_raw_fd(), (&mut count as *mut u64).cast(), 8) }))
-                    .map(|_| None)
+                retry(|| {
+                    cvt(unsafe { libc::read(fd.as_raw_fd(), (&mut count as *mut u64).cast(), 8) })
+                })
+                .map(|_| None)
             }
             Channel::Futex(word) => {
                 futex_wait_while(word, waiter.futex_seen)?;
@@ -786,8 +792,10 @@ impl MessageQueue {
     fn send(&self) -> io::Result<()> {
         let msg = [1u8; Self::MESSAGE];
         // SAFETY: sends a valid buffer of the queue's message size.
-        retry(|| cvt(unsafe { libc::mq_send(self.send, msg.as_ptr().cast(), msg.len(), 0) } as isize))
-            .map(drop)
+        retry(|| {
+            cvt(unsafe { libc::mq_send(self.send, msg.as_ptr().cast(), msg.len(), 0) } as isize)
+        })
+        .map(drop)
     }
 
     #[inline]
@@ -960,7 +968,11 @@ mod gpio {
             Open::Fail(invalid(format!(
                 "{what} {line}: cannot open {}: {e}; GPIO chips here: {}",
                 line.chip,
-                if here.is_empty() { "none".into() } else { here.join(", ") }
+                if here.is_empty() {
+                    "none".into()
+                } else {
+                    here.join(", ")
+                }
             )))
         })?;
         // SAFETY: LineRequest is plain data; all-zero is a valid empty request.
@@ -1182,7 +1194,10 @@ mod tests {
         let e = config(&params(&[("placement", "sideways")]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("placement 'sideways'") && e.contains("same-cpu, cross-cpu"), "{e}");
+        assert!(
+            e.contains("placement 'sideways'") && e.contains("same-cpu, cross-cpu"),
+            "{e}"
+        );
         let e = config(&params(&[("gpio-out", "/dev/gpiochip0")]))
             .unwrap_err()
             .to_string();
@@ -1191,13 +1206,20 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("go together"), "{e}");
-        let e = config(&params(&[("period", "5us")])).unwrap_err().to_string();
+        let e = config(&params(&[("period", "5us")]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("minimum"), "{e}");
     }
 
     #[test]
     fn handler_busy_accepts_zero_and_durations() {
-        assert_eq!(config(&params(&[("handler-busy", "0")])).unwrap().handler_busy_ns, 0);
+        assert_eq!(
+            config(&params(&[("handler-busy", "0")]))
+                .unwrap()
+                .handler_busy_ns,
+            0
+        );
         assert_eq!(
             config(&params(&[("handler-busy", "200us")]))
                 .unwrap()

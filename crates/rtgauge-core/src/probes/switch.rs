@@ -91,10 +91,7 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
 pub(crate) fn empty_list(probe: &'static str, key: &str, accepted: &[&str]) -> ProbeError {
     ProbeError::Invalid {
         probe,
-        message: format!(
-            "{key} is empty; accepted: {}, or all",
-            accepted.join(", ")
-        ),
+        message: format!("{key} is empty; accepted: {}, or all", accepted.join(", ")),
     }
 }
 
@@ -166,7 +163,11 @@ impl Probe for Switch {
         out.params.insert("via".into(), names.join(","));
         out.params.insert(
             "placement".into(),
-            places.iter().map(|p| p.describe()).collect::<Vec<_>>().join(", "),
+            places
+                .iter()
+                .map(|p| p.describe())
+                .collect::<Vec<_>>()
+                .join(", "),
         );
         Ok(out)
     }
@@ -364,9 +365,7 @@ enum Link {
 impl Link {
     fn open(via: Via) -> Result<Link, ProbeError> {
         Ok(match via {
-            Via::Sem => Link::Sem(
-                SemPair::new().map_err(|e| os_error(PROBE, "sem_init", e))?,
-            ),
+            Via::Sem => Link::Sem(SemPair::new().map_err(|e| os_error(PROBE, "sem_init", e))?),
             Via::Futex => Link::Futex(AtomicU32::new(0)),
             Via::Pipe => Link::Pipe {
                 to_follow: pipe().map_err(|e| os_error(PROBE, "pipe2", e))?,
@@ -455,8 +454,7 @@ pub(crate) fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
 pub(crate) fn write_byte(fd: &OwnedFd) -> io::Result<()> {
     let b = 1u8;
     // SAFETY: writes one byte from a valid buffer.
-    retry(|| cvt(unsafe { libc::write(fd.as_raw_fd(), (&b as *const u8).cast(), 1) }))
-        .map(drop)
+    retry(|| cvt(unsafe { libc::write(fd.as_raw_fd(), (&b as *const u8).cast(), 1) })).map(drop)
 }
 
 #[inline]
@@ -770,7 +768,10 @@ mod tests {
         let e = config(&params(&[("placement", "sideways")]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("placement") && e.contains("same-cpu, cross-cpu"), "{e}");
+        assert!(
+            e.contains("placement") && e.contains("same-cpu, cross-cpu"),
+            "{e}"
+        );
         let e = config(&params(&[("via", ",")])).unwrap_err().to_string();
         assert!(e.contains("via is empty"), "{e}");
     }
