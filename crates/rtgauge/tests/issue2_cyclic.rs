@@ -94,7 +94,10 @@ fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
     let spins = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let (s, n) = (stop.clone(), spins.clone());
     let spinner = std::thread::spawn(move || {
-        assert!(make_rt(90, 0), "cannot make the interfering thread SCHED_FIFO");
+        assert!(
+            make_rt(90, 0),
+            "cannot make the interfering thread SCHED_FIFO"
+        );
         std::thread::sleep(Duration::from_millis(1500)); // past rtgauge's warm-up
         while !s.load(std::sync::atomic::Ordering::Relaxed) {
             let start = (monotonic_ns() / 100_000_000 + 1) * 100_000_000;
@@ -106,7 +109,16 @@ fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
         }
     });
     let result = rtgauge()
-        .args(["run", "cyclic", "--cpus", "0", "--priority", "80", "--period", "1ms"])
+        .args([
+            "run",
+            "cyclic",
+            "--cpus",
+            "0",
+            "--priority",
+            "80",
+            "--period",
+            "1ms",
+        ])
         .args(["--duration", "3s", "--warmup", "1s", "-q", "-o"])
         .arg(&out)
         .assert();
@@ -118,9 +130,15 @@ fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
     let max = lat["stats"]["max_ns"].as_u64().unwrap();
     let overruns = lat["counters"]["overruns"].as_u64().unwrap();
     let spins = spins.load(std::sync::atomic::Ordering::Relaxed);
-    assert!(max >= 3_000_000, "max latency {max} ns < 3 ms after {spins} spins");
+    assert!(
+        max >= 3_000_000,
+        "max latency {max} ns < 3 ms after {spins} spins"
+    );
     // Each 3 ms spin hides at least two whole 1 ms periods.
-    assert!(overruns >= 2 * (spins / 2), "{overruns} overruns for {spins} spins");
+    assert!(
+        overruns >= 2 * (spins / 2),
+        "{overruns} overruns for {spins} spins"
+    );
     assert!(spins >= 20, "only {spins} spins happened");
 }
 
@@ -130,7 +148,16 @@ fn issue2_no_interference_means_no_overruns_at_a_sustainable_period() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     rtgauge()
-        .args(["run", "cyclic", "--period", "10ms", "--duration", "2s", "--warmup", "200ms"])
+        .args([
+            "run",
+            "cyclic",
+            "--period",
+            "10ms",
+            "--duration",
+            "2s",
+            "--warmup",
+            "200ms",
+        ])
         .args(["--best-effort", "-q", "-o"])
         .arg(&out)
         .assert()
@@ -158,8 +185,18 @@ fn issue2_every_timer_method_delivers_the_expected_cycles() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("r.json");
         rtgauge()
-            .args(["run", "cyclic", "--cpus", "0", "--period", "1ms", "--loops", "300"])
-            .args(["--warmup", "100ms", "--best-effort", "-q", "--timer", timer, "-o"])
+            .args([
+                "run", "cyclic", "--cpus", "0", "--period", "1ms", "--loops", "300",
+            ])
+            .args([
+                "--warmup",
+                "100ms",
+                "--best-effort",
+                "-q",
+                "--timer",
+                timer,
+                "-o",
+            ])
             .arg(&out)
             .assert()
             .success();
@@ -174,9 +211,15 @@ fn issue2_every_timer_method_delivers_the_expected_cycles() {
         if timer == "rel" {
             // The one-shot timer drifts: each period is the nominal one plus that wake-up's
             // latency, never less (1 µs of slack for histogram rounding).
-            assert!(median >= 999_000, "{timer}: median period {median} below nominal");
+            assert!(
+                median >= 999_000,
+                "{timer}: median period {median} below nominal"
+            );
         } else {
-            assert!(median.abs_diff(1_000_000) < 50_000, "{timer}: median period {median}");
+            assert!(
+                median.abs_diff(1_000_000) < 50_000,
+                "{timer}: median period {median}"
+            );
         }
     }
 }
@@ -187,7 +230,17 @@ fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     rtgauge()
-        .args(["run", "cyclic", "-d", "1s", "--warmup", "100ms", "--best-effort", "-q", "-o"])
+        .args([
+            "run",
+            "cyclic",
+            "-d",
+            "1s",
+            "--warmup",
+            "100ms",
+            "--best-effort",
+            "-q",
+            "-o",
+        ])
         .arg(&out)
         .assert()
         .success();
@@ -201,7 +254,10 @@ fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
     let errors: Vec<String> = validator.iter_errors(&r).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:#?}");
     assert_eq!(r["schema_version"], 1);
-    assert!(!r["fingerprint"]["kernel_release"].as_str().unwrap().is_empty());
+    assert!(!r["fingerprint"]["kernel_release"]
+        .as_str()
+        .unwrap()
+        .is_empty());
     assert!(r["calibration"]["read_cost_median_ns"].as_u64().unwrap() > 0);
     assert_eq!(r["status"], "complete");
     // Every time is an integer number of ns in a field ending in _ns.
@@ -242,7 +298,17 @@ fn issue2_sigint_stops_cleanly_and_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args(["run", "cyclic", "-d", "60s", "--warmup", "100ms", "--best-effort", "-q", "-o"])
+        .args([
+            "run",
+            "cyclic",
+            "-d",
+            "60s",
+            "--warmup",
+            "100ms",
+            "--best-effort",
+            "-q",
+            "-o",
+        ])
         .arg(&out)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -265,7 +331,16 @@ fn issue2_sigint_stops_cleanly_and_keeps_what_was_measured() {
 fn issue2_max_latency_threshold_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     rtgauge()
-        .args(["run", "cyclic", "-d", "300ms", "--warmup", "50ms", "--best-effort", "-q"])
+        .args([
+            "run",
+            "cyclic",
+            "-d",
+            "300ms",
+            "--warmup",
+            "50ms",
+            "--best-effort",
+            "-q",
+        ])
         .args(["--max-latency", "1ns", "-o"])
         .arg(dir.path().join("r.json"))
         .assert()
@@ -298,7 +373,10 @@ fn issue2_bad_input_gives_one_line_errors_naming_the_flag() {
     }
     let out = rtgauge().args(["run", "nosuchprobe"]).assert().code(1);
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
-    assert!(stderr.contains("unknown probe 'nosuchprobe'") && stderr.contains("cyclic"), "{stderr}");
+    assert!(
+        stderr.contains("unknown probe 'nosuchprobe'") && stderr.contains("cyclic"),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
@@ -306,7 +384,12 @@ fn issue2_bad_input_gives_one_line_errors_naming_the_flag() {
 fn as_nobody(args: &[&str], dir: &Path) -> std::process::Output {
     let bin = assert_cmd::cargo::cargo_bin("rtgauge");
     std::process::Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--inh-caps=-all"])
+        .args([
+            "--reuid=nobody",
+            "--regid=nogroup",
+            "--clear-groups",
+            "--inh-caps=-all",
+        ])
         .arg(bin)
         .args(args)
         .current_dir(dir)
@@ -323,24 +406,45 @@ fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
     }
     let dir = tempfile::tempdir().unwrap();
     // SAFETY: chmod of our own temp dir so nobody can write there.
-    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777))
-        .unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
     let ok = as_nobody(
-        &["run", "cyclic", "--mode", "normal", "-d", "300ms", "--warmup", "50ms", "-o", "n.json"],
+        &[
+            "run", "cyclic", "--mode", "normal", "-d", "300ms", "--warmup", "50ms", "-o", "n.json",
+        ],
         dir.path(),
     );
     let stderr = String::from_utf8_lossy(&ok.stderr);
     assert!(ok.status.success(), "{stderr}");
-    assert!(stderr.contains("normal mode"), "a clear warning is expected: {stderr}");
+    assert!(
+        stderr.contains("normal mode"),
+        "a clear warning is expected: {stderr}"
+    );
     assert!(dir.path().join("n.json").exists());
 
-    let refused = as_nobody(&["run", "cyclic", "-d", "300ms", "-o", "rt.json"], dir.path());
+    let refused = as_nobody(
+        &["run", "cyclic", "-d", "300ms", "-o", "rt.json"],
+        dir.path(),
+    );
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(refused.status.code(), Some(1), "{stderr}");
-    assert!(stderr.contains("CAP_SYS_NICE") && stderr.contains("setcap"), "{stderr}");
+    assert!(
+        stderr.contains("CAP_SYS_NICE") && stderr.contains("setcap"),
+        "{stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(!dir.path().join("rt.json").exists(), "no half-written result");
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "stray files left");
+    assert!(
+        !dir.path().join("rt.json").exists(),
+        "no half-written result"
+    );
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "stray files left"
+    );
 }
 
 fn which(cmd: &str) -> Option<std::path::PathBuf> {

@@ -63,8 +63,17 @@ fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     rtgauge()
-        .args(["run", "cyclic", "--mode", "normal,rt", "--load", "none,cpu:4"])
-        .args(["--period", "1ms", "-d", "2s", "--warmup", "300ms", "-q", "-o"])
+        .args([
+            "run",
+            "cyclic",
+            "--mode",
+            "normal,rt",
+            "--load",
+            "none,cpu:4",
+        ])
+        .args([
+            "--period", "1ms", "-d", "2s", "--warmup", "300ms", "-q", "-o",
+        ])
         .arg(&out)
         .assert()
         .success();
@@ -72,18 +81,31 @@ fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
     let normal_idle = p99_latency(&r, "normal", "none");
     let normal_cpu = p99_latency(&r, "normal", "cpu:4");
     let rt_cpu = p99_latency(&r, "rt", "cpu:4");
-    let (normal_overruns, rt_overruns) = (overruns(&r, "normal", "cpu:4"), overruns(&r, "rt", "cpu:4"));
+    let (normal_overruns, rt_overruns) =
+        (overruns(&r, "normal", "cpu:4"), overruns(&r, "rt", "cpu:4"));
     eprintln!(
         "p99 latency ns: normal idle {normal_idle}, normal cpu {normal_cpu}, rt cpu {rt_cpu}; overruns under cpu: normal {normal_overruns}, rt {rt_overruns}"
     );
     // Four spinning workers on two CPUs: a SCHED_OTHER thread often waits a whole
     // scheduler slice (milliseconds) for its turn, so whole periods are lost.
-    assert!(normal_cpu > 3 * normal_idle, "normal mode not clearly hurt by the cpu load");
-    assert!(normal_cpu > 1_000_000, "normal-mode p99 {normal_cpu} ns under cpu load");
-    assert!(normal_overruns > 100, "only {normal_overruns} overruns in normal mode");
+    assert!(
+        normal_cpu > 3 * normal_idle,
+        "normal mode not clearly hurt by the cpu load"
+    );
+    assert!(
+        normal_cpu > 1_000_000,
+        "normal-mode p99 {normal_cpu} ns under cpu load"
+    );
+    assert!(
+        normal_overruns > 100,
+        "only {normal_overruns} overruns in normal mode"
+    );
     // The FIFO thread preempts the workers and keeps its period.
     assert!(rt_cpu * 10 < normal_cpu, "rt mode hurt like normal mode");
-    assert!(rt_overruns * 10 < normal_overruns, "rt mode lost periods like normal mode");
+    assert!(
+        rt_overruns * 10 < normal_overruns,
+        "rt mode lost periods like normal mode"
+    );
     let load = r["loads"]
         .as_array()
         .unwrap()
@@ -101,23 +123,49 @@ fn issue4_every_load_reports_its_achieved_rate() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     rtgauge()
-        .args(["run", "cyclic", "--mode", "normal", "--load", "all", "--skip-failed-loads"])
-        .args(["--cpus", "0", "--period", "1ms", "-d", "700ms", "--warmup", "100ms", "-q", "-o"])
+        .args([
+            "run",
+            "cyclic",
+            "--mode",
+            "normal",
+            "--load",
+            "all",
+            "--skip-failed-loads",
+        ])
+        .args([
+            "--cpus", "0", "--period", "1ms", "-d", "700ms", "--warmup", "100ms", "-q", "-o",
+        ])
         .arg(&out)
         .assert()
         .success();
     let r = read_json(&out);
     let loads = r["loads"].as_array().unwrap();
     let names: Vec<&str> = loads.iter().map(|l| l["name"].as_str().unwrap()).collect();
-    for expected in ["cpu", "syscall", "memory", "rt-memory", "messaging", "io", "net", "compile"] {
-        assert!(names.contains(&expected), "{expected} missing from {names:?}");
+    for expected in [
+        "cpu",
+        "syscall",
+        "memory",
+        "rt-memory",
+        "messaging",
+        "io",
+        "net",
+        "compile",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
     }
     for l in loads {
         if l["started"].as_bool().unwrap() {
             let rate = l["operations_per_second"].as_f64().unwrap_or(0.0);
             assert!(rate > 0.0, "{}: rate {rate}", l["name"]);
             // Its probe ran under it.
-            assert!(r["runs"].as_array().unwrap().iter().any(|run| run["load"] == l["name"]));
+            assert!(r["runs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|run| run["load"] == l["name"]));
         } else {
             // A load that could not start says why.
             assert!(!l["error"].as_str().unwrap_or_default().is_empty(), "{l}");
@@ -129,7 +177,9 @@ fn issue4_every_load_reports_its_achieved_rate() {
 fn issue4_a_load_that_cannot_start_fails_the_run_unless_told_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let out = rtgauge()
-        .args(["run", "cyclic", "--mode", "normal", "-d", "200ms", "--warmup", "50ms"])
+        .args([
+            "run", "cyclic", "--mode", "normal", "-d", "200ms", "--warmup", "50ms",
+        ])
         .args(["--load", "exec:/nonexistent/command", "-q", "-o"])
         .arg(dir.path().join("r.json"))
         .assert()
@@ -143,7 +193,10 @@ fn issue4_a_load_that_cannot_start_fails_the_run_unless_told_otherwise() {
         .assert()
         .code(1);
     let stderr = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
-    assert!(stderr.starts_with("rtgauge: --load:") && stderr.contains("cpu[:N]"), "{stderr}");
+    assert!(
+        stderr.starts_with("rtgauge: --load:") && stderr.contains("cpu[:N]"),
+        "{stderr}"
+    );
 }
 
 /// Processes whose environment carries the load marker, i.e. load workers and their children.
@@ -173,7 +226,14 @@ fn issue4_sigkill_of_rtgauge_leaves_no_load_behind() {
     for delay_ms in [400u64, 1100] {
         let dir = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-            .args(["run", "cyclic", "--mode", "normal", "--load", "cpu+io+messaging"])
+            .args([
+                "run",
+                "cyclic",
+                "--mode",
+                "normal",
+                "--load",
+                "cpu+io+messaging",
+            ])
             .args(["-d", "30s", "--warmup", "100ms", "-q", "-o"])
             .arg(dir.path().join("r.json"))
             .env("TMPDIR", scratch.path())
@@ -186,7 +246,10 @@ fn issue4_sigkill_of_rtgauge_leaves_no_load_behind() {
             .into_iter()
             .filter(|p| !before.contains(p))
             .collect();
-        assert!(!during.is_empty(), "the loads were not running after {delay_ms} ms");
+        assert!(
+            !during.is_empty(),
+            "the loads were not running after {delay_ms} ms"
+        );
         child.kill().unwrap();
         child.wait().unwrap();
         let killed = Instant::now();
@@ -201,11 +264,16 @@ fn issue4_sigkill_of_rtgauge_leaves_no_load_behind() {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(left.is_empty(), "load processes {left:?} survived SIGKILL by more than 1 s");
+        assert!(
+            left.is_empty(),
+            "load processes {left:?} survived SIGKILL by more than 1 s"
+        );
     }
     // The next start cleans the scratch directories the killed runs left.
     rtgauge()
-        .args(["run", "cyclic", "--mode", "normal", "--load", "io", "-d", "200ms"])
+        .args([
+            "run", "cyclic", "--mode", "normal", "--load", "io", "-d", "200ms",
+        ])
         .args(["--warmup", "50ms", "-q", "-o"])
         .arg(scratch.path().join("r.json"))
         .env("TMPDIR", scratch.path())
@@ -217,5 +285,8 @@ fn issue4_sigkill_of_rtgauge_leaves_no_load_behind() {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with("rtgauge-load"))
         .collect();
-    assert!(leftovers.is_empty(), "stale scratch directories: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "stale scratch directories: {leftovers:?}"
+    );
 }

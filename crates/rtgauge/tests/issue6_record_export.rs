@@ -108,7 +108,10 @@ fn issue6_recording_holds_every_sample_and_matches_the_summary() {
     assert_eq!(info["load"], "none");
     assert_eq!(info["format_version"], 1);
     assert_eq!(info["samples_written"].as_u64().unwrap(), loops * cpus);
-    assert_eq!(info["samples_dropped"], 0, "a default ring holds the whole run");
+    assert_eq!(
+        info["samples_dropped"], 0,
+        "a default ring holds the whole run"
+    );
     assert_eq!(
         info["bytes"].as_u64().unwrap(),
         std::fs::metadata(&recording).unwrap().len()
@@ -124,8 +127,16 @@ fn issue6_recording_holds_every_sample_and_matches_the_summary() {
         let mine = &rows[&cpu];
         assert_eq!(mine.len() as u64, loops, "cpu {cpu}");
         assert_eq!(count, loops);
-        assert_eq!(mine.iter().map(|r| r.1).min().unwrap(), min, "cpu {cpu} min");
-        assert_eq!(mine.iter().map(|r| r.1).max().unwrap(), max, "cpu {cpu} max");
+        assert_eq!(
+            mine.iter().map(|r| r.1).min().unwrap(),
+            min,
+            "cpu {cpu} min"
+        );
+        assert_eq!(
+            mine.iter().map(|r| r.1).max().unwrap(),
+            max,
+            "cpu {cpu} max"
+        );
         assert!(
             mine.iter().any(|&(at, v)| v == max && at == max_at),
             "cpu {cpu}: the max sits at the time the summary reports"
@@ -154,7 +165,11 @@ fn issue6_dropped_samples_are_counted_exactly_when_the_writer_stalls() {
     let info = &result["recordings"][0];
     let written = info["samples_written"].as_u64().unwrap();
     let dropped = info["samples_dropped"].as_u64().unwrap();
-    assert_eq!(written + dropped, loops * cpus, "every sample is accounted for");
+    assert_eq!(
+        written + dropped,
+        loops * cpus,
+        "every sample is accounted for"
+    );
     assert_eq!(written, ring * cpus);
     assert_eq!(dropped, (loops - ring) * cpus);
     assert!(warning_codes(&result).contains(&"record_dropped".to_string()));
@@ -191,7 +206,10 @@ fn issue6_parquet_export_reads_back_with_the_csv_rows() {
         by_cpu
             .entry(row.get_string(2).unwrap().clone())
             .or_default()
-            .push((row.get_long(3).unwrap() as u64, row.get_long(4).unwrap() as u64));
+            .push((
+                row.get_long(3).unwrap() as u64,
+                row.get_long(4).unwrap() as u64,
+            ));
     }
     assert_eq!(by_cpu, rows);
     assert_eq!(
@@ -264,7 +282,10 @@ fn issue6_damaged_recording_gives_a_clear_error_naming_the_file() {
 fn issue6_record_names_a_probe_of_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    for (name, says) in [("nope", "unknown probe 'nope'"), ("switch", "not part of this run")] {
+    for (name, says) in [
+        ("nope", "unknown probe 'nope'"),
+        ("switch", "not part of this run"),
+    ] {
         let err = one_line_error(&[
             "run".as_ref(),
             "cyclic".as_ref(),

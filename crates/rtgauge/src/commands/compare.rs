@@ -25,7 +25,9 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
         CompareFormat::Json => compare::render_json(&comparison),
         CompareFormat::Html => {
             let Some(output) = &args.output else {
-                anyhow::bail!("--format html writes a file: add --output FILE (e.g. -o compare.html)");
+                anyhow::bail!(
+                    "--format html writes a file: add --output FILE (e.g. -o compare.html)"
+                );
             };
             // Overlay legends say which letter each line belongs to.
             let names: Vec<String> = result_names(&args.results)

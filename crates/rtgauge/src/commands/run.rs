@@ -81,7 +81,11 @@ fn report(args: &RunArgs, result: &RunResult, output: &Path) -> Result<u8> {
     println!("result: {}", output.display());
     for r in &result.recordings {
         let path = output.with_file_name(&r.path);
-        println!("recording: {} ({} samples)", path.display(), r.samples_written);
+        println!(
+            "recording: {} ({} samples)",
+            path.display(),
+            r.samples_written
+        );
     }
     let failed: Vec<String> = result
         .runs
@@ -143,7 +147,11 @@ fn print_warnings(result: &RunResult) {
             environment.join(" · ")
         );
     }
-    for w in result.warnings.iter().filter(|w| title_of(&w.code).is_none()) {
+    for w in result
+        .warnings
+        .iter()
+        .filter(|w| title_of(&w.code).is_none())
+    {
         eprintln!("warning: {}", w.message);
     }
     for run in &result.runs {
@@ -303,7 +311,11 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         Some(suite) => plan::expand_mixes(&load_text, &suite.mixes),
         None => load_text,
     };
-    let load_text = if load_text.trim().is_empty() { "none".to_string() } else { load_text };
+    let load_text = if load_text.trim().is_empty() {
+        "none".to_string()
+    } else {
+        load_text
+    };
     let loads = rtgauge_load::expand(
         &rtgauge_load::parse_list(&load_text).map_err(|e| anyhow::anyhow!("--load: {e}"))?,
     );

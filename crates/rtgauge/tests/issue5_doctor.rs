@@ -1,0 +1,146 @@
+//! `rtgauge doctor` through the binary (issue 5). The verdicts themselves are unit-tested
+//! against /proc and /sys fixtures in rtgauge-sysinfo; here: the command, its JSON, its exit
+//! status, and what it says about this kind of machine.
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn doctor(args: &[&str]) -> (Option<i32>, String) {
+    let out = Command::cargo_bin("rtgauge")
+        .unwrap()
+        .arg("doctor")
+        .args(args)
+        .output()
+        .unwrap();
+    (out.status.code(), String::from_utf8(out.stdout).unwrap())
+}
+
+#[test]
+fn issue5_doctor_json_has_every_check_with_status_and_fix() {
+    let (code, stdout) = doctor(&["--json"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let checks = doc["checks"].as_array().unwrap();
+    let failed = checks.iter().any(|c| c["status"] == "fail");
+    // 2 exactly when a check fails, so doctor can gate a CI stage.
+    assert_eq!(code, Some(if failed { 2 } else { 0 }));
+    for id in [
+        "preempt_rt",
+        "rt_throttling",
+        "clocksource",
+        "cstates",
+        "isolated_cpus",
+        "irq_affinity",
+        "rt_tasks",
+        "virtualization",
+        "mitigations",
+    ] {
+        let c = checks
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no check {id}"));
+        assert!(["ok", "warn", "fail", "unknown"].contains(&c["status"].as_str().unwrap()));
+        assert!(
+            !c["found"].as_str().unwrap().is_empty(),
+            "{id} says nothing"
+        );
+        if c["status"] == "warn" || c["status"] == "fail" {
+            assert!(
+                c["fix"].as_str().is_some_and(|f| !f.is_empty()),
+                "{id} has no fix"
+            );
+        }
+    }
+    assert!(doc["fingerprint"]["kernel_release"].is_string());
+}
+
+/// On a machine like the one this project is built on (a VM, stock kernel, throttling on,
+/// nothing isolated) doctor must name each of those with its fix.
+#[test]
+fn issue5_doctor_names_what_limits_this_machine() {
+    let (_, stdout) = doctor(&["--json"]);
+    let doc: Value = serde_json::from_str(&stdout).unwrap();
+    let check = |id: &str| {
+        doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap()
+            .clone()
+    };
+    let realtime = std::fs::read_to_string("/sys/kernel/realtime").unwrap_or_default();
+    if realtime.trim() != "1" {
+        assert_eq!(check("preempt_rt")["status"], "warn");
+        assert!(check("preempt_rt")["fix"]
+            .as_str()
+            .unwrap()
+            .contains("linux-image-rt"));
+    }
+    let runtime =
+        std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
+    if runtime.trim().parse::<i64>().is_ok_and(|r| r > 0) {
+        assert_eq!(check("rt_throttling")["status"], "warn");
+        assert!(check("rt_throttling")["fix"]
+            .as_str()
+            .unwrap()
+            .contains("sched_rt_runtime_us=-1"));
+    }
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    if cpuinfo.contains(" hypervisor") {
+        assert_eq!(check("virtualization")["status"], "warn");
+    }
+    let isolated = std::fs::read_to_string("/sys/devices/system/cpu/isolated").unwrap_or_default();
+    if isolated.trim().is_empty() {
+        assert_eq!(check("isolated_cpus")["status"], "warn");
+        assert!(check("isolated_cpus")["fix"]
+            .as_str()
+            .unwrap()
+            .contains("isolcpus="));
+    }
+}
+
+#[test]
+fn issue5_doctor_text_and_fix_hints_change_nothing() {
+    let (_, text) = doctor(&[]);
+    assert!(
+        text.contains("RT throttling") && text.contains("Clocksource"),
+        "{text}"
+    );
+    let (_, hints) = doctor(&["--fix-hint"]);
+    // Hints are printed as comments, never as commands that would run if piped to sh.
+    for line in hints.lines().filter(|l| !l.trim().is_empty()) {
+        assert!(line.trim_start().starts_with('#'), "not a comment: {line}");
+    }
+}
+
+#[test]
+fn issue5_run_results_carry_the_doctor_verdicts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    Command::cargo_bin("rtgauge")
+        .unwrap()
+        .args([
+            "run", "cyclic", "--mode", "normal", "-d", "200ms", "--warmup", "50ms", "-q", "-o",
+        ])
+        .arg(&out)
+        .assert()
+        .success();
+    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let checks = r["checks"].as_array().unwrap();
+    assert!(checks.iter().any(|c| c["id"] == "preempt_rt"));
+    // Every non-ok verdict is also a warning of the run, coded by the check id.
+    for c in checks
+        .iter()
+        .filter(|c| c["status"] == "warn" || c["status"] == "fail")
+    {
+        assert!(
+            r["warnings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w["code"] == c["id"]),
+            "{}",
+            c["id"]
+        );
+    }
+}
