@@ -3,8 +3,8 @@
 use crate::live::LiveBoard;
 use crate::rt::{self, Mode, RtError};
 use crate::units::{self, UnitError};
-use rtgauge_result::{Calibration, Obtained, Series};
 pub use rtgauge_record::{RecordingHub, SampleSink, SeriesDef, SinkSlots};
+use rtgauge_result::{Calibration, Obtained, Series};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -8,12 +8,12 @@ use crate::probe::{ProbeContext, ProbeError};
 use crate::probes;
 use crate::rt::{self, ProcessContext, RtError};
 use crate::signals;
+use rtgauge_load::{LoadOptions, LoadSpec, RunningLoad};
+use rtgauge_record::{RecordError, RecordOptions, RecordingHub, RecordingMeta};
 use rtgauge_result::{
     Calibration, LoadReport, ProbeRun, ProbeStatus, RunConfig, RunResult, RunStatus, Tool, Warning,
     SCHEMA_VERSION,
 };
-use rtgauge_record::{RecordError, RecordOptions, RecordingHub, RecordingMeta};
-use rtgauge_load::{LoadOptions, LoadSpec, RunningLoad};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -188,6 +188,8 @@ pub fn execute(
     Ok(result)
 }
 
+// One call site; the arguments are the coordinates of one probe run and what it writes to.
+#[allow(clippy::too_many_arguments)]
 fn run_probe(
     plan: &Plan,
     request: &crate::plan::ProbeRequest,
@@ -390,7 +392,13 @@ fn recording_hub(
     // Load names can be arbitrary commands: keep the file name portable.
     let clean = |s: &str| -> String {
         s.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .collect()
     };
     let name = format!(

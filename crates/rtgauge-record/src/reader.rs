@@ -80,8 +80,8 @@ impl Recording {
             })?;
         let mut header_json = vec![0u8; header_len as usize];
         file.read_exact(&mut header_json).map_err(read_err)?;
-        let header: Header = serde_json::from_slice(&header_json)
-            .map_err(|e| corrupt(format!("header: {e}")))?;
+        let header: Header =
+            serde_json::from_slice(&header_json).map_err(|e| corrupt(format!("header: {e}")))?;
         if header.series.is_empty() || header.series.len() > usize::from(u16::MAX) + 1 {
             return Err(corrupt(format!(
                 "header has {} series",
@@ -94,10 +94,7 @@ impl Recording {
             .enumerate()
             .find(|(i, s)| usize::from(s.id) != *i)
         {
-            return Err(corrupt(format!(
-                "series table entry {i} has id {}",
-                s.id
-            )));
+            return Err(corrupt(format!("series table entry {i} has id {}", s.id)));
         }
 
         // The fixed tail tells a finished file from one whose writer never closed it.
@@ -135,8 +132,8 @@ impl Recording {
         file.seek(SeekFrom::Start(len - TAIL_SIZE as u64 - trailer_len))
             .and_then(|_| file.read_exact(&mut trailer_json))
             .map_err(read_err)?;
-        let trailer: Trailer = serde_json::from_slice(&trailer_json)
-            .map_err(|e| corrupt(format!("trailer: {e}")))?;
+        let trailer: Trailer =
+            serde_json::from_slice(&trailer_json).map_err(|e| corrupt(format!("trailer: {e}")))?;
         if trailer.samples_written != samples || trailer.samples_dropped != dropped {
             return Err(corrupt(format!(
                 "trailer says {} written / {} dropped, the tail {samples} / {dropped}",

@@ -23,7 +23,12 @@ fn series(n: usize) -> Vec<SeriesDef> {
 
 /// Records `per_thread` samples from each of `threads` threads (thread i writes series i with
 /// at = k·100, value = k·7 + i) and returns the finished summary.
-fn record(path: &Path, threads: usize, per_thread: u64, options: RecordOptions) -> RecordingSummary {
+fn record(
+    path: &Path,
+    threads: usize,
+    per_thread: u64,
+    options: RecordOptions,
+) -> RecordingSummary {
     let hub = RecordingHub::new(path.to_path_buf(), meta(), options);
     let slots = hub.open(series(threads), threads, "test").unwrap();
     std::thread::scope(|s| {
@@ -117,7 +122,10 @@ fn ring_stress_written_plus_dropped_is_exactly_pushed() {
     assert_eq!(sum.samples_written + sum.samples_dropped, 2 * n);
     for c in &sum.series {
         assert_eq!(c.written + c.dropped, n, "series {}", c.id);
-        assert!(c.written >= 64, "the writer drained at least one ring's worth");
+        assert!(
+            c.written >= 64,
+            "the writer drained at least one ring's worth"
+        );
     }
     let samples = read_all(&path);
     assert_eq!(samples.len() as u64, sum.samples_written);
@@ -202,7 +210,10 @@ fn the_writer_runs_pinned_where_told() {
 fn one_line_naming(e: &RecordError, path: &Path, word: &str) {
     let msg = e.to_string();
     assert!(!msg.contains('\n'), "one line: {msg}");
-    assert!(msg.contains(&path.display().to_string()), "names the file: {msg}");
+    assert!(
+        msg.contains(&path.display().to_string()),
+        "names the file: {msg}"
+    );
     assert!(msg.contains(word), "says '{word}': {msg}");
 }
 
@@ -227,9 +238,17 @@ fn damaged_recordings_give_one_line_errors_naming_the_file() {
         one_line_naming(&e, &p, "truncated");
     }
     let p = copy_with(&good, "magic.rtgr", |b| b[1] = b'X');
-    one_line_naming(&Recording::open(&p).unwrap_err(), &p, "not an rtgauge recording");
+    one_line_naming(
+        &Recording::open(&p).unwrap_err(),
+        &p,
+        "not an rtgauge recording",
+    );
     let p = copy_with(&good, "text.txt", |b| *b = b"series,at_ns\n".to_vec());
-    one_line_naming(&Recording::open(&p).unwrap_err(), &p, "not an rtgauge recording");
+    one_line_naming(
+        &Recording::open(&p).unwrap_err(),
+        &p,
+        "not an rtgauge recording",
+    );
     let p = copy_with(&good, "future.rtgr", |b| b[8] = 9);
     one_line_naming(&Recording::open(&p).unwrap_err(), &p, "upgrade rtgauge");
     let p = copy_with(&good, "extra.rtgr", |b| b.insert(100, 0));

@@ -20,9 +20,9 @@
 //! series) is not applicable and passes.
 
 use crate::dist::Dist;
+use crate::units::{format_duration_ns, parse_duration_ns};
 use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
 use comfy_table::{ContentArrangement, Table};
-use crate::units::{format_duration_ns, parse_duration_ns};
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 use rtgauge_stats::percentile_supported;
 use serde::{Deserialize, Serialize};
@@ -171,7 +171,10 @@ impl Spec {
             if message.contains("unknown field") {
                 message.push_str("; a spec holds only [[limit]] tables");
             }
-            invalid(line, format!("{message} (spec files are TOML: [[limit]] tables of {ACCEPTED_KEYS})"))
+            invalid(
+                line,
+                format!("{message} (spec files are TOML: [[limit]] tables of {ACCEPTED_KEYS})"),
+            )
         })?;
         if raw.limit.is_empty() {
             return Err(invalid(
@@ -210,7 +213,10 @@ impl Spec {
                         toml::Value::String(s) => Ok(s.clone()),
                         other => Err(invalid(
                             line,
-                            format!("`{key}` must be a string, e.g. {key} = \"{}\" (found {other})", example(key)),
+                            format!(
+                                "`{key}` must be a string, e.g. {key} = \"{}\" (found {other})",
+                                example(key)
+                            ),
                         )),
                     }
                 };
@@ -224,7 +230,8 @@ impl Spec {
                         let toml::Value::Table(t) = value.get_ref() else {
                             return Err(invalid(
                                 line,
-                                "`labels` must be an inline table, e.g. labels = { cpu = \"1\" }".into(),
+                                "`labels` must be an inline table, e.g. labels = { cpu = \"1\" }"
+                                    .into(),
                             ));
                         };
                         for (k, v) in t {
@@ -276,6 +283,14 @@ impl Spec {
                         };
                         let written = match value.get_ref() {
                             toml::Value::String(s) => s.clone(),
+                            // TOML reads `p99.99 = …` as a dotted key: table p99, key 99.
+                            toml::Value::Table(t) if matches!(stat, Stat::Percentile { .. }) => {
+                                let rest = t.keys().next().cloned().unwrap_or_default();
+                                return Err(invalid(
+                                    line,
+                                    format!("`{key}.{rest}` is read by TOML as a dotted key; write the percentile as {key}_{rest} = \"50us\" or \"{key}.{rest}\" = \"50us\""),
+                                ));
+                            }
                             other => {
                                 return Err(invalid(
                                     line,
@@ -297,7 +312,10 @@ impl Spec {
             if limit.bounds.is_empty() {
                 return Err(invalid(
                     limit.line,
-                    format!("limit {} states no bound; add e.g. max = \"100us\" or p99_99 = \"50us\"", i + 1),
+                    format!(
+                        "limit {} states no bound; add e.g. max = \"100us\" or p99_99 = \"50us\"",
+                        i + 1
+                    ),
                 ));
             }
             limits.push(limit);
@@ -485,7 +503,14 @@ fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
                 .percentiles
                 .entries()
                 .iter()
-                .chain([("p25", 0.25, st.p25_ns), ("p50", 0.5, st.median_ns), ("p75", 0.75, st.p75_ns)].iter())
+                .chain(
+                    [
+                        ("p25", 0.25, st.p25_ns),
+                        ("p50", 0.5, st.median_ns),
+                        ("p75", 0.75, st.p75_ns),
+                    ]
+                    .iter(),
+                )
                 .find(|e| (e.1 - q).abs() < 1e-12)
                 .and_then(|e| e.2);
             match stored {
@@ -501,7 +526,11 @@ fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
     result.value = Some(value);
     if value <= bound.limit as f64 {
         result.verdict = Verdict::Pass;
-        result.message = format!("{label} {} ≤ {}", fmt_value(&bound.stat, value), bound.written);
+        result.message = format!(
+            "{label} {} ≤ {}",
+            fmt_value(&bound.stat, value),
+            bound.written
+        );
     } else {
         result.message = format!(
             "{label} {} exceeds {}",
@@ -601,14 +630,22 @@ fn case_bounds_text(c: &CheckCase) -> String {
 pub fn render_text(r: &CheckReport, style: Style) -> String {
     let md = style == Style::Markdown;
     let mut t = Table::new();
-    t.load_style(if md { ASCII_MARKDOWN } else { UTF8_FULL_CONDENSED });
+    t.load_style(if md {
+        ASCII_MARKDOWN
+    } else {
+        UTF8_FULL_CONDENSED
+    });
     t.set_content_arrangement(ContentArrangement::Disabled);
     t.set_header(vec![
         "Limit", "Probe", "Mode", "Load", "Series", "Result", "Details",
     ]);
     for c in &r.cases {
         t.add_row(vec![
-            format!("{} (line {})", c.name.clone().unwrap_or_else(|| c.limit.to_string()), c.line),
+            format!(
+                "{} (line {})",
+                c.name.clone().unwrap_or_else(|| c.limit.to_string()),
+                c.line
+            ),
             c.probe.clone(),
             c.mode.clone(),
             c.load.clone(),
@@ -644,7 +681,9 @@ fn csv_field(s: &str) -> String {
 
 /// CSV: one line per bound evaluated (a case without bounds gets one line with its problem).
 pub fn render_csv(r: &CheckReport) -> String {
-    let mut out = String::from("limit,line,name,probe,mode,load,series,stat,limit_value,value,verdict,message\n");
+    let mut out = String::from(
+        "limit,line,name,probe,mode,load,series,stat,limit_value,value,verdict,message\n",
+    );
     for c in &r.cases {
         let head = [
             c.limit.to_string(),
@@ -796,7 +835,10 @@ mod tests {
         );
         // The typo is reported with its line and the accepted keys.
         let e = spec.unwrap_err().to_string();
-        assert!(e.starts_with("spec.toml:10: unknown key `ovrruns_is_typo_free`"), "{e}");
+        assert!(
+            e.starts_with("spec.toml:10: unknown key `ovrruns_is_typo_free`"),
+            "{e}"
+        );
         assert!(e.contains("accepted:"), "{e}");
         let spec = parse(
             "[[limit]]\nprobe = \"cyclic\"\nlabels = { cpu = 1 }\n\"p99.99\" = \"50us\"\nmax = \"100us\"\noverruns = 0\n",
@@ -815,14 +857,31 @@ mod tests {
     fn bad_specs_name_the_line_and_the_accepted_form() {
         let cases = [
             ("[[limit]]\nmax = 100\n", "spec.toml:2:", "\"50us\""),
-            ("[[limit]]\nmax = \"100 parsecs\"\n", "spec.toml:2:", "e.g. 25us"),
-            ("[[limit]]\nprobe = \"cyclic\"\n", "spec.toml:1:", "no bound"),
+            (
+                "[[limit]]\nmax = \"100 parsecs\"\n",
+                "spec.toml:2:",
+                "e.g. 25us",
+            ),
+            (
+                "[[limit]]\nprobe = \"cyclic\"\n",
+                "spec.toml:1:",
+                "no bound",
+            ),
             ("[[limit]]\novverruns = 0\n", "spec.toml:2:", "unknown key"),
             ("[[limit]]\noverruns = -1\n", "spec.toml:2:", "integer ≥ 0"),
             ("[[limits]]\nmax = \"1us\"\n", "spec.toml:1:", "[[limit]]"),
             ("[[limit]\n", "spec.toml:1:", "TOML"),
             ("", "spec.toml:1:", "no [[limit]]"),
-            ("[[limit]]\nmax = \"1us\"\n\n[[limit]]\nprobe = 3\nmax = \"1us\"\n", "spec.toml:5:", "must be a string"),
+            (
+                "[[limit]]\nmax = \"1us\"\n\n[[limit]]\nprobe = 3\nmax = \"1us\"\n",
+                "spec.toml:5:",
+                "must be a string",
+            ),
+            (
+                "[[limit]]\np99.99 = \"50us\"\n",
+                "spec.toml:2:",
+                "p99_99 = \"50us\"",
+            ),
         ];
         for (text, at, says) in cases {
             let e = parse(text).unwrap_err().to_string();

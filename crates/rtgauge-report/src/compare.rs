@@ -26,6 +26,9 @@ pub const ALPHA: f64 = 0.01;
 pub const MIN_KS_D: f64 = 0.1;
 /// Smallest relative median shift that counts.
 pub const MIN_MEDIAN_SHIFT: f64 = 0.05;
+/// A tail percentile moving this much against the body makes a difference "neither slower
+/// nor faster".
+pub const MIN_TAIL_SHIFT: f64 = 0.25;
 /// Fewer samples than this on either side: the row is not tested.
 pub const MIN_SAMPLES: u64 = 20;
 
@@ -55,6 +58,7 @@ pub struct Rule {
     pub alpha: f64,
     pub min_ks_d: f64,
     pub min_median_shift: f64,
+    pub min_tail_shift: f64,
     pub min_samples: u64,
 }
 
@@ -87,9 +91,13 @@ pub struct CompareRow {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
+    /// No difference that passes the rule.
     Same,
     Slower,
     Faster,
+    /// Different, but neither consistently slower nor faster (the distributions cross).
+    Differs,
+    /// Too few samples to test.
     Untested,
 }
 
@@ -169,6 +177,7 @@ pub fn compare(results: &[RunResult], sources: &[String]) -> Comparison {
             alpha: ALPHA,
             min_ks_d: MIN_KS_D,
             min_median_shift: MIN_MEDIAN_SHIFT,
+            min_tail_shift: MIN_TAIL_SHIFT,
             min_samples: MIN_SAMPLES,
         },
         environment: environment_differences(results),
@@ -213,7 +222,13 @@ fn compare_pair(
     for run in &base.runs {
         for s in &run.series {
             let k = key(run, s);
-            let label = format!("{} {} {} {}", run.probe, run.mode, run.load, s.display_name());
+            let label = format!(
+                "{} {} {} {}",
+                run.probe,
+                run.mode,
+                run.load,
+                s.display_name()
+            );
             match cand_series.get(&k) {
                 Some((_, cs)) => {
                     seen.push(k.clone());
@@ -267,7 +282,13 @@ fn tail_percentile(a: &Series, b: &Series) -> Option<(&'static str, u64, u64)> {
         .find_map(|(x, y)| Some((x.0, x.2?, y.2?)))
 }
 
-fn compare_series(run: &ProbeRun, a: &Series, b: &Series, an: &str, bn: &str) -> Option<CompareRow> {
+fn compare_series(
+    run: &ProbeRun,
+    a: &Series,
+    b: &Series,
+    an: &str,
+    bn: &str,
+) -> Option<CompareRow> {
     let (da, db) = (Dist::of(a)?, Dist::of(b)?);
     let pa = |ns: Option<u64>| ns.map(|v| v as f64 / a.batch.max(1) as f64);
     let pb = |ns: Option<u64>| ns.map(|v| v as f64 / b.batch.max(1) as f64);
@@ -293,29 +314,33 @@ fn compare_series(run: &ProbeRun, a: &Series, b: &Series, an: &str, bn: &str) ->
             ),
         ),
         Some(t) => {
-            let effect = t.d >= MIN_KS_D || median_shift.is_some_and(|m| m.abs() >= MIN_MEDIAN_SHIFT);
+            let effect =
+                t.d >= MIN_KS_D || median_shift.is_some_and(|m| m.abs() >= MIN_MEDIAN_SHIFT);
             if t.p_value < ALPHA && effect {
-                let slower = if t.d_slower != t.d_faster {
-                    t.d_slower > t.d_faster
-                } else {
-                    median_shift.unwrap_or(0.0) > 0.0
-                };
                 let mut parts = Vec::new();
                 for s in stats.iter().filter(|s| s.stat != "min" && s.stat != "max") {
                     if let Some(r) = s.relative {
                         parts.push(format!("{} {}", s.stat, percent(r)));
                     }
                 }
-                let word = if slower { "slower" } else { "faster" };
+                let tail_shift = stats
+                    .iter()
+                    .find(|s| s.stat.starts_with('p'))
+                    .and_then(|s| s.relative);
+                let (outcome, word) = match direction(&t, median_shift, tail_shift) {
+                    Some(true) => (Outcome::Slower, "slower"),
+                    Some(false) => (Outcome::Faster, "faster"),
+                    None => (Outcome::Differs, "differs"),
+                };
                 let mut text = format!("{bn} {word}");
                 if !parts.is_empty() {
                     text.push_str(": ");
                     text.push_str(&parts.join(", "));
                 }
-                (
-                    if slower { Outcome::Slower } else { Outcome::Faster },
-                    text,
-                )
+                if outcome == Outcome::Differs {
+                    text.push_str(" (neither consistently slower nor faster)");
+                }
+                (outcome, text)
             } else {
                 (Outcome::Same, "no significant difference".to_string())
             }
@@ -336,6 +361,32 @@ fn compare_series(run: &ProbeRun, a: &Series, b: &Series, an: &str, bn: &str) ->
         outcome,
         verdict,
     })
+}
+
+/// Whether the candidate is slower (`Some(true)`), faster (`Some(false)`) or neither: the
+/// cumulative distributions must be apart mostly on one side (the one-sided KS distance at
+/// least twice the other), a median shift that counts must point the same way, and the tail
+/// must not move the other way by [`MIN_TAIL_SHIFT`] or more.
+fn direction(t: &KsTest, median_shift: Option<f64>, tail_shift: Option<f64>) -> Option<bool> {
+    let by_cdf = if t.d_slower >= 2.0 * t.d_faster {
+        Some(true)
+    } else if t.d_faster >= 2.0 * t.d_slower {
+        Some(false)
+    } else {
+        None
+    };
+    let by_median = median_shift
+        .filter(|m| m.abs() >= MIN_MEDIAN_SHIFT)
+        .map(|m| m > 0.0);
+    // Tails are noisy: only a large opposite move of the tail contradicts the body.
+    let by_tail = tail_shift
+        .filter(|m| m.abs() >= MIN_TAIL_SHIFT)
+        .map(|m| m > 0.0);
+    match (by_cdf, by_median, by_tail) {
+        (Some(c), Some(m), _) if c != m => None,
+        (Some(c), _, Some(t)) if c != t => None,
+        (c, _, _) => c,
+    }
 }
 
 /// `+12 %`, `−3.4 %`: whole percent from 10 % up, one decimal below.
@@ -397,7 +448,10 @@ pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
         flatten("config", &v, &mut out);
     }
     out.insert("tool.version".into(), r.tool.version.clone());
-    out.insert("calibration.clocksource".into(), r.calibration.clocksource.clone());
+    out.insert(
+        "calibration.clocksource".into(),
+        r.calibration.clocksource.clone(),
+    );
     out.insert("calibration.clock".into(), r.calibration.clock.clone());
     out.insert(
         "calibration.resolution_ns".into(),
@@ -443,13 +497,10 @@ pub fn environment_differences(results: &[RunResult]) -> Vec<EnvDifference> {
         .filter_map(|k| {
             let values: Vec<Option<String>> = fields.iter().map(|f| f.get(k).cloned()).collect();
             let first = &values[0];
-            values
-                .iter()
-                .any(|v| v != first)
-                .then(|| EnvDifference {
-                    field: k.clone(),
-                    values,
-                })
+            values.iter().any(|v| v != first).then(|| EnvDifference {
+                field: k.clone(),
+                values,
+            })
         })
         .collect()
 }
@@ -496,7 +547,11 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
     };
     let new_table = || {
         let mut t = Table::new();
-        t.load_style(if md { ASCII_MARKDOWN } else { UTF8_FULL_CONDENSED });
+        t.load_style(if md {
+            ASCII_MARKDOWN
+        } else {
+            UTF8_FULL_CONDENSED
+        });
         t.set_content_arrangement(ContentArrangement::Disabled);
         t
     };
@@ -594,8 +649,10 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
                 cell("median"),
                 tail,
                 cell("max"),
-                r.ks.map(|k| format!("{:.3}", k.d)).unwrap_or_else(|| "–".into()),
-                r.ks.map(|k| format_p(k.p_value)).unwrap_or_else(|| "–".into()),
+                r.ks.map(|k| format!("{:.3}", k.d))
+                    .unwrap_or_else(|| "–".into()),
+                r.ks.map(|k| format_p(k.p_value))
+                    .unwrap_or_else(|| "–".into()),
                 r.verdict.clone(),
             ]);
         }
@@ -672,7 +729,12 @@ pub fn render_csv(c: &Comparison) -> String {
             .zip(&c.results)
             .map(|(v, r)| format!("{}={}", r.name, v.as_deref().unwrap_or("(absent)")))
             .collect();
-        let _ = writeln!(out, "# differs: {}: {}", d.field, values.join(" ").replace('\n', " "));
+        let _ = writeln!(
+            out,
+            "# differs: {}: {}",
+            d.field,
+            values.join(" ").replace('\n', " ")
+        );
     }
     out.push_str("probe,mode,load,series,labels,baseline,candidate,n_baseline,n_candidate");
     for s in ["min", "median", "tail", "max"] {
@@ -717,12 +779,16 @@ pub fn render_csv(c: &Comparison) -> String {
             );
         }
         line.push(r.ks.map(|k| format!("{:.6}", k.d)).unwrap_or_default());
-        line.push(r.ks.map(|k| format!("{:.6e}", k.p_value)).unwrap_or_default());
+        line.push(
+            r.ks.map(|k| format!("{:.6e}", k.p_value))
+                .unwrap_or_default(),
+        );
         line.push(
             match r.outcome {
                 Outcome::Same => "same",
                 Outcome::Slower => "slower",
                 Outcome::Faster => "faster",
+                Outcome::Differs => "differs",
                 Outcome::Untested => "untested",
             }
             .into(),
@@ -737,4 +803,48 @@ pub fn render_csv(c: &Comparison) -> String {
 /// JSON (pretty) of the whole comparison.
 pub fn render_json(c: &Comparison) -> String {
     serde_json::to_string_pretty(c).expect("a comparison always serialises") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ks(d_slower: f64, d_faster: f64) -> KsTest {
+        KsTest {
+            d: d_slower.max(d_faster),
+            d_slower,
+            d_faster,
+            p_value: 0.0,
+            n_a: 1000,
+            n_b: 1000,
+        }
+    }
+
+    #[test]
+    fn direction_needs_body_and_tail_to_agree() {
+        assert_eq!(direction(&ks(0.5, 0.0), Some(0.3), Some(0.8)), Some(true));
+        assert_eq!(direction(&ks(0.0, 0.5), Some(-0.3), None), Some(false));
+        // The distributions cross: neither.
+        assert_eq!(direction(&ks(0.3, 0.2), Some(0.1), None), None);
+        // Body faster, tail much slower: neither.
+        assert_eq!(direction(&ks(0.0, 0.4), Some(-0.06), Some(1.1)), None);
+        // A small tail wobble does not contradict the body.
+        assert_eq!(
+            direction(&ks(0.0, 0.4), Some(-0.06), Some(0.1)),
+            Some(false)
+        );
+        // The median moving against the CDF: neither.
+        assert_eq!(direction(&ks(0.4, 0.1), Some(-0.2), None), None);
+    }
+
+    #[test]
+    fn letters_and_percentages() {
+        assert_eq!(letter(0), "A");
+        assert_eq!(letter(25), "Z");
+        assert_eq!(letter(26), "AA");
+        assert_eq!(percent(0.123), "+12 %");
+        assert_eq!(percent(-0.034), "−3.4 %");
+        assert_eq!(format_p(0.0), "<1e-300");
+        assert_eq!(format_p(0.5), "0.500");
+    }
 }

@@ -132,7 +132,8 @@ fn field_table(names: &[String], columns: &[Vec<(String, String)>]) -> String {
         .iter()
         .map(|c| c.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect())
         .collect();
-    let mut out = String::from("<div class=\"scroll\"><table class=\"fields\"><thead><tr><th>Field</th>");
+    let mut out =
+        String::from("<div class=\"scroll\"><table class=\"fields\"><thead><tr><th>Field</th>");
     for n in names {
         let _ = write!(out, "<th>{}</th>", esc(n));
     }
@@ -185,7 +186,11 @@ fn checks_section(results: &[RunResult], names: &[String]) -> String {
                 Some(other) => other.to_string(),
             };
             if !c.is_object() {
-                let _ = write!(out, "<tr><td colspan=\"5\">{}</td></tr>", esc(&c.to_string()));
+                let _ = write!(
+                    out,
+                    "<tr><td colspan=\"5\">{}</td></tr>",
+                    esc(&c.to_string())
+                );
                 continue;
             }
             let status = field("status");
@@ -255,14 +260,28 @@ fn probe_table_html(runs: &[&ProbeRun]) -> String {
     let columns = t.header.len();
     let mut out = String::from("<div class=\"scroll\"><table class=\"stats\"><thead><tr>");
     for (i, h) in t.header.iter().enumerate() {
-        let _ = write!(out, "<th{}>{}</th>", if i >= 3 { " class=\"num\"" } else { "" }, esc(h));
+        let _ = write!(
+            out,
+            "<th{}>{}</th>",
+            if i >= 3 { " class=\"num\"" } else { "" },
+            esc(h)
+        );
     }
     out.push_str("</tr></thead><tbody>");
     for r in &t.rows {
-        let _ = write!(out, "<tr><td>{}</td><td>{}</td>", esc(&r.mode), esc(&r.load));
+        let _ = write!(
+            out,
+            "<tr><td>{}</td><td>{}</td>",
+            esc(&r.mode),
+            esc(&r.load)
+        );
         match &r.status {
             Some(status) => {
-                let class = if status.starts_with("failed") { "bad" } else { "warn" };
+                let class = if status.starts_with("failed") {
+                    "bad"
+                } else {
+                    "warn"
+                };
                 let _ = write!(
                     out,
                     "<td colspan=\"{}\" class=\"status\"><span class=\"badge {class}\">{}</span></td>",
@@ -302,7 +321,11 @@ fn comparison_section(c: &Comparison) -> String {
         }
         out.push_str("</tr></thead><tbody>");
         for d in &c.environment {
-            let _ = write!(out, "<tr class=\"differs\"><th scope=\"row\">{}</th>", esc(&d.field));
+            let _ = write!(
+                out,
+                "<tr class=\"differs\"><th scope=\"row\">{}</th>",
+                esc(&d.field)
+            );
             for v in &d.values {
                 let _ = write!(out, "<td>{}</td>", esc(v.as_deref().unwrap_or("(absent)")));
             }
@@ -324,7 +347,7 @@ fn comparison_section(c: &Comparison) -> String {
         let class = match r.outcome {
             Outcome::Same => "good",
             Outcome::Slower => "bad",
-            Outcome::Faster => "warn",
+            Outcome::Faster | Outcome::Differs => "warn",
             Outcome::Untested => "neutral",
         };
         let _ = write!(
@@ -457,7 +480,13 @@ fn chart_figure(c: &Chart) -> String {
 pub fn render_html(input: &ReportInput) -> String {
     let results = input.results;
     let names: Vec<String> = (0..results.len())
-        .map(|i| input.names.get(i).cloned().unwrap_or_else(|| format!("result {}", i + 1)))
+        .map(|i| {
+            input
+                .names
+                .get(i)
+                .cloned()
+                .unwrap_or_else(|| format!("result {}", i + 1))
+        })
         .collect();
     let charts = build_charts(results, &names, input.recordings);
 
@@ -535,11 +564,7 @@ pub fn render_html(input: &ReportInput) -> String {
             }
             out.push((
                 "measured".into(),
-                format!(
-                    "{} → {}",
-                    utc(r.started_unix_ns),
-                    utc(r.finished_unix_ns)
-                ),
+                format!("{} → {}", utc(r.started_unix_ns), utc(r.finished_unix_ns)),
             ));
             out
         })
@@ -551,7 +576,12 @@ pub fn render_html(input: &ReportInput) -> String {
     body.push_str(&warnings_section(results, &names));
 
     for probe in &probes {
-        let _ = write!(body, "<section id=\"probe-{}\" class=\"probe\"><h2>{}</h2>", esc(probe), esc(probe));
+        let _ = write!(
+            body,
+            "<section id=\"probe-{}\" class=\"probe\"><h2>{}</h2>",
+            esc(probe),
+            esc(probe)
+        );
         for (i, r) in results.iter().enumerate() {
             let runs: Vec<&ProbeRun> = r.runs.iter().filter(|run| run.probe == *probe).collect();
             if runs.is_empty() {
@@ -571,10 +601,22 @@ pub fn render_html(input: &ReportInput) -> String {
                         run.mode,
                         run.load,
                         o.policy,
-                        if o.priority > 0 { format!(" priority {}", o.priority) } else { String::new() },
-                        if o.memory_locked { ", memory locked" } else { "" },
+                        if o.priority > 0 {
+                            format!(" priority {}", o.priority)
+                        } else {
+                            String::new()
+                        },
+                        if o.memory_locked {
+                            ", memory locked"
+                        } else {
+                            ""
+                        },
                         if o.pinned { ", pinned" } else { "" },
-                        if o.cpu_dma_latency_held { ", cpu_dma_latency held" } else { "" }
+                        if o.cpu_dma_latency_held {
+                            ", cpu_dma_latency held"
+                        } else {
+                            ""
+                        }
                     )
                 })
                 .collect();
@@ -616,7 +658,10 @@ pub fn render_html(input: &ReportInput) -> String {
     // An empty icon: browsers would otherwise request /favicon.ico.
     page.push_str("<link rel=\"icon\" href=\"data:,\">");
     let _ = write!(page, "<title>{}</title>", esc(title));
-    let _ = write!(page, "<style>{UPLOT_CSS}\n{REPORT_CSS}</style></head><body>");
+    let _ = write!(
+        page,
+        "<style>{UPLOT_CSS}\n{REPORT_CSS}</style></head><body>"
+    );
     page.push_str(&body);
     let _ = write!(
         page,
@@ -624,7 +669,10 @@ pub fn render_html(input: &ReportInput) -> String {
         script_json(&data)
     );
     // The vendored library never contains `</script`; checked by a test.
-    let _ = write!(page, "<script>{UPLOT_JS}</script><script>{REPORT_JS}</script>");
+    let _ = write!(
+        page,
+        "<script>{UPLOT_JS}</script><script>{REPORT_JS}</script>"
+    );
     page.push_str("</body></html>\n");
     page
 }
@@ -652,6 +700,9 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(esc("<a href=\"x\">&'"), "&lt;a href=&quot;x&quot;&gt;&amp;&#39;");
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
     }
 }

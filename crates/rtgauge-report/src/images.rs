@@ -31,7 +31,9 @@ const PALETTE: [RGBColor; 12] = [
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImageError {
-    #[error("cannot create the image directory {path}: {source} (choose a writable --images directory)")]
+    #[error(
+        "cannot create the image directory {path}: {source} (choose a writable --images directory)"
+    )]
     Dir {
         path: PathBuf,
         source: std::io::Error,
@@ -159,8 +161,16 @@ fn range(scale: Scale, values: impl Iterator<Item = f64>) -> (f64, f64) {
             (a, if b > a { b } else { a + 1.0 })
         }
         Scale::Linear => {
-            let pad = if hi > lo { (hi - lo) * 0.04 } else { hi.abs().max(1.0) * 0.1 };
-            let bottom = if lo >= 0.0 && lo - pad < 0.0 { 0.0 } else { lo - pad };
+            let pad = if hi > lo {
+                (hi - lo) * 0.04
+            } else {
+                hi.abs().max(1.0) * 0.1
+            };
+            let bottom = if lo >= 0.0 && lo - pad < 0.0 {
+                0.0
+            } else {
+                lo - pad
+            };
             (bottom, hi + pad)
         }
     }
@@ -179,7 +189,10 @@ fn draw<DB: DrawingBackend>(
     let (x0, x1) = range(chart.x_scale, chart.x.iter().copied());
     let (y0, y1) = range(
         chart.y_scale,
-        chart.lines.iter().flat_map(|l| l.values.iter().flatten().copied()),
+        chart
+            .lines
+            .iter()
+            .flat_map(|l| l.values.iter().flatten().copied()),
     );
     let mut ctx = ChartBuilder::on(root)
         .caption(&chart.title, ("sans-serif", px(20.0)))
@@ -198,7 +211,11 @@ fn draw<DB: DrawingBackend>(
         .x_desc(&chart.x_label)
         .y_desc(&chart.y_label)
         .x_labels(x_labels)
-        .y_labels(if ys == Scale::Log { ((y1 - y0).round() as usize + 1).min(20) } else { 10 })
+        .y_labels(if ys == Scale::Log {
+            ((y1 - y0).round() as usize + 1).min(20)
+        } else {
+            10
+        })
         .x_label_formatter(&|v| tick_label(xs, *v))
         .y_label_formatter(&|v| tick_label(ys, *v))
         .label_style(("sans-serif", px(13.0)))
@@ -208,7 +225,8 @@ fn draw<DB: DrawingBackend>(
         .map_err(|e| e.to_string())?;
     for line in &chart.lines {
         let color = PALETTE[line.color % PALETTE.len()];
-        let style = ShapeStyle::from(&color).stroke_width(px(if chart.step { 1.5 } else { 2.0 }).max(1));
+        let style =
+            ShapeStyle::from(&color).stroke_width(px(if chart.step { 1.5 } else { 2.0 }).max(1));
         // Segments between gaps; histogram bins are drawn as steps.
         let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
         for (i, v) in line.values.iter().enumerate() {
@@ -270,10 +288,7 @@ fn draw_boxes<DB: DrawingBackend>(
     let px = |v: f64| (v * k).round() as u32;
     let n = chart.boxes.len();
     let ys = chart.y_scale;
-    let (y0, y1) = range(
-        ys,
-        chart.boxes.iter().flat_map(|b| [b.min, b.max]),
-    );
+    let (y0, y1) = range(ys, chart.boxes.iter().flat_map(|b| [b.min, b.max]));
     let labels: Vec<String> = chart
         .boxes
         .iter()
@@ -306,7 +321,11 @@ fn draw_boxes<DB: DrawingBackend>(
                 String::new()
             }
         })
-        .y_labels(if ys == Scale::Log { ((y1 - y0).round() as usize + 1).min(20) } else { 10 })
+        .y_labels(if ys == Scale::Log {
+            ((y1 - y0).round() as usize + 1).min(20)
+        } else {
+            10
+        })
         .y_label_formatter(&|v| tick_label(ys, *v))
         .y_desc(&chart.y_label)
         .label_style(("sans-serif", px(12.0)))
@@ -322,9 +341,21 @@ fn draw_boxes<DB: DrawingBackend>(
         let stroke = ShapeStyle::from(&color).stroke_width(px(1.5).max(1));
         let elements: Vec<DynElement<DB, (f64, f64)>> = vec![
             PathElement::new(vec![(x, y(b.min)), (x, y(b.upper))], stroke).into_dyn(),
-            PathElement::new(vec![(x - half / 2.0, y(b.min)), (x + half / 2.0, y(b.min))], stroke).into_dyn(),
-            PathElement::new(vec![(x - half / 2.0, y(b.upper)), (x + half / 2.0, y(b.upper))], stroke).into_dyn(),
-            Rectangle::new([(x - half, y(b.p75)), (x + half, y(b.p25))], color.mix(0.25).filled()).into_dyn(),
+            PathElement::new(
+                vec![(x - half / 2.0, y(b.min)), (x + half / 2.0, y(b.min))],
+                stroke,
+            )
+            .into_dyn(),
+            PathElement::new(
+                vec![(x - half / 2.0, y(b.upper)), (x + half / 2.0, y(b.upper))],
+                stroke,
+            )
+            .into_dyn(),
+            Rectangle::new(
+                [(x - half, y(b.p75)), (x + half, y(b.p25))],
+                color.mix(0.25).filled(),
+            )
+            .into_dyn(),
             Rectangle::new([(x - half, y(b.p75)), (x + half, y(b.p25))], stroke).into_dyn(),
             PathElement::new(
                 vec![(x - half, y(b.median)), (x + half, y(b.median))],

@@ -27,7 +27,8 @@ pub struct KsTest {
 /// Runs the test on two distributions (per-operation values, so batches may differ).
 pub fn ks_test(a: &Dist, b: &Dist) -> KsTest {
     let (n_a, n_b) = (a.count(), b.count());
-    let (ba, bb): (Vec<(f64, u64)>, Vec<(f64, u64)>) = (a.buckets().collect(), b.buckets().collect());
+    let ba: Vec<(f64, u64)> = a.buckets().collect();
+    let bb: Vec<(f64, u64)> = b.buckets().collect();
     // The histograms may hold fewer samples than `count` if edited; normalise by what they hold.
     let total_a = ba.iter().map(|x| x.1).sum::<u64>().max(1) as f64;
     let total_b = bb.iter().map(|x| x.1).sum::<u64>().max(1) as f64;
@@ -157,7 +158,12 @@ mod tests {
         let a: Vec<u64> = (0..3000u64).map(|i| 100 + (i * 37) % 1500).collect();
         let b: Vec<u64> = (0..2000u64).map(|i| 300 + (i * 53) % 1200).collect();
         let t = ks_test(&dist(a.clone()), &dist(b.clone()));
-        assert!((t.d - brute_d(&a, &b)).abs() < 1e-12, "{} vs {}", t.d, brute_d(&a, &b));
+        assert!(
+            (t.d - brute_d(&a, &b)).abs() < 1e-12,
+            "{} vs {}",
+            t.d,
+            brute_d(&a, &b)
+        );
     }
 
     #[test]

@@ -38,7 +38,11 @@ pub enum ReportError {
 }
 
 /// Writes the HTML report of `results` (one short name each) to `path`, atomically.
-pub fn write_report(results: &[RunResult], names: &[String], path: &Path) -> Result<(), ReportError> {
+pub fn write_report(
+    results: &[RunResult],
+    names: &[String],
+    path: &Path,
+) -> Result<(), ReportError> {
     write_html(
         &ReportInput {
             results,

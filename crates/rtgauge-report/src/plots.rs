@@ -248,7 +248,12 @@ pub fn build_charts(
     recordings: &[RecordingPlot],
 ) -> Vec<Chart> {
     let multi = results.len() > 1;
-    let result_name = |i: usize| names.get(i).cloned().unwrap_or_else(|| format!("#{}", i + 1));
+    let result_name = |i: usize| {
+        names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| format!("#{}", i + 1))
+    };
     let mut probes: Vec<&str> = Vec::new();
     for r in results {
         for run in &r.runs {
@@ -281,7 +286,11 @@ pub fn build_charts(
         // Groups of (series name, mode, load) in first-seen order.
         let mut groups: Vec<(String, String, String)> = Vec::new();
         for m in &members {
-            let g = (m.series.name.clone(), m.run.mode.clone(), m.run.load.clone());
+            let g = (
+                m.series.name.clone(),
+                m.run.mode.clone(),
+                m.run.load.clone(),
+            );
             if !groups.contains(&g) {
                 groups.push(g);
             }
@@ -339,19 +348,19 @@ pub fn build_charts(
                 charts.push(c);
             }
         }
-        // Time against size.
-        let mut by_mode_load: Vec<(String, String)> = Vec::new();
-        for (_, mode, load) in &sized_groups {
-            if !by_mode_load.contains(&(mode.clone(), load.clone())) {
-                by_mode_load.push((mode.clone(), load.clone()));
-            }
-        }
-        for (mode, load) in by_mode_load {
+        // Time against size: one chart per operation (alloc, free, memcpy…) in each mode and
+        // load, a curve per allocator (or other label) and result.
+        for (name, mode, load) in &sized_groups {
             let group: Vec<&Member> = members
                 .iter()
-                .filter(|m| is_sized(m.series) && m.run.mode == mode && m.run.load == load)
+                .filter(|m| {
+                    is_sized(m.series)
+                        && m.series.name == *name
+                        && m.run.mode == *mode
+                        && m.run.load == *load
+                })
                 .collect();
-            if let Some(c) = size_chart(probe, &mode, &load, &group, multi, &result_name) {
+            if let Some(c) = size_chart(probe, name, mode, load, &group, multi, &result_name) {
                 charts.push(c);
             }
         }
@@ -390,8 +399,17 @@ fn nice_width(x: f64) -> f64 {
     10.0 * base
 }
 
-fn histogram_chart(base: &str, probe: &str, what: &str, name: &str, lines: &[(String, Dist)]) -> Chart {
-    let lo = lines.iter().map(|l| l.1.min()).fold(f64::INFINITY, f64::min);
+fn histogram_chart(
+    base: &str,
+    probe: &str,
+    what: &str,
+    name: &str,
+    lines: &[(String, Dist)],
+) -> Chart {
+    let lo = lines
+        .iter()
+        .map(|l| l.1.min())
+        .fold(f64::INFINITY, f64::min);
     let hi = lines.iter().map(|l| l.1.max()).fold(0.0f64, f64::max);
     let unit = unit_for(hi);
     let log_x = hi > LOG_RATIO * lo.max(1.0);
@@ -401,7 +419,9 @@ fn histogram_chart(base: &str, probe: &str, what: &str, name: &str, lines: &[(St
         let (a, b) = (lo.max(1.0).log10(), hi.max(1.0).log10());
         let start = (a * LOG_BINS_PER_DECADE).floor() / LOG_BINS_PER_DECADE;
         let n = ((b - start) * LOG_BINS_PER_DECADE).floor() as usize + 1;
-        (0..n).map(|i| 10f64.powf(start + i as f64 / LOG_BINS_PER_DECADE)).collect()
+        (0..n)
+            .map(|i| 10f64.powf(start + i as f64 / LOG_BINS_PER_DECADE))
+            .collect()
     } else {
         let width = nice_width((hi - lo) / HISTOGRAM_BINS);
         let start = (lo / width).floor() * width;
@@ -443,9 +463,18 @@ fn histogram_chart(base: &str, probe: &str, what: &str, name: &str, lines: &[(St
     }
 }
 
-fn percentile_chart(base: &str, probe: &str, what: &str, name: &str, lines: &[(String, Dist)]) -> Chart {
+fn percentile_chart(
+    base: &str,
+    probe: &str,
+    what: &str,
+    name: &str,
+    lines: &[(String, Dist)],
+) -> Chart {
     let hi = lines.iter().map(|l| l.1.max()).fold(0.0f64, f64::max);
-    let lo = lines.iter().map(|l| l.1.min()).fold(f64::INFINITY, f64::min);
+    let lo = lines
+        .iter()
+        .map(|l| l.1.min())
+        .fold(f64::INFINITY, f64::min);
     let unit = unit_for(hi);
     // x = nines; each line ends at log10(n): the maximum, where 1 − p = 1/n.
     let mut xs: Vec<f64> = Vec::new();
@@ -515,7 +544,9 @@ fn intervals_chart(
 ) -> Option<Chart> {
     let usable: Vec<&&Member> = group
         .iter()
-        .filter(|m| m.series.stats.intervals.interval_ns > 0 && !m.series.stats.intervals.max_ns.is_empty())
+        .filter(|m| {
+            m.series.stats.intervals.interval_ns > 0 && !m.series.stats.intervals.max_ns.is_empty()
+        })
         .collect();
     if usable.is_empty() {
         return None;
@@ -577,7 +608,10 @@ fn intervals_chart(
             }
         })
         .collect();
-    let widths: Vec<u64> = usable.iter().map(|m| m.series.stats.intervals.interval_ns).collect();
+    let widths: Vec<u64> = usable
+        .iter()
+        .map(|m| m.series.stats.intervals.interval_ns)
+        .collect();
     let width_text = if widths.iter().all(|w| *w == widths[0]) {
         crate::units::format_duration_ns(widths[0])
     } else {
@@ -626,9 +660,13 @@ fn box_chart(
     for m in group {
         let st = &m.series.stats;
         let p = |ns: Option<u64>| per_op_ns(m.series, ns).map(|v| v / k);
-        let (Some(min), Some(p25), Some(median), Some(p75), Some(max)) =
-            (p(st.min_ns), p(st.p25_ns), p(st.median_ns), p(st.p75_ns), p(st.max_ns))
-        else {
+        let (Some(min), Some(p25), Some(median), Some(p75), Some(max)) = (
+            p(st.min_ns),
+            p(st.p25_ns),
+            p(st.median_ns),
+            p(st.p75_ns),
+            p(st.max_ns),
+        ) else {
             continue;
         };
         let entries = st.percentiles.entries();
@@ -681,13 +719,14 @@ fn box_chart(
 
 fn size_chart(
     probe: &str,
+    name: &str,
     mode: &str,
     load: &str,
     group: &[&Member],
     multi: bool,
     result_name: &dyn Fn(usize) -> String,
 ) -> Option<Chart> {
-    // One curve per result × series name × other labels; x = size in bytes.
+    // One curve per result × other labels; x = size in bytes.
     let mut curves: Vec<(String, BTreeMap<String, String>, usize)> = Vec::new();
     for m in group {
         let mut others = m.series.labels.clone();
@@ -717,13 +756,13 @@ fn size_chart(
     let unit = unit_for(hi);
     let k = scale_of(unit);
     let mut lines = Vec::new();
-    for (ci, (name, others, result)) in curves.iter().enumerate() {
+    for (ci, (series_name, others, result)) in curves.iter().enumerate() {
         let members: Vec<&&Member> = group
             .iter()
             .filter(|m| {
                 let mut o = m.series.labels.clone();
                 o.remove("size");
-                m.series.name == *name && o == *others && m.result == *result
+                m.series.name == *series_name && o == *others && m.result == *result
             })
             .collect();
         let at = |size: f64, pick: &dyn Fn(&Series) -> Option<u64>| {
@@ -743,15 +782,22 @@ fn size_chart(
         if multi {
             base.push(result_name(*result));
         }
-        base.push(name.clone());
         let l = labels_text(others);
         if !l.is_empty() {
             base.push(l);
         }
         let base = base.join(" ");
+        let base = if base.is_empty() {
+            name.to_string()
+        } else {
+            base
+        };
         lines.push(Line {
             label: format!("{base} median"),
-            values: sizes.iter().map(|&s| at(s, &|x| x.stats.median_ns)).collect(),
+            values: sizes
+                .iter()
+                .map(|&s| at(s, &|x| x.stats.median_ns))
+                .collect(),
             color: ci,
             dashed: false,
         });
@@ -763,10 +809,10 @@ fn size_chart(
         });
     }
     Some(Chart {
-        id: format!("{}-sizes", slug(&[probe, mode, load])),
+        id: format!("{}-sizes", slug(&[probe, name, mode, load])),
         kind: ChartKind::Sizes,
         probe: probe.to_string(),
-        title: format!("Time against size: {probe} · mode {mode} · load {load}"),
+        title: format!("Time against size: {probe} {name} · mode {mode} · load {load}"),
         note: "Median (solid) and maximum (dashed) time of one operation for each size: the worst case is what a real-time budget must cover.".into(),
         x_label: "size (bytes, log scale)".into(),
         y_label: format!("time per operation ({})", unit.label()),
@@ -835,7 +881,10 @@ mod tests {
 
     #[test]
     fn slugs_are_file_names() {
-        assert_eq!(slug(&["cyclic", "latency", "rt", "cmd:make -j"]), "cyclic-latency-rt-cmd_make_j");
+        assert_eq!(
+            slug(&["cyclic", "latency", "rt", "cmd:make -j"]),
+            "cyclic-latency-rt-cmd_make_j"
+        );
     }
 
     #[test]

@@ -94,7 +94,10 @@ fn environment_differences_come_first() {
     let c = comparison();
     let fields: Vec<&str> = c.environment.iter().map(|d| d.field.as_str()).collect();
     assert!(fields.contains(&"fingerprint.kernel_release"), "{fields:?}");
-    assert!(fields.contains(&"fingerprint.preemption_model"), "{fields:?}");
+    assert!(
+        fields.contains(&"fingerprint.preemption_model"),
+        "{fields:?}"
+    );
     for out in [
         compare::render_text(&c, Style::Markdown),
         compare::render_text(&c, Style::Terminal),
@@ -103,7 +106,10 @@ fn environment_differences_come_first() {
     ] {
         let env = out.find("kernel_release").expect("environment listed");
         let rows = out.find("latency").expect("rows listed");
-        assert!(env < rows, "environment differences must come first:\n{out}");
+        assert!(
+            env < rows,
+            "environment differences must come first:\n{out}"
+        );
     }
 }
 
@@ -114,12 +120,19 @@ fn verdicts_flag_the_shifted_rows_only() {
         match row.mode.as_str() {
             "rt" => {
                 assert_eq!(row.outcome, Outcome::Slower, "{row:?}");
-                assert!(row.verdict.starts_with("B slower: median +"), "{}", row.verdict);
+                assert!(
+                    row.verdict.starts_with("B slower: median +"),
+                    "{}",
+                    row.verdict
+                );
             }
             _ => assert_eq!(row.verdict, "no significant difference", "{row:?}"),
         }
     }
-    assert!(c.unmatched.iter().any(|u| u.contains("ioport") && u.contains("skipped")));
+    assert!(c
+        .unmatched
+        .iter()
+        .any(|u| u.contains("ioport") && u.contains("skipped")));
 }
 
 #[test]
@@ -128,7 +141,10 @@ fn a_result_does_not_differ_from_itself_or_a_reordered_copy() {
     let c = compare::compare(&[a.clone(), a], &["a".into(), "a".into()]);
     assert!(c.environment.is_empty());
     assert!(!c.rows.is_empty());
-    assert!(c.rows.iter().all(|r| r.outcome == Outcome::Same && r.ks.unwrap().d == 0.0));
+    assert!(c
+        .rows
+        .iter()
+        .all(|r| r.outcome == Outcome::Same && r.ks.unwrap().d == 0.0));
 }
 
 #[test]
@@ -139,7 +155,10 @@ fn check_fails_with_reasons() {
     let all = messages.join("\n");
     assert!(all.contains("not enough samples"), "{all}");
     assert!(all.contains("probe run skipped"), "{all}");
-    assert!(all.contains("no series in the result matches probe=response"), "{all}");
+    assert!(
+        all.contains("no series in the result matches probe=response"),
+        "{all}"
+    );
     assert!(all.contains("exceeds 50us"), "{all}");
     // The idle result passes the rt latency limit.
     let (a, _) = fixtures();
@@ -168,7 +187,13 @@ fn report_page_is_self_contained_and_shows_skips() {
     assert!(page.contains("data-kind=\"histogram\""));
     assert!(page.contains("data-kind=\"intervals\""));
     // Nothing is fetched: no external script, style, image or font references.
-    for needle in ["src=\"http", "href=\"http", "url(http", "@import", "<script src"] {
+    for needle in [
+        "src=\"http",
+        "href=\"http",
+        "url(http",
+        "@import",
+        "<script src",
+    ] {
         assert!(!page.contains(needle), "found {needle}");
     }
     // No recordings field: no raw-sample section.
@@ -186,7 +211,11 @@ fn images_are_written_as_svg_and_png() {
         let bytes = std::fs::read(&f).unwrap();
         match f.extension().and_then(|e| e.to_str()) {
             Some("png") => assert_eq!(&bytes[1..4], b"PNG", "{}", f.display()),
-            Some("svg") => assert!(String::from_utf8_lossy(&bytes).contains("<svg"), "{}", f.display()),
+            Some("svg") => assert!(
+                String::from_utf8_lossy(&bytes).contains("<svg"),
+                "{}",
+                f.display()
+            ),
             other => panic!("unexpected file {other:?}"),
         }
     }

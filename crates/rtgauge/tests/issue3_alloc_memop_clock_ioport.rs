@@ -489,3 +489,61 @@ fn issue3_bad_input_gives_a_one_line_error() {
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(stderr.contains("port"), "{stderr}");
 }
+
+/// The port access path itself (ioperm, `in al, dx`, `out dx, al`) on a kernel that offers
+/// ioperm, for machines whose own kernel does not (this one is built without
+/// CONFIG_X86_IOPL_IOPERM): boots Debian's standard kernel under QEMU through
+/// `tests/qemu/run-guest.sh` (see `qemu_kernels.rs`). Slow, so only with `RTGAUGE_QEMU=1`.
+#[test]
+fn issue3_ioport_measures_port_0x80_in_a_guest_kernel_with_ioperm() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/qemu/run-guest.sh");
+    if std::env::var("RTGAUGE_QEMU").as_deref() != Ok("1") || !script.exists() {
+        eprintln!("skipped: set RTGAUGE_QEMU=1 (needs qemu-system-x86_64 and busybox-static)");
+        return;
+    }
+    let _serial = exclusive();
+    let base = Path::new(env!("CARGO_TARGET_TMPDIR")).join("qemu-ioport");
+    let outdir = base.join("vanilla");
+    std::fs::create_dir_all(&outdir).unwrap();
+    let commands = base.join("commands");
+    std::fs::write(
+        &commands,
+        "ioport rtgauge run ioport --mode normal,rt --duration 1s --warmup 100ms --best-effort -q -o /tmp/io.json\nresult cat /tmp/io.json\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new("bash")
+        .arg(&script)
+        .arg("vanilla")
+        .arg(env!("CARGO_BIN_EXE_rtgauge"))
+        .arg(&outdir)
+        .env("RTGAUGE_QEMU_CMDS", &commands)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "run-guest.sh failed: {stderr}");
+    let rc = std::fs::read_to_string(outdir.join("ioport.rc")).unwrap();
+    let err = std::fs::read_to_string(outdir.join("ioport.err")).unwrap_or_default();
+    assert_eq!(rc.trim(), "0", "guest rtgauge failed: {err}");
+    let result = read_json(&outdir.join("result.json"));
+    for run in runs(&result) {
+        assert_eq!(run["status"]["state"], "ok", "{run}");
+        for name in ["inb", "outb"] {
+            let s = get(run, name, &[("port", "0x80")]);
+            assert!(s["stats"]["count"].as_u64().unwrap() > 100, "{s}");
+            assert!(
+                s["stats"]["min_ns"].as_u64().unwrap() > 0,
+                "{name}: a port access takes time"
+            );
+        }
+    }
+    let says_trap = result["warnings"].as_array().unwrap().iter().any(|w| {
+        w["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("ioport") && m.contains("traps to the hypervisor"))
+    });
+    assert!(
+        says_trap,
+        "the result must say a VM's port access is a trap: {}",
+        result["warnings"]
+    );
+}

@@ -14,6 +14,11 @@
 //! the maximum of `fragment_alloc`/`fragment_free`; how much memory the live set really costs
 //! is in the series' metrics.
 //!
+//! Each allocator runs its fragment scenario first, then the sweep in increasing sizes (the
+//! sweep changes glibc's state: freeing a large mmapped block raises its mmap threshold).
+//! Under `mlockall(MCL_FUTURE)` (mode `rt`) mmap faults every page in at once, so the cost
+//! that `first_touch` shows in mode `normal` moves into `alloc` there.
+//!
 //! Budget: `loops` is the number of samples per cell (one size of one allocator, or one
 //! allocator's fragment scenario); a duration is split evenly over the cells, and so is the
 //! warm-up. Every cell runs at least one discarded warm-up iteration.

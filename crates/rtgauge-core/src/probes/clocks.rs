@@ -6,7 +6,9 @@
 //! of one read (series `read_cost`, label `clock`). Every read is compared with the one before
 //! it, so `counters["backward_steps"]` counts every time the clock went backwards between
 //! consecutive reads on the measuring thread. `metrics["resolution_ns"]` is clock_getres (for
-//! the TSC: one cycle, from the measured rate).
+//! the TSC: one cycle, from the measured rate); `metrics["observed_step_ns"]` is the smallest
+//! non-zero step seen between two consecutive reads, the resolution a reader really gets (on
+//! AMD Zen the TSC, and so every clock derived from it, advances in steps of about 10 ns).
 //!
 //! TSC rate: a (MONOTONIC_RAW, TSC) pair is taken at the start of the probe, at every
 //! `window` (100 ms) of MONOTONIC_RAW while any clock is measured, and at the end. A pair is
@@ -310,6 +312,9 @@ impl RateTracker {
 struct ClockResult {
     read_cost: Recorder,
     backward: u64,
+    /// Smallest non-zero step between two consecutive reads, in the clock's own units: the
+    /// resolution a reader really sees (clock_getres promises 1 ns for every hrtimer clock).
+    min_step: Option<u64>,
     measured_ns: u64,
 }
 
@@ -331,6 +336,7 @@ fn measure_clock(
         }
     });
     let mut backward = 0u64;
+    let mut min_step = u64::MAX;
     let mut prev = read();
     let start = now_ns();
     let mut now = start;
@@ -339,8 +345,12 @@ fn measure_clock(
         let a = read();
         let b = read();
         backward += u64::from(a < prev) + u64::from(b < a);
+        let step = b.saturating_sub(a);
+        if step != 0 && step < min_step {
+            min_step = step;
+        }
         prev = b;
-        rec.record(to_ns(b.saturating_sub(a)), now - start);
+        rec.record(to_ns(step), now - start);
         i += 1;
         if i.is_multiple_of(CHECK_EVERY) {
             now = now_ns();
@@ -359,6 +369,7 @@ fn measure_clock(
     ClockResult {
         read_cost: rec,
         backward,
+        min_step: (min_step != u64::MAX).then_some(min_step),
         measured_ns: now_ns() - start,
     }
 }
@@ -411,6 +422,9 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
                     .counter("backward_steps", r.backward)
                     .counter("reads", 2 * r.read_cost.count());
                 s.metrics.insert("resolution_ns".into(), res as f64);
+                if let Some(step) = r.min_step {
+                    s.metrics.insert("observed_step_ns".into(), step as f64);
+                }
                 series.push(s);
             }
             Clock::Tsc => {
@@ -433,10 +447,16 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
                 let to_ns = move |cycles: u64| ((cycles as u128 * mult + (1 << 31)) >> 32) as u64;
                 let r = measure_clock(ctx, cell, counter::read, to_ns, &mut tracker, &live);
                 measured += r.measured_ns;
-                let s = Series::new("read_cost", r.read_cost.summary())
+                let mut s = Series::new("read_cost", r.read_cost.summary())
                     .label("clock", name)
                     .counter("backward_steps", r.backward)
                     .counter("reads", 2 * r.read_cost.count());
+                if let Some(step) = r.min_step {
+                    // Some TSCs advance in coarse steps (AMD Zen: every 10 ns by ~freq/100 MHz).
+                    s.metrics.insert("tsc_step_cycles".into(), step as f64);
+                    s.metrics
+                        .insert("observed_step_ns".into(), step as f64 * 1e9 / hz);
+                }
                 series.push(s);
             }
         }

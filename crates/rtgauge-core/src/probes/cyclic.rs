@@ -5,6 +5,7 @@
 //! - latency: actual wake-up − programmed wake-up,
 //! - period: actual wake-up − previous actual wake-up,
 //! - jitter: |period − nominal period|.
+//!
 //! A wake-up later than a whole period counts every missed period as an overrun, and the
 //! schedule continues at the next future period; nothing is skipped silently.
 

@@ -454,10 +454,13 @@ fn no_answer(channel: &Channel, waited_ns: u64) -> ProbeError {
     ))
 }
 
-/// Wakes the handler for the last time; it sees `quit` and leaves.
+/// Wakes the handler for the last time; it sees `quit` and leaves. A handler that failed has
+/// left already, and a signal must not be sent to its (possibly reused) thread id.
 fn stop_handler(channel: &Channel, hs: &Handshake) {
     hs.quit.store(true, Ordering::Release);
-    channel.wake_for_quit();
+    if !hs.abort.load(Ordering::Acquire) {
+        channel.wake_for_quit();
+    }
 }
 
 fn run_handler(

@@ -133,9 +133,7 @@ pub fn build(loaded: bool) -> RunResult {
         measured_ns: 0,
         ..run("ioport", "rt", Vec::new())
     });
-    let check = |id: &str, title: &str, status: &str, found: &str, why: &str, fix: &str| {
-        serde_json::json!({"id": id, "title": title, "status": status, "found": found, "why": why, "fix": fix})
-    };
+    let check = |id: &str, title: &str, status: &str, found: &str, why: &str, fix: &str| serde_json::json!({"id": id, "title": title, "status": status, "found": found, "why": why, "fix": fix});
     // Assembled as JSON so that fields added to the document later (with defaults) do not
     // break this builder.
     let doc = serde_json::json!({
