@@ -10,8 +10,11 @@ use std::hint::black_box;
 fn bookkeeping(c: &mut Criterion) {
     c.bench_function("clock_read", |b| b.iter(|| black_box(now_ns())));
 
-    let (mut latency, mut period, mut jitter) =
-        (Recorder::default(), Recorder::default(), Recorder::default());
+    let (mut latency, mut period, mut jitter) = (
+        Recorder::default(),
+        Recorder::default(),
+        Recorder::default(),
+    );
     let live = LiveCell::new("bench".into());
     let start = now_ns();
     let mut previous = start;

@@ -56,11 +56,7 @@ impl LiveCell {
             last: self.last.load(Relaxed),
             min: if count > 0 { self.min.load(Relaxed) } else { 0 },
             max: self.max.load(Relaxed),
-            avg: if count > 0 {
-                self.sum.load(Relaxed) / count
-            } else {
-                0
-            },
+            avg: self.sum.load(Relaxed).checked_div(count).unwrap_or(0),
             overruns: self.overruns.load(Relaxed),
         }
     }

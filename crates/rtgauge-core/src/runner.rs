@@ -113,7 +113,9 @@ pub fn execute(
                     "load",
                     format!("load {load} did not start, its probes were skipped: {e}"),
                 ));
-                result.loads.push(rtgauge_load::LoadReport::not_started(load.clone(), &e));
+                result
+                    .loads
+                    .push(rtgauge_load::LoadReport::not_started(load.clone(), &e));
                 observer.checkpoint(&result);
                 continue;
             }

@@ -353,3 +353,35 @@ fn environment_knobs_are_checked() {
     std::env::remove_var(hub::RING_ENV);
     std::env::remove_var(hub::STALL_ENV);
 }
+
+/// Cost of `push` on both paths, for docs/validation-recording.md:
+/// `cargo test -p rtgauge-record --release -- --ignored --nocapture push_cost`.
+#[test]
+#[ignore = "a measurement, not a check; run in release"]
+fn push_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1usize << 22;
+    let options = RecordOptions {
+        ring_capacity: n,
+        // The writer sleeps through both timings, so they measure the push alone.
+        writer_stall: Duration::from_secs(3),
+        ..RecordOptions::default()
+    };
+    let hub = RecordingHub::new(dir.path().join("cost.rtgr"), meta(), options);
+    let slots = hub.open(series(1), 1, "test").unwrap();
+    let mut sink = slots.take(0).unwrap();
+    let t = std::time::Instant::now();
+    for k in 0..n as u64 {
+        sink.push(0, k, k);
+    }
+    let stored = t.elapsed().as_nanos() as f64 / n as f64;
+    let t = std::time::Instant::now();
+    for k in 0..n as u64 {
+        sink.push(0, k, k);
+    }
+    let dropped = t.elapsed().as_nanos() as f64 / n as f64;
+    drop(sink);
+    let sum = hub.finish().unwrap().unwrap();
+    assert_eq!(sum.samples_dropped, n as u64);
+    println!("push: {stored:.2} ns stored, {dropped:.2} ns dropped (ring full), {n} pushes each");
+}

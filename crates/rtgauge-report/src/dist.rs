@@ -173,6 +173,16 @@ mod tests {
     }
 
     #[test]
+    fn highest_equivalent_is_the_hdrhistogram_formula() {
+        let h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 1 << 40, 3).unwrap();
+        let mut v = 0u64;
+        while v < 1 << 40 {
+            assert_eq!(highest_equivalent(v, 3), h.highest_equivalent(v), "{v}");
+            v = v * 3 / 2 + 1;
+        }
+    }
+
+    #[test]
     fn batches_scale_to_per_operation_values() {
         let s = summary(&[1000, 2000, 3000]);
         let d = Dist::from_summary(&s, 10).unwrap();

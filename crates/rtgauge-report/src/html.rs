@@ -497,7 +497,7 @@ pub fn render_html(input: &ReportInput) -> String {
         "rtgauge report"
     };
     let _ = write!(body, "<header><h1>{title}</h1>");
-    body.push_str("<div class=\"scroll\"><table class=\"fields\"><thead><tr><th>Result</th><th>Host</th><th>Kernel</th><th>Preemption</th><th>Started</th><th>Status</th><th>Tool</th></tr></thead><tbody>");
+    body.push_str("<div class=\"scroll\"><table class=\"results\"><thead><tr><th>Result</th><th>Host</th><th>Kernel</th><th>Preemption</th><th>Started</th><th>Status</th><th>Tool</th></tr></thead><tbody>");
     for (i, r) in results.iter().enumerate() {
         let _ = write!(
             body,

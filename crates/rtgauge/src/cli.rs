@@ -23,7 +23,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Measure: run probes (default: the quick suite) and write a result document.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// List the probes, what each measures and whether it can run here.
     Probes,
     /// Audit this machine's real-time readiness: every setting that spoils a measurement.

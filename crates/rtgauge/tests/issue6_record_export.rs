@@ -319,3 +319,83 @@ fn issue6_writer_stays_off_the_measured_cpu() {
     let (result, _) = record_run(dir.path(), 500, &[], &[]);
     assert!(warning_codes(&result).contains(&"record_writer".to_string()));
 }
+
+/// Recording needs no privileges: an ordinary user records and exports in normal mode.
+#[test]
+fn issue6_recording_works_without_privileges() {
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() == 0 };
+    let has_setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !root || !has_setpriv {
+        eprintln!("skipped: needs root to drop to nobody, and setpriv (util-linux)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("rtgauge");
+    let as_nobody = |args: &[&str]| {
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=nobody",
+                "--regid=nogroup",
+                "--clear-groups",
+                "--inh-caps=-all",
+            ])
+            .arg(&bin)
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap()
+    };
+    let run = as_nobody(&[
+        "run",
+        "cyclic",
+        "--mode",
+        "normal",
+        "--period",
+        "100us",
+        "--warmup",
+        "50ms",
+        "--loops",
+        "400",
+        "--record",
+        "cyclic",
+        "--no-report",
+        "-q",
+        "-o",
+        "n.json",
+    ]);
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let result: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("n.json")).unwrap()).unwrap();
+    let info = &result["recordings"][0];
+    assert_eq!(
+        info["samples_written"].as_u64().unwrap(),
+        400 * online_cpus() as u64
+    );
+    let exported = as_nobody(&[
+        "export",
+        info["path"].as_str().unwrap(),
+        "-f",
+        "parquet",
+        "-o",
+        "n.parquet",
+    ]);
+    assert!(
+        exported.status.success(),
+        "{}",
+        String::from_utf8_lossy(&exported.stderr)
+    );
+    assert!(dir.path().join("n.parquet").exists());
+}

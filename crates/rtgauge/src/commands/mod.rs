@@ -15,7 +15,7 @@ use clap::CommandFactory;
 
 pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
     match cli.command {
-        Command::Run(run_args) => run::run(run_args, args),
+        Command::Run(run_args) => run::run(*run_args, args),
         Command::Probes => probes::list(),
         Command::Doctor(a) => doctor::doctor(a),
         Command::Loads => loads::list(),
