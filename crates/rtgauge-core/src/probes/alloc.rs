@@ -260,7 +260,7 @@ impl Probe for Alloc {
     fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
         let cfg = config(ctx.params)?;
         let (obtained, (series, warnings, measured_ns)) =
-            on_first_cpu(ctx, |_, _| measure(ctx, &cfg))?;
+            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, &cfg))?;
         let cell = split(ctx, cfg.cells());
         let mut out = ProbeOutput {
             series,
@@ -314,12 +314,13 @@ impl Probe for Alloc {
 /// mode. These probes time one thread's own operations, so more threads would only share the
 /// caches and memory bus they measure.
 pub(super) fn on_first_cpu<T: Send>(
+    probe: &'static str,
     ctx: &ProbeContext,
     body: impl Fn(usize, Obtained) -> Result<T, ProbeError> + Sync,
 ) -> Result<(Obtained, T), ProbeError> {
     let Some(first) = ctx.cpus.first() else {
         return Err(ProbeError::Invalid {
-            probe: "probe",
+            probe,
             message: "no CPU to measure on; choose one with --cpus".into(),
         });
     };
@@ -328,7 +329,7 @@ pub(super) fn on_first_cpu<T: Send>(
     per_cpu_threads(&narrowed, body)?
         .pop()
         .ok_or_else(|| ProbeError::Invalid {
-            probe: "probe",
+            probe,
             message: "the measuring thread returned nothing".into(),
         })
 }

@@ -153,7 +153,7 @@ impl Probe for ClockProbe {
         let cfg = config(ctx.params)?;
         let cell = split(ctx, cfg.clocks.len());
         let (obtained, (series, warnings, measured_ns)) =
-            on_first_cpu(ctx, |_, _| Ok(measure(ctx, &cfg, cell)))?;
+            on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, &cfg, cell)))?;
         let mut out = ProbeOutput {
             series,
             obtained,

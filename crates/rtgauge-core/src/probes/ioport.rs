@@ -129,7 +129,8 @@ impl Probe for IoPort {
             return Err(ProbeError::Unavailable(reason));
         }
         let cell = split(ctx, 2);
-        let (obtained, (series, measured_ns)) = on_first_cpu(ctx, |_, _| measure(ctx, cell))?;
+        let (obtained, (series, measured_ns)) =
+            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cell))?;
         let mut out = ProbeOutput {
             series,
             obtained,

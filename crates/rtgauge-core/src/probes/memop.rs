@@ -123,7 +123,8 @@ impl Probe for Memop {
         let cfg = config(ctx.params)?;
         let cells = cfg.sizes.len() * cfg.ops.len();
         let cell = split(ctx, cells);
-        let (obtained, (series, measured_ns)) = on_first_cpu(ctx, |_, _| measure(ctx, &cfg))?;
+        let (obtained, (series, measured_ns)) =
+            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, &cfg))?;
         let mut out = ProbeOutput {
             series,
             obtained,
