@@ -19,6 +19,12 @@ const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
 
 pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let plan = build_plan(&args)?;
+    // A bad spec fails before the run, not after it.
+    let spec = args
+        .spec
+        .as_deref()
+        .map(rtgauge_report::Spec::load)
+        .transpose()?;
     let output = args.output.clone().unwrap_or_else(default_output);
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
     let display = (!args.quiet)
@@ -45,7 +51,7 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         return Err(e).context("the result could not be saved");
     }
     write_atomically(&output, &result)?;
-    report(&args, &result, &output)
+    report(&args, &result, &output, spec.as_ref())
 }
 
 /// Writes the document after every probe so an interrupted or killed run keeps what it
@@ -70,7 +76,12 @@ impl RunObserver for CheckpointWriter<'_> {
     }
 }
 
-fn report(args: &RunArgs, result: &RunResult, output: &Path) -> Result<u8> {
+fn report(
+    args: &RunArgs,
+    result: &RunResult,
+    output: &Path,
+    spec: Option<&rtgauge_report::Spec>,
+) -> Result<u8> {
     if !args.quiet {
         print!("{}", render_tables(result, Style::Terminal));
         print_warnings(result);
@@ -86,6 +97,16 @@ fn report(args: &RunArgs, result: &RunResult, output: &Path) -> Result<u8> {
             path.display(),
             r.samples_written
         );
+    }
+    if !args.no_report {
+        let html = output.with_extension("html");
+        let name = output
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "run".into());
+        rtgauge_report::write_report(std::slice::from_ref(result), &[name], &html)
+            .context("the HTML report could not be written (--no-report skips it)")?;
+        println!("report: {}", html.display());
     }
     let failed: Vec<String> = result
         .runs
@@ -121,6 +142,17 @@ fn report(args: &RunArgs, result: &RunResult, output: &Path) -> Result<u8> {
                 series.display_name(),
                 units::format_duration_ns(limit)
             );
+            return Ok(crate::EXIT_THRESHOLD);
+        }
+    }
+    if let (Some(spec), Some(spec_path)) = (spec, &args.spec) {
+        let checked = rtgauge_report::check_result(result, spec);
+        print!(
+            "{}",
+            rtgauge_report::check::render_text(&checked, rtgauge_report::check::Style::Terminal)
+        );
+        if !checked.passed {
+            eprintln!("rtgauge: limits of {} exceeded", spec_path.display());
             return Ok(crate::EXIT_THRESHOLD);
         }
     }
