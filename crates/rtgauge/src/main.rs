@@ -39,8 +39,24 @@ fn main() -> ExitCode {
     match commands::dispatch(cli, args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("rtgauge: {e:#}");
+            eprintln!("rtgauge: {}", one_line(&e));
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// The error and its causes on one line; a cause whose text the message already quotes
+/// (library errors name their cause) is not repeated.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            if !line.is_empty() {
+                line.push_str(": ");
+            }
+            line.push_str(&text);
+        }
+    }
+    line
 }
