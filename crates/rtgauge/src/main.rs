@@ -20,6 +20,9 @@ fn main() -> ExitCode {
     if args.get(1).map(String::as_str) == Some(rtgauge_load::WORKER_ARG) {
         std::process::exit(rtgauge_load::worker_main(&args[2..]));
     }
+    // Output piped into `head` ends quietly instead of panicking on a closed pipe.
+    // SAFETY: restoring the default disposition of a signal before any thread exists.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
