@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side validation of rtgauge's cyclic probe against cyclictest (Debian rt-tests):
-# same CPUs, priority and period, run alternately ROUNDS times so machine noise hits both.
+# same CPUs, priority and period (-d 0: cyclictest otherwise gives thread N a period of
+# 1 ms + N x 500 us), run alternately ROUNDS times so machine noise hits both.
 # Usage: scripts/validate-cyclictest.sh [RTGAUGE_BIN] [SECONDS] [ROUNDS]
 # Needs root (both tools run SCHED_FIFO 95 with memory locked), cyclictest and python3.
 set -euo pipefail
@@ -11,7 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf '%-6s %-10s %-4s %8s %8s %8s %8s\n' round tool cpu min_us median_us avg_us max_us
 for round in $(seq 1 "$rounds"); do
-  cyclictest -m -a 0-1 -t 2 -p 95 -i 1000 -D "${secs}s" -q -h 20000 \
+  cyclictest -m -a 0-1 -t 2 -d 0 -p 95 -i 1000 -D "${secs}s" -q -h 20000 \
     --histfile="$work/ct.hist" --json="$work/ct.json" >/dev/null
   "$bin" run cyclic --cpus 0-1 --priority 95 --period 1ms --duration "${secs}s" \
     --warmup 1s -q -o "$work/rg.json" --no-report >/dev/null

@@ -19,7 +19,7 @@ use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
 pub const MIN_PERIOD_NS: u64 = 10_000;
 pub const TIMERS: [&str; 4] = ["abs", "rel", "timerfd", "posix-timer"];
-const PARAMS: [&str; 3] = ["period", "timer", "interval"];
+const PARAMS: [&str; 5] = ["period", "timer", "interval", "phase", "stagger"];
 
 pub struct Cyclic;
 
@@ -50,6 +50,11 @@ impl TimerMethod {
 #[derive(Debug, Clone, Copy)]
 struct Config {
     period_ns: u64,
+    /// Offset of the deadlines from whole multiples of the period on CLOCK_MONOTONIC.
+    phase_ns: u64,
+    /// Extra offset per thread (the n-th measured CPU wakes n × stagger later), so threads
+    /// do not all wake at the same instant (cyclictest's -d).
+    stagger_ns: u64,
     timer: TimerMethod,
     interval_ns: u64,
 }
@@ -78,6 +83,14 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
         period_ns,
         timer,
         interval_ns: params.duration_ns("interval", DEFAULT_INTERVAL_NS)?,
+        stagger_ns: match params.raw().get("stagger").map(String::as_str) {
+            None | Some("0") => 0,
+            Some(_) => params.duration_ns("stagger", 0)?,
+        },
+        phase_ns: match params.raw().get("phase").map(String::as_str) {
+            None | Some("0") => 0,
+            Some(_) => params.duration_ns("phase", 0)? % period_ns,
+        },
     })
 }
 
@@ -341,7 +354,9 @@ fn measure(
     let period_ns = cfg.period_ns;
 
     // Start on a period boundary a little ahead so every thread begins in step.
-    let start = (now_ns() / period_ns + 2) * period_ns;
+    let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0) as u64;
+    let offset = (cfg.phase_ns + index * cfg.stagger_ns) % period_ns;
+    let start = (now_ns() / period_ns + 2) * period_ns + offset;
     let measure_start = start + ctx.warmup_ns;
     let mut timer = Timer::arm(cfg.timer, period_ns, start)?;
     let mut previous_wake: Option<u64> = None;

@@ -32,9 +32,14 @@
 //! every selected operation in turn. A duration is split evenly over all (operation pair ×
 //! method) phases; a loop count is the number of samples of every series (a batched sample is
 //! `batch` calls). The warm-up is split the same way: every phase first runs its own loop for
-//! its share of the warm-up and discards it. An operation that cannot run here (no message
-//! queues, priority changes not permitted…) appears as series with no samples and a `skipped`
-//! label holding the reason, and as a warning; never as zeros.
+//! its share of the warm-up and discards it. The two methods take turns in slices of 20 ms, so
+//! both see the same machine; in a real-time mode the thread sleeps 2 ms after each slice
+//! (outside every timed interval, counted in `counters["rests"]`) so RT throttling never
+//! stops it inside a sample and the CPU's kernel threads still run.
+//!
+//! An operation that cannot run here (no message queues, priority changes not permitted…)
+//! appears as series with no samples and a `skipped` label holding the reason, and as a
+//! warning; never as zeros.
 
 mod ops;
 
@@ -269,6 +274,8 @@ struct Measured {
     per_call: Done,
     batched: Done,
     batch: u64,
+    /// Rests taken between slices (real-time modes only).
+    rests: u64,
 }
 
 /// Samples of one method: one recorder per call of the unit.
@@ -339,6 +346,9 @@ impl Timing {
 /// their comparison stays fair; a slice holds thousands of samples, so the switch costs
 /// nothing measurable.
 const SLICE_NS: u64 = 20_000_000;
+/// Sleep of a real-time thread after every slice: 2 ms per 20 ms keeps it near 90 % of the CPU,
+/// under the default RT throttling budget (95 %), and lets the CPU's kernel threads run.
+const REST_NS: u64 = 2_000_000;
 
 /// The share of the budget and warm-up of one method of one unit.
 #[derive(Debug, Clone, Copy)]
@@ -435,13 +445,35 @@ fn measure_unit<C: Calls>(
         live: &cells[0],
     };
 
+    // A real-time thread rests between slices (outside every timed interval): a FIFO busy
+    // loop would otherwise exhaust the RT throttling budget, whose 50 ms stop would land inside
+    // a sample, and would starve the kernel's per-CPU threads.
+    let rest = ctx.mode.policy.is_realtime();
+    let mut rests = 0u64;
+    let mut pause = || {
+        if rest {
+            crate::clock::sleep_for(REST_NS);
+            rests += 1;
+        }
+    };
+
     // Warm-up: caches, branch predictors and the kernel paths settle; nothing is kept.
-    if phase.warmup_ns > 0 {
-        slice.until_ns = now_ns() + phase.warmup_ns;
-        per_call_loop(&mut calls, paired, &slice, &mut per_call);
-        slice.until_ns = now_ns() + phase.warmup_ns;
-        slice.live = &cells[1];
-        batched_loop(&mut calls, paired, batch, &slice, &mut batched);
+    for (method, cell) in cells.iter().enumerate() {
+        let end = now_ns() + phase.warmup_ns;
+        slice.live = cell;
+        while phase.warmup_ns > 0 && !ctx.stopped() {
+            let now = now_ns();
+            if now >= end {
+                break;
+            }
+            slice.until_ns = end.min(now + SLICE_NS);
+            if method == 0 {
+                per_call_loop(&mut calls, paired, &slice, &mut per_call);
+            } else {
+                batched_loop(&mut calls, paired, batch, &slice, &mut batched);
+            }
+            pause();
+        }
     }
 
     slice.record = true;
@@ -456,11 +488,13 @@ fn measure_unit<C: Calls>(
             (slice.until_ns, slice.max_samples) = per_call.next_slice(&phase, now_ns());
             slice.live = &cells[0];
             per_call_loop(&mut calls, paired, &slice, &mut per_call);
+            pause();
         }
         if !b_done {
             (slice.until_ns, slice.max_samples) = batched.next_slice(&phase, now_ns());
             slice.live = &cells[1];
             batched_loop(&mut calls, paired, batch, &slice, &mut batched);
+            pause();
         }
     }
     let labels = calls.labels();
@@ -471,6 +505,7 @@ fn measure_unit<C: Calls>(
         per_call: per_call.finish(),
         batched: batched.finish(),
         batch: batch as u64,
+        rests,
     })
 }
 
@@ -652,7 +687,8 @@ fn build_output(
                             .label("method", method)
                             .counter("clock_cost_subtracted_ns", cost)
                             .counter("calls", calls)
-                            .counter("failed_calls", timing.failed[i]);
+                            .counter("failed_calls", timing.failed[i])
+                            .counter("rests", m.rests);
                         s.batch = batch;
                         for (k, v) in &m.labels {
                             s = s.label(k, v);
