@@ -24,8 +24,9 @@ pub const DEFAULT_RING_CAPACITY: usize = 1 << 17;
 /// Environment variable that sets the ring slots per measuring thread (raise it when a
 /// recording reports dropped samples).
 pub const RING_ENV: &str = "RTGAUGE_RECORD_RING";
-/// Test-only: milliseconds the writer thread sleeps before it first drains the rings, so tests
-/// can fill a ring and check that the dropped count is exact.
+/// Test-only: milliseconds the writer thread sleeps before it first drains the rings (or until
+/// the recording is finished, if sooner), so tests can fill a ring and check that the dropped
+/// count is exact however slowly the run goes.
 pub const STALL_ENV: &str = "RTGAUGE_TEST_RECORD_STALL_MS";
 /// How long the writer sleeps when the rings are nearly empty. 10 ms keeps it to ~100 wake-ups
 /// a second (it may share a CPU with a measuring thread) while a default ring covers seconds.
@@ -44,7 +45,8 @@ pub struct RecordOptions {
     /// owns the real-time context.
     pub pin_writer: Option<fn(&[usize]) -> bool>,
     pub poll_interval: Duration,
-    /// Test hook: the writer sleeps this long before its first drain.
+    /// Test hook: the writer sleeps this long (or until the recording is finished) before its
+    /// first drain.
     pub writer_stall: Duration,
 }
 
@@ -351,8 +353,13 @@ struct WriterJob {
 impl WriterJob {
     fn run(mut self) -> Result<RecordingSummary, RecordError> {
         let writer_pinned = enter_writer_thread(&self.options);
-        if !self.options.writer_stall.is_zero() {
-            std::thread::sleep(self.options.writer_stall);
+        let stall_end = std::time::Instant::now() + self.options.writer_stall;
+        while !self.stop.load(Ordering::Acquire) {
+            let left = stall_end.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            std::thread::sleep(left.min(Duration::from_millis(1)));
         }
         let mut written = vec![0u64; self.n_series];
         let mut invalid = 0u64;

@@ -148,7 +148,8 @@ fn dropped_count_is_exact_when_the_writer_stalls() {
     let path = dir.path().join("stall.rtgr");
     let options = RecordOptions {
         ring_capacity: 100,
-        writer_stall: Duration::from_millis(300),
+        // Asleep until the recording is finished, however slow this machine is.
+        writer_stall: Duration::from_secs(600),
         ..RecordOptions::default()
     };
     let sum = record(&path, 2, 1000, options);
@@ -364,7 +365,7 @@ fn push_cost() {
     let options = RecordOptions {
         ring_capacity: n,
         // The writer sleeps through both timings, so they measure the push alone.
-        writer_stall: Duration::from_secs(3),
+        writer_stall: Duration::from_secs(600),
         ..RecordOptions::default()
     };
     let hub = RecordingHub::new(dir.path().join("cost.rtgr"), meta(), options);

@@ -125,7 +125,7 @@ impl Probe for Cyclic {
                 .map(|cpu| SeriesDef::new("latency").label("cpu", cpu))
                 .collect(),
             ctx.cpus.len(),
-            "ns since the measuring thread's measurement start (the end of its warm-up); all threads arm their timers on the same period boundary, normally the same one",
+            "ns since the measuring thread's measurement start (the end of its warm-up); threads start on the same period boundary (normally the same one) plus their phase + index x stagger offset, so series share a time base up to that offset",
         )?;
         let threads = per_cpu_threads(ctx, |cpu, _| {
             let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0);
