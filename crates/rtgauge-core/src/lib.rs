@@ -13,4 +13,5 @@ pub mod probes;
 pub mod rt;
 pub mod runner;
 pub mod signals;
-pub mod units;
+/// Durations and sizes as users write them (shared with the renderers).
+pub use rtgauge_result::units;

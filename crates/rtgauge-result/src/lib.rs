@@ -6,6 +6,7 @@
 //! is generated from these types (`rtgauge schema`).
 
 mod io;
+pub mod units;
 
 pub use io::{read_result, write_atomically, write_bytes_atomically, ResultError};
 pub use rtgauge_load::LoadReport;

@@ -153,7 +153,16 @@ fn issue2_no_interference_means_no_overruns_at_a_sustainable_period() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("r.json");
         rtgauge()
-            .args(["run", "cyclic", "--period", "10ms", "--duration", "2s", "--warmup", "200ms"])
+            .args([
+                "run",
+                "cyclic",
+                "--period",
+                "10ms",
+                "--duration",
+                "2s",
+                "--warmup",
+                "200ms",
+            ])
             .args(["--best-effort", "-q", "--no-report", "-o"])
             .arg(&out)
             .assert()
@@ -168,7 +177,10 @@ fn issue2_no_interference_means_no_overruns_at_a_sustainable_period() {
             // Every period of the 2 s is either a sample or an overrun: nothing is skipped.
             assert_eq!(s["counters"]["cycles"].as_u64().unwrap(), count + overruns);
             // 2 s at 10 ms: 200 periods, give or take the boundary one.
-            assert!((199..=201).contains(&(count + overruns)), "{count} + {overruns}");
+            assert!(
+                (199..=201).contains(&(count + overruns)),
+                "{count} + {overruns}"
+            );
             total_overruns += overruns;
         }
         if total_overruns == 0 {

@@ -11,7 +11,12 @@ pub fn list() -> Result<u8> {
             Err(why) => format!("unavailable: {why}"),
         };
         println!("{:width$}  {}  [{here}]", p.name(), p.describe());
-        println!("{:width$}  parameters (--set {}.KEY=VALUE): {}", "", p.name(), p.parameters().join(", "));
+        println!(
+            "{:width$}  parameters (--set {}.KEY=VALUE): {}",
+            "",
+            p.name(),
+            p.parameters().join(", ")
+        );
     }
     Ok(crate::EXIT_OK)
 }
