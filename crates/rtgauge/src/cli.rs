@@ -40,9 +40,12 @@ pub enum Command {
     Export(ExportArgs),
     /// Print the JSON Schema of the result document.
     Schema,
-    /// Print the man page (roff) generated from these definitions.
+    /// Write the man pages (roff), generated from these definitions, into DIR.
     #[command(hide = true)]
-    Man,
+    Man {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
 }
 
 fn duration(s: &str) -> Result<u64, String> {

@@ -472,3 +472,47 @@ fn which(cmd: &str) -> Option<std::path::PathBuf> {
             .find(|p| p.exists())
     })
 }
+
+/// `--help` and the man pages come from the same clap definitions; the committed pages must
+/// be the generated ones, so the two cannot drift apart.
+#[test]
+fn issue2_man_pages_are_generated_from_the_same_definitions_as_help() {
+    let dir = tempfile::tempdir().unwrap();
+    rtgauge().arg("man").arg(dir.path()).assert().success();
+    let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/man");
+    let mut pages: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    pages.sort();
+    for command in [
+        "run", "probes", "loads", "doctor", "report", "compare", "check", "export",
+    ] {
+        assert!(pages.contains(&format!("rtgauge-{command}.1")), "{pages:?}");
+    }
+    for page in &pages {
+        let generated = std::fs::read_to_string(dir.path().join(page)).unwrap();
+        let stored = std::fs::read_to_string(committed.join(page)).unwrap_or_default();
+        assert_eq!(
+            generated, stored,
+            "docs/man/{page} is stale: run `cargo run -p rtgauge -- man docs/man`"
+        );
+    }
+    let help = rtgauge().args(["run", "--help"]).assert().success();
+    let help = String::from_utf8(help.get_output().stdout.clone()).unwrap();
+    let page = std::fs::read_to_string(committed.join("rtgauge-run.1")).unwrap();
+    for flag in [
+        "--period",
+        "--mode",
+        "--load",
+        "--max-latency",
+        "--best-effort",
+        "--record",
+    ] {
+        assert!(help.contains(flag), "{flag} missing from --help");
+        assert!(
+            page.contains(&flag.replace('-', "\\-")),
+            "{flag} missing from the man page"
+        );
+    }
+}

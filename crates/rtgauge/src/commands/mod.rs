@@ -27,9 +27,9 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
             print!("{}", rtgauge_result::json_schema());
             Ok(crate::EXIT_OK)
         }
-        Command::Man => {
-            let man = clap_mangen::Man::new(Cli::command());
-            man.render(&mut std::io::stdout())?;
+        Command::Man { dir } => {
+            std::fs::create_dir_all(&dir)?;
+            clap_mangen::generate_to(Cli::command(), &dir)?;
             Ok(crate::EXIT_OK)
         }
     }
