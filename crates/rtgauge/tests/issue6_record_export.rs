@@ -400,3 +400,30 @@ fn issue6_recording_works_without_privileges() {
     );
     assert!(dir.path().join("n.parquet").exists());
 }
+
+/// The HTML report written beside a recorded run draws the raw samples over time: one
+/// decimated (min/max envelope) series per recorded CPU.
+#[test]
+fn issue6_report_of_a_recorded_run_plots_the_raw_samples() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    Command::cargo_bin("rtgauge")
+        .unwrap()
+        .args([
+            "run", "cyclic", "--cpus", "0", "--loops", "500", "--warmup", "50ms",
+        ])
+        .args(["--best-effort", "--record", "cyclic", "-q", "-o"])
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(
+        html.contains("cyclic · rt · load none: latency cpu=0"),
+        "no raw-sample chart"
+    );
+    // The plot carries every recorded sample (500 < the 4000-point budget: no decimation).
+    assert!(
+        html.contains("500 samples; each point"),
+        "the raw-sample plot does not hold 500 samples"
+    );
+}

@@ -6,6 +6,7 @@ mod doctor;
 mod export;
 mod loads;
 mod probes;
+mod recordings;
 mod report;
 mod run;
 

@@ -12,17 +12,22 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         .map(|p| read_result(p))
         .collect::<Result<Vec<_>, _>>()?;
     let names = result_names(&args.results);
+    let recordings: Vec<_> = results
+        .iter()
+        .zip(&args.results)
+        .flat_map(|(r, path)| super::recordings::plots(r, path))
+        .collect();
     write_html(
         &ReportInput {
             results: &results,
             names: &names,
             comparison: None,
-            recordings: &[],
+            recordings: &recordings,
         },
         &args.output,
     )?;
     if let Some(dir) = &args.images {
-        let charts = build_charts(&results, &names, &[]);
+        let charts = build_charts(&results, &names, &recordings);
         let files = write_images(&charts, dir)?;
         println!(
             "images: {} files ({} plots as SVG and PNG) in {}",

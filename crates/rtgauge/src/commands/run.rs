@@ -104,8 +104,17 @@ fn report(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_else(|| "run".into());
-        rtgauge_report::write_report(std::slice::from_ref(result), &[name], &html)
-            .context("the HTML report could not be written (--no-report skips it)")?;
+        let recordings = super::recordings::plots(result, output);
+        rtgauge_report::write_html(
+            &rtgauge_report::ReportInput {
+                results: std::slice::from_ref(result),
+                names: &[name],
+                comparison: None,
+                recordings: &recordings,
+            },
+            &html,
+        )
+        .context("the HTML report could not be written (--no-report skips it)")?;
         println!("report: {}", html.display());
     }
     let failed: Vec<String> = result
