@@ -86,10 +86,7 @@ pub fn execute(
             .chain(mode_warnings(plan))
             .collect(),
         fingerprint,
-        checks: checks
-            .iter()
-            .map(|c| serde_json::to_value(c).expect("checks serialise"))
-            .collect(),
+        checks,
         config: run_config(plan),
         calibration,
         runs: Vec::new(),

@@ -473,12 +473,7 @@ pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
         }
     }
     for c in &r.checks {
-        if let (Some(id), Some(status)) = (
-            c.get("id").and_then(|v| v.as_str()),
-            c.get("status").and_then(|v| v.as_str()),
-        ) {
-            out.insert(format!("doctor.{id}"), status.to_string());
-        }
+        out.insert(format!("doctor.{}", c.id), c.status.name().to_string());
     }
     let mut codes: Vec<&str> = r.warnings.iter().map(|w| w.code.as_str()).collect();
     codes.sort_unstable();

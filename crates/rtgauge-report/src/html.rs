@@ -180,34 +180,20 @@ fn checks_section(results: &[RunResult], names: &[String]) -> String {
         }
         out.push_str("<div class=\"scroll\"><table class=\"checks\"><thead><tr><th>Status</th><th>Check</th><th>Found</th><th>Why it matters</th><th>Fix</th></tr></thead><tbody>");
         for c in &r.checks {
-            let field = |k: &str| match c.get(k) {
-                Some(serde_json::Value::String(s)) => s.clone(),
-                Some(serde_json::Value::Null) | None => String::new(),
-                Some(other) => other.to_string(),
-            };
-            if !c.is_object() {
-                let _ = write!(
-                    out,
-                    "<tr><td colspan=\"5\">{}</td></tr>",
-                    esc(&c.to_string())
-                );
-                continue;
-            }
-            let status = field("status");
-            let title = match (field("title"), field("id")) {
-                (t, id) if !t.is_empty() && !id.is_empty() => {
-                    format!("{} <span class=\"id\">{}</span>", esc(&t), esc(&id))
-                }
-                (t, id) => esc(if t.is_empty() { &id } else { &t }),
-            };
+            let status = c.status.name();
+            let title = format!(
+                "{} <span class=\"id\">{}</span>",
+                esc(&c.title),
+                esc(&c.id)
+            );
             let _ = write!(
                 out,
                 "<tr><td><span class=\"badge {}\">{}</span></td><td>{title}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-                status_class(&status),
-                esc(&status),
-                esc(&field("found")),
-                esc(&field("why")),
-                esc(&field("fix"))
+                status_class(status),
+                esc(status),
+                esc(&c.found),
+                esc(&c.why),
+                esc(c.fix.as_deref().unwrap_or_default())
             );
         }
         out.push_str("</tbody></table></div>");

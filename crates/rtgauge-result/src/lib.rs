@@ -35,7 +35,7 @@ pub struct RunResult {
     pub fingerprint: Fingerprint,
     /// Doctor verdicts at the time of the run (absent when not collected).
     #[serde(default)]
-    pub checks: Vec<serde_json::Value>,
+    pub checks: Vec<rtgauge_sysinfo::Check>,
     pub config: RunConfig,
     pub calibration: Calibration,
     /// One entry per probe × mode × load, in the order they ran.

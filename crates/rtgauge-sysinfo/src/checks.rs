@@ -37,6 +37,16 @@ pub enum Status {
 
 impl Status {
     /// The short tag used in text output.
+    /// The status as it is serialised: ok, warn, fail, unknown.
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+            Status::Unknown => "unknown",
+        }
+    }
+
     pub fn tag(self) -> &'static str {
         match self {
             Status::Ok => "OK",

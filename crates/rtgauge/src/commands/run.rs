@@ -174,8 +174,8 @@ fn print_warnings(result: &RunResult) {
         result
             .checks
             .iter()
-            .find(|c| c["id"] == code)
-            .and_then(|c| c["title"].as_str())
+            .find(|c| c.id == code)
+            .map(|c| c.title.as_str())
     };
     let environment: Vec<&str> = result
         .warnings
