@@ -181,11 +181,7 @@ fn checks_section(results: &[RunResult], names: &[String]) -> String {
         out.push_str("<div class=\"scroll\"><table class=\"checks\"><thead><tr><th>Status</th><th>Check</th><th>Found</th><th>Why it matters</th><th>Fix</th></tr></thead><tbody>");
         for c in &r.checks {
             let status = c.status.name();
-            let title = format!(
-                "{} <span class=\"id\">{}</span>",
-                esc(&c.title),
-                esc(&c.id)
-            );
+            let title = format!("{} <span class=\"id\">{}</span>", esc(&c.title), esc(&c.id));
             let _ = write!(
                 out,
                 "<tr><td><span class=\"badge {}\">{}</span></td><td>{title}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",

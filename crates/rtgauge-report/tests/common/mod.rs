@@ -159,8 +159,8 @@ pub fn build(loaded: bool) -> RunResult {
             ..Fingerprint::default()
         },
         "checks": [
-            check("rt-throttling", "RT throttling", "pass", "sched_rt_runtime_us = -1", "throttling stops RT tasks each period", ""),
-            check("preempt-rt", "Preemption model", if loaded { "warn" } else { "pass" }, if loaded { "dynamic" } else { "rt" }, "non-RT kernels have long non-preemptible sections", "boot a PREEMPT_RT kernel (linux-image-rt-amd64)"),
+            check("rt_throttling", "RT throttling", "ok", "sched_rt_runtime_us = -1", "throttling stops RT tasks each period", ""),
+            check("preempt_rt", "Preemption model", if loaded { "warn" } else { "ok" }, if loaded { "dynamic" } else { "rt" }, "non-RT kernels have long non-preemptible sections", "boot a PREEMPT_RT kernel (linux-image-rt-amd64)"),
             check("cstates", "Deep C-states", "fail", "C6 enabled on cpu 1", "waking from deep C-states takes up to 100 µs", "boot with intel_idle.max_cstate=1 or hold /dev/cpu_dma_latency"),
         ],
         "config": RunConfig {
