@@ -139,7 +139,7 @@ pub fn execute(
                 let hub = record_options
                     .as_ref()
                     .and_then(|o| recording_hub(plan, inputs, o, request, &mode.name, load));
-                let run = run_probe(
+                let (run, warnings) = run_probe(
                     plan,
                     request,
                     mode,
@@ -149,7 +149,6 @@ pub fn execute(
                     &inputs.live,
                     hub.as_ref(),
                 );
-                let (run, warnings) = run;
                 finish_recording(hub, &run, &mut result);
                 for w in warnings {
                     result.warnings.push(Warning::new(
