@@ -122,7 +122,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "SUITE")]
     pub suite: Option<String>,
 
-    /// How long each probe measures, after warm-up (e.g. 10s, 2m).
+    /// How long each probe measures, after warm-up (e.g. 10s, 2m; default 10s, suites set their own).
     #[arg(short, long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub duration: Option<u64>,
 
@@ -130,7 +130,7 @@ pub struct RunArgs {
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub loops: Option<u64>,
 
-    /// Warm-up discarded before counting.
+    /// Warm-up discarded before counting (default 1s; suites set their own).
     #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub warmup: Option<u64>,
 
