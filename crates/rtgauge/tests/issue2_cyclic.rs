@@ -1,32 +1,13 @@
 //! End-to-end tests of the foundation and the cyclic probe (issue 2): they run the real binary
 //! and assert properties that hold on any machine, never absolute latencies.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
-
-fn rtgauge() -> Command {
-    Command::cargo_bin("rtgauge").unwrap()
-}
-
-/// Measuring tests run one at a time: one test's interference (or load) would otherwise show
-/// up in another's numbers.
-static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
 
 fn latency_series(result: &Value) -> Vec<&Value> {
     result["runs"]
@@ -397,17 +378,9 @@ fn issue2_bad_input_gives_one_line_errors_naming_the_flag() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
 
-/// Runs the binary as an unprivileged user (nobody), when this test runs as root.
-fn as_nobody(args: &[&str], dir: &Path) -> std::process::Output {
-    let bin = assert_cmd::cargo::cargo_bin("rtgauge");
-    std::process::Command::new("setpriv")
-        .args([
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(bin)
+/// Runs the binary as `nobody` in `dir`.
+fn run_as_nobody(args: &[&str], dir: &Path) -> std::process::Output {
+    as_nobody()
         .args(args)
         .current_dir(dir)
         .output()
@@ -417,18 +390,10 @@ fn as_nobody(args: &[&str], dir: &Path) -> std::process::Output {
 #[test]
 fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
     let _serial = exclusive();
-    if !is_root() || which("setpriv").is_none() {
-        eprintln!("skipped: needs root to drop to nobody, and setpriv");
+    let Some(dir) = nobody_workdir() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    // SAFETY: chmod of our own temp dir so nobody can write there.
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let ok = as_nobody(
+    };
+    let ok = run_as_nobody(
         &[
             "run", "cyclic", "--mode", "normal", "-d", "300ms", "--warmup", "50ms", "-o", "n.json",
         ],
@@ -442,7 +407,7 @@ fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
     );
     assert!(dir.path().join("n.json").exists());
 
-    let refused = as_nobody(
+    let refused = run_as_nobody(
         &["run", "cyclic", "-d", "300ms", "-o", "rt.json"],
         dir.path(),
     );
@@ -463,14 +428,6 @@ fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
         .filter(|n| !n.starts_with("n."))
         .collect();
     assert!(stray.is_empty(), "the refused run left {stray:?}");
-}
-
-fn which(cmd: &str) -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .map(|d| d.join(cmd))
-            .find(|p| p.exists())
-    })
 }
 
 /// `--help` and the man pages come from the same clap definitions; the committed pages must

@@ -2,27 +2,12 @@
 //! binary with short budgets and assert properties that a wrong implementation would fail on
 //! any machine, never absolute times.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use rtgauge_core::units::parse_size;
 use serde_json::Value;
 use std::path::Path;
-
-fn rtgauge() -> Command {
-    Command::cargo_bin("rtgauge").unwrap()
-}
-
-/// Measuring tests run one at a time: one test's runs would otherwise show up in another's
-/// numbers (this is a 2-core machine).
-static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// Runs `rtgauge run ARGS -o result.json` in a temp dir and returns the parsed result.
 fn run(args: &[&str]) -> Value {
@@ -36,10 +21,6 @@ fn run(args: &[&str]) -> Value {
         .assert()
         .success();
     read_json(&out)
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn runs(result: &Value) -> &Vec<Value> {
@@ -403,24 +384,10 @@ fn issue3_ioport_measures_as_root_or_says_why_not() {
 #[test]
 fn issue3_ioport_as_nobody_is_skipped_with_a_reason_not_zeros() {
     let _serial = exclusive();
-    if !is_root() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root to drop to nobody, and setpriv");
+    let Some(dir) = nobody_workdir() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(assert_cmd::cargo::cargo_bin("rtgauge"))
+    };
+    let out = as_nobody()
         .args([
             "run", "ioport", "--mode", "normal", "-d", "200ms", "--warmup", "20ms",
         ])

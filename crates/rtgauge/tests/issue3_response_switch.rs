@@ -2,7 +2,9 @@
 //! with short budgets and `--best-effort` (so they pass without root too) and assert
 //! properties a wrong implementation would fail, never absolute latencies.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
 use std::path::Path;
 
@@ -10,18 +12,6 @@ use std::path::Path;
 const SOURCES: [&str; 7] = [
     "signal", "pipe", "eventfd", "futex", "mqueue", "udp", "gpio",
 ];
-
-fn rtgauge() -> Command {
-    Command::cargo_bin("rtgauge").unwrap()
-}
-
-/// Measuring tests run one at a time: a ping-pong pinned at RT priority would otherwise show
-/// up in another test's numbers.
-static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 /// Runs `rtgauge run ARGS… -o DIR/out.json` and returns the parsed result.
 fn run(args: &[&str], dir: &Path) -> Value {
@@ -317,32 +307,13 @@ fn issue3_switch_under_deadline_is_skipped_with_the_reason() {
     assert!(result["runs"][0]["series"].as_array().unwrap().is_empty());
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 #[test]
 fn issue3_both_probes_run_without_privileges_with_best_effort() {
     let _serial = exclusive();
-    if !is_root() || !Path::new("/usr/bin/setpriv").exists() {
-        eprintln!("skipped: needs root to drop to nobody, and setpriv");
+    let Some(dir) = nobody_workdir() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let out = std::process::Command::new("setpriv")
-        .args([
-            "--reuid=nobody",
-            "--regid=nogroup",
-            "--clear-groups",
-            "--inh-caps=-all",
-        ])
-        .arg(assert_cmd::cargo::cargo_bin("rtgauge"))
+    };
+    let out = as_nobody()
         .args([
             "run",
             "response",

@@ -1,29 +1,10 @@
 //! End-to-end tests of the loads (issue 4) through the real binary.
 
-use assert_cmd::Command;
+mod common;
+use common::*;
+
 use serde_json::Value;
-use std::path::Path;
 use std::time::{Duration, Instant};
-
-fn rtgauge() -> Command {
-    Command::cargo_bin("rtgauge").unwrap()
-}
-
-/// One measuring test at a time: a load in one test would spoil another's numbers.
-static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
 
 /// Wake-ups of one mode × load that came at least 300 µs late (every CPU), counted from the
 /// histograms: a SCHED_OTHER thread that has to wait for a CPU-bound task's slice lands here.

@@ -1,6 +1,8 @@
 //! End-to-end tests of raw-sample recording and export (issue 6, raw samples): they run the
 //! real binary and check counts and values against the result document, never latencies.
 
+mod common;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -324,38 +326,17 @@ fn issue6_writer_stays_off_the_measured_cpu() {
 /// Recording needs no privileges: an ordinary user records and exports in normal mode.
 #[test]
 fn issue6_recording_works_without_privileges() {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() == 0 };
-    let has_setpriv = std::process::Command::new("setpriv")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !root || !has_setpriv {
-        eprintln!("skipped: needs root to drop to nobody, and setpriv (util-linux)");
+    let Some(dir) = common::nobody_workdir() else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
-    let bin = assert_cmd::cargo::cargo_bin("rtgauge");
-    let as_nobody = |args: &[&str]| {
-        std::process::Command::new("setpriv")
-            .args([
-                "--reuid=nobody",
-                "--regid=nogroup",
-                "--clear-groups",
-                "--inh-caps=-all",
-            ])
-            .arg(&bin)
+    };
+    let run_as_nobody = |args: &[&str]| {
+        common::as_nobody()
             .args(args)
             .current_dir(dir.path())
             .output()
             .unwrap()
     };
-    let run = as_nobody(&[
+    let run = run_as_nobody(&[
         "run",
         "cyclic",
         "--mode",
@@ -385,7 +366,7 @@ fn issue6_recording_works_without_privileges() {
         info["samples_written"].as_u64().unwrap(),
         400 * online_cpus() as u64
     );
-    let exported = as_nobody(&[
+    let exported = run_as_nobody(&[
         "export",
         info["path"].as_str().unwrap(),
         "-f",

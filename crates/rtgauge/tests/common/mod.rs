@@ -1,0 +1,62 @@
+//! Helpers shared by the end-to-end tests (each test file uses the ones it needs).
+#![allow(dead_code)]
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+/// The binary under test.
+pub fn rtgauge() -> Command {
+    Command::cargo_bin("rtgauge").unwrap()
+}
+
+/// Measuring tests of one file run one at a time: a run pinned at RT priority (or a load) in
+/// one test would otherwise show up in another's numbers on this 2-core machine.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    MEASURING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+pub fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// A temporary directory the unprivileged user can write to, when this test can drop to
+/// `nobody` (it runs as root and util-linux's setpriv exists); None, with the reason printed,
+/// otherwise.
+pub fn nobody_workdir() -> Option<tempfile::TempDir> {
+    let has_setpriv = std::process::Command::new("setpriv")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !is_root() || !has_setpriv {
+        eprintln!("skipped: needs root to drop to nobody, and setpriv (util-linux)");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o777),
+    )
+    .unwrap();
+    Some(dir)
+}
+
+/// `rtgauge` run as `nobody` with no capabilities; add its arguments.
+pub fn as_nobody() -> std::process::Command {
+    let mut cmd = std::process::Command::new("setpriv");
+    cmd.args([
+        "--reuid=nobody",
+        "--regid=nogroup",
+        "--clear-groups",
+        "--inh-caps=-all",
+    ])
+    .arg(assert_cmd::cargo::cargo_bin("rtgauge"));
+    cmd
+}
