@@ -360,7 +360,7 @@ fn measure(
     let measure_start = start + ctx.warmup_ns;
     let mut timer = Timer::arm(cfg.timer, period_ns, start)?;
     let mut previous_wake: Option<u64> = None;
-    let (mut overruns, mut cycles, mut last) = (0u64, 0u64, measure_start);
+    let (mut overruns, mut cycles) = (0u64, 0u64);
 
     loop {
         let (programmed, woke, missed) = timer.wait();
@@ -381,7 +381,6 @@ fn measure(
             }
             overruns += missed;
             cycles += 1 + missed;
-            last = woke;
             live.publish(lat, overruns);
             previous_wake = Some(woke);
         } else {
@@ -400,6 +399,6 @@ fn measure(
         jitter,
         overruns,
         cycles,
-        measured_ns: last.saturating_sub(measure_start),
+        measured_ns: previous_wake.map_or(0, |w| w.saturating_sub(measure_start)),
     })
 }
