@@ -74,9 +74,37 @@ async function checkReport(browser, file, outDir) {
   // Phone width: tables scroll inside their boxes and charts shrink; the page itself must
   // not scroll sideways.
   await page.setViewportSize({ width: 390, height: 844 });
-  await page.waitForTimeout(400);
-  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  if (overflow > 2) problems.push('at phone width (390 px) the page is ' + overflow + ' px wider than the screen');
+  // The report redraws its charts for the new width after a short debounce; wait for that
+  // (a slow machine can take well over the debounce), then for one more frame of layout.
+  await page.waitForFunction(() => document.documentElement.getAttribute('data-charts-width') === '390',
+    null, { timeout: 15000 })
+    .catch(() => problems.push('the charts were not redrawn for phone width within 15 s'));
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  const overflow = await page.evaluate(() => {
+    const width = window.innerWidth;
+    const extra = document.documentElement.scrollWidth - width;
+    // Name the outermost elements that stick out, so a failure says what to fix.
+    const culprits = [];
+    const clipped = (el) => {
+      for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+        if (getComputedStyle(a).overflowX !== 'visible') return true;
+      }
+      return false;
+    };
+    for (const el of document.body.querySelectorAll('*')) {
+      const right = el.getBoundingClientRect().right;
+      const parent = el.parentElement;
+      if (right > width + 2 && parent && parent.getBoundingClientRect().right <= width + 2 && !clipped(el)) {
+        const cls = el.className && el.className.baseVal === undefined ? '.' + String(el.className).split(' ').join('.') : '';
+        culprits.push(el.tagName.toLowerCase() + cls + ' (right edge at ' + Math.round(right) + ' px)');
+      }
+    }
+    return { extra, culprits: culprits.slice(0, 5) };
+  });
+  if (overflow.extra > 2) {
+    problems.push('at phone width (390 px) the page is ' + overflow.extra + ' px wider than the screen; sticking out: '
+      + (overflow.culprits.join(', ') || 'nothing visible'));
+  }
   const phone = base + '-phone.png';
   await page.screenshot({ path: phone, fullPage: false });
 

@@ -217,6 +217,8 @@
   var pending = null;
   function resizeAll(fixed) {
     plots.forEach(function (p) { p.resize(fixed || widthOf(p.el)); });
+    // Tells a test (or a print script) which window width the charts were last drawn for.
+    document.documentElement.setAttribute('data-charts-width', String(fixed || window.innerWidth));
   }
   window.addEventListener('resize', function () {
     if (pending) clearTimeout(pending);
@@ -225,5 +227,6 @@
   // Printed pages are narrower than most screens: draw at a width that fits A4/Letter.
   window.addEventListener('beforeprint', function () { resizeAll(640); });
   window.addEventListener('afterprint', function () { resizeAll(); });
+  document.documentElement.setAttribute('data-charts-width', String(window.innerWidth));
   document.documentElement.setAttribute('data-charts-drawn', String(plots.length));
 })();
