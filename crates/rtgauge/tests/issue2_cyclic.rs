@@ -60,8 +60,9 @@ fn sleep_until(ns: u64) {
 }
 
 /// A higher-priority thread pinned to the measured CPU spins 3 ms every 100 ms. It wakes on
-/// the same 1 ms grid of CLOCK_MONOTONIC the cyclic probe's deadlines sit on, so the probe's
-/// wake-up at that deadline cannot run before the spin ends: latency ≥ 3 ms.
+/// whole milliseconds of CLOCK_MONOTONIC, and `phase=0` puts the cyclic probe's deadlines on
+/// the same grid, so the probe's wake-up due when a spin starts cannot run before the spin
+/// ends: latency ≥ 3 ms.
 #[test]
 fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
     let _serial = exclusive();
@@ -99,6 +100,8 @@ fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
             "80",
             "--period",
             "1ms",
+            "--set",
+            "cyclic.phase=0",
         ])
         .args(["--duration", "3s", "--warmup", "1s", "-q", "-o"])
         .arg(&out)
@@ -258,6 +261,10 @@ fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
         .is_empty());
     assert!(r["calibration"]["read_cost_median_ns"].as_u64().unwrap() > 0);
     assert_eq!(r["status"], "complete");
+    // The grid the deadlines were on is recorded exactly, so the run can be repeated on it.
+    let phase = r["runs"][0]["params"]["phase"].as_str().expect("phase recorded");
+    let phase_ns: u64 = phase.trim_end_matches("ns").parse().expect(phase);
+    assert!(phase_ns < 1_000_000, "phase {phase} within the 1 ms period");
     // Every time is an integer number of ns in a field ending in _ns.
     fn check(v: &Value, path: &str) {
         match v {

@@ -50,8 +50,9 @@ impl TimerMethod {
 #[derive(Debug, Clone, Copy)]
 struct Config {
     period_ns: u64,
-    /// Offset of the deadlines from whole multiples of the period on CLOCK_MONOTONIC.
-    phase_ns: u64,
+    /// Offset of the deadlines from whole multiples of the period on CLOCK_MONOTONIC; None
+    /// takes it from the clock when the probe starts (see `run`).
+    phase_ns: Option<u64>,
     /// Extra offset per thread (the n-th measured CPU wakes n × stagger later), so threads
     /// do not all wake at the same instant (cyclictest's -d).
     stagger_ns: u64,
@@ -88,8 +89,9 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
             Some(_) => params.duration_ns("stagger", 0)?,
         },
         phase_ns: match params.raw().get("phase").map(String::as_str) {
-            None | Some("0") => 0,
-            Some(_) => params.duration_ns("phase", 0)? % period_ns,
+            None => None,
+            Some("0") => Some(0),
+            Some(_) => Some(params.duration_ns("phase", 0)? % period_ns),
         },
     })
 }
@@ -116,7 +118,13 @@ impl Probe for Cyclic {
     }
 
     fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
+        let mut cfg = config(ctx.params)?;
+        // Unless asked for, the deadlines are not put on whole multiples of the period: like
+        // cyclictest, the grid's phase is wherever the clock is when the probe starts. On the
+        // machine this was built on, deadlines on whole milliseconds woke 1-2 us later at p1
+        // and at the median than free-phase ones (docs/validation.md), a coincidence with
+        // other periodic timers that a user should have to ask for (`phase=0`), not get.
+        let phase_ns = *cfg.phase_ns.get_or_insert(now_ns() % cfg.period_ns);
         // --record: series i is the latency of the thread on ctx.cpus[i]; period and jitter
         // follow from consecutive timestamps, so only latency is recorded.
         let sinks = ctx.recording_sinks(
@@ -125,7 +133,7 @@ impl Probe for Cyclic {
                 .map(|cpu| SeriesDef::new("latency").label("cpu", cpu))
                 .collect(),
             ctx.cpus.len(),
-            "ns since the measuring thread's measurement start (the end of its warm-up); threads start on the same period boundary (normally the same one) plus their phase + index x stagger offset, so series share a time base up to that offset",
+            "ns since the measuring thread's measurement start (the end of its warm-up); threads start on the same grid point (k x period + phase, the phase in the result's params) plus index x stagger, so series share a time base up to that offset",
         )?;
         let threads = per_cpu_threads(ctx, |cpu, _| {
             let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0);
@@ -162,6 +170,11 @@ impl Probe for Cyclic {
             .insert("timer".into(), ctx.params.text("timer", "abs"));
         out.params
             .insert("interval".into(), clock_fmt(cfg.interval_ns));
+        // Exact, so a run can be repeated on the same grid with `--set cyclic.phase=…`.
+        let phase = if phase_ns == 0 { "0".to_string() } else { format!("{phase_ns}ns") };
+        out.params.insert("phase".into(), phase);
+        out.params
+            .insert("stagger".into(), clock_fmt(cfg.stagger_ns));
         Ok(out)
     }
 }
@@ -339,6 +352,13 @@ impl Drop for Timer {
     }
 }
 
+/// The first deadline of a thread: on the grid `k × period + offset`, at least one whole period
+/// ahead of `now`. Threads that start within the same period get the same grid point, so they
+/// begin in step whatever their start-up took.
+fn first_deadline(now: u64, period: u64, offset: u64) -> u64 {
+    (now / period + 2) * period + offset
+}
+
 /// The measuring thread. Everything is allocated before the loop; the loop only sleeps, reads
 /// the clock and records.
 fn measure(
@@ -353,10 +373,9 @@ fn measure(
     let live = ctx.live.register(format!("cpu{cpu}"));
     let period_ns = cfg.period_ns;
 
-    // Start on a period boundary a little ahead so every thread begins in step.
     let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0) as u64;
-    let offset = (cfg.phase_ns + index * cfg.stagger_ns) % period_ns;
-    let start = (now_ns() / period_ns + 2) * period_ns + offset;
+    let offset = (cfg.phase_ns.unwrap_or(0) + index * cfg.stagger_ns) % period_ns;
+    let start = first_deadline(now_ns(), period_ns, offset);
     let measure_start = start + ctx.warmup_ns;
     let mut timer = Timer::arm(cfg.timer, period_ns, start)?;
     let mut previous_wake: Option<u64> = None;
@@ -401,4 +420,42 @@ fn measure(
         cycles,
         measured_ns: previous_wake.map_or(0, |w| w.saturating_sub(measure_start)),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_deadline_is_on_the_phase_grid_and_a_period_ahead() {
+        let period = 1_000_000;
+        for now in [0, 1, 999_999, 1_000_000, 123_456_789_012] {
+            for offset in [0, 1, 317_000, 999_999] {
+                let d = first_deadline(now, period, offset);
+                assert_eq!(d % period, offset, "now {now} offset {offset}");
+                assert!(d >= now + period, "now {now} offset {offset}: {d}");
+                assert!(d < now + 3 * period, "now {now} offset {offset}: {d}");
+            }
+        }
+        // Two threads starting at different moments of one period share their first deadline.
+        assert_eq!(
+            first_deadline(5_000_100, period, 250_000),
+            first_deadline(5_999_900, period, 250_000)
+        );
+    }
+
+    #[test]
+    fn phase_is_free_unless_given_and_zero_means_whole_periods() {
+        let params = |kv: &[(&str, &str)]| {
+            Params::new(
+                "cyclic",
+                kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            )
+        };
+        assert_eq!(config(&params(&[])).unwrap().phase_ns, None);
+        assert_eq!(config(&params(&[("phase", "0")])).unwrap().phase_ns, Some(0));
+        // Reduced modulo the period.
+        let cfg = config(&params(&[("phase", "1250us"), ("period", "1ms")])).unwrap();
+        assert_eq!(cfg.phase_ns, Some(250_000));
+    }
 }
