@@ -49,6 +49,28 @@ impl ProbeError {
     }
 }
 
+/// One parameter a probe takes (`--set PROBE.KEY=VALUE`, or a suite's table), as
+/// `rtgauge probes` shows it. The probe's table of these is also what unknown keys are
+/// checked against, so what is documented and what is accepted cannot drift apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParamSpec {
+    pub name: &'static str,
+    /// The value used when the parameter is not given, in words where it depends on the run.
+    pub default: &'static str,
+    /// One line: what it sets and the accepted values.
+    pub help: &'static str,
+}
+
+impl ParamSpec {
+    pub const fn new(name: &'static str, default: &'static str, help: &'static str) -> ParamSpec {
+        ParamSpec {
+            name,
+            default,
+            help,
+        }
+    }
+}
+
 /// Probe parameters as text (from flags, `--set key=value` or a suite file), read through
 /// typed accessors that name the parameter in their errors.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -67,13 +89,21 @@ impl Params {
     }
 
     /// Refuses keys the probe does not know, listing the ones it does.
-    pub fn check_known(&self, known: &[&str]) -> Result<(), ProbeError> {
-        match self.values.keys().find(|k| !known.contains(&k.as_str())) {
+    pub fn check_known(&self, known: &[ParamSpec]) -> Result<(), ProbeError> {
+        match self
+            .values
+            .keys()
+            .find(|k| !known.iter().any(|p| p.name == k.as_str()))
+        {
+            Some(k) if known.is_empty() => Err(ProbeError::Invalid {
+                probe: self.probe,
+                message: format!("unknown parameter '{k}'; this probe takes no parameters"),
+            }),
             Some(k) => Err(ProbeError::Invalid {
                 probe: self.probe,
                 message: format!(
                     "unknown parameter '{k}'; known parameters: {}",
-                    known.join(", ")
+                    known.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
                 ),
             }),
             None => Ok(()),
@@ -244,8 +274,8 @@ pub trait Probe: Sync {
     fn name(&self) -> &'static str;
     /// One line: what it measures.
     fn describe(&self) -> &'static str;
-    /// Parameter keys the probe accepts (`--set key=value`, suite keys).
-    fn parameters(&self) -> &'static [&'static str];
+    /// The parameters the probe accepts (`--set key=value`, suite keys), documented.
+    fn parameters(&self) -> &'static [ParamSpec];
     /// Whether it can run here; Err says why not.
     fn availability(&self) -> Result<(), String> {
         Ok(())

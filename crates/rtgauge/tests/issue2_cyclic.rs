@@ -262,7 +262,9 @@ fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
     assert!(r["calibration"]["read_cost_median_ns"].as_u64().unwrap() > 0);
     assert_eq!(r["status"], "complete");
     // The grid the deadlines were on is recorded exactly, so the run can be repeated on it.
-    let phase = r["runs"][0]["params"]["phase"].as_str().expect("phase recorded");
+    let phase = r["runs"][0]["params"]["phase"]
+        .as_str()
+        .expect("phase recorded");
     let phase_ns: u64 = phase.trim_end_matches("ns").parse().expect(phase);
     assert!(phase_ns < 1_000_000, "phase {phase} within the 1 ms period");
     // Every time is an integer number of ns in a field ending in _ns.

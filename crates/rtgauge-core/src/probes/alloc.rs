@@ -24,7 +24,9 @@
 //! warm-up. Every cell runs at least one discarded warm-up iteration.
 
 use crate::clock::now_ns;
-use crate::probe::{per_cpu_threads, Budget, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{
+    per_cpu_threads, Budget, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput,
+};
 use crate::units::{format_duration_ns, format_size};
 use rlsf::Tlsf;
 use rtgauge_result::{Obtained, Series};
@@ -36,17 +38,53 @@ use std::ptr::NonNull;
 const PROBE: &str = "alloc";
 pub const ALLOCATORS: [&str; 3] = ["malloc", "tlsf", "mmap"];
 pub const SCENARIOS: [&str; 2] = ["sweep", "fragment"];
-const PARAMS: [&str; 10] = [
-    "sizes",
-    "min-size",
-    "max-size",
-    "allocators",
-    "scenarios",
-    "touch",
-    "tlsf-pool",
-    "fragment-slots",
-    "fragment-max-size",
-    "seed",
+const PARAMS: [ParamSpec; 10] = [
+    ParamSpec::new(
+        "sizes",
+        "powers of two from min-size to max-size",
+        "explicit allocation sizes, e.g. 16,4KiB,1MiB (instead of min-size/max-size)",
+    ),
+    ParamSpec::new("min-size", "16B", "smallest size of the power-of-two sweep"),
+    ParamSpec::new(
+        "max-size",
+        "64MiB",
+        "largest size of the power-of-two sweep",
+    ),
+    ParamSpec::new(
+        "allocators",
+        "all",
+        "malloc (the C library), tlsf (TLSF over a locked pool), mmap; a list or all",
+    ),
+    ParamSpec::new(
+        "scenarios",
+        "all",
+        "sweep (each size in turn) and fragment (random sizes and lifetimes); a list or all",
+    ),
+    ParamSpec::new(
+        "touch",
+        "yes",
+        "write every page after allocating, timed apart as first_touch; yes or no",
+    ),
+    ParamSpec::new(
+        "tlsf-pool",
+        "sized from the largest size and the fragment working set",
+        "size of the TLSF pool, allocated and locked before measuring",
+    ),
+    ParamSpec::new(
+        "fragment-slots",
+        "1024",
+        "live allocations the fragmenting scenario keeps",
+    ),
+    ParamSpec::new(
+        "fragment-max-size",
+        "64KiB",
+        "largest allocation of the fragmenting scenario (at least 16B)",
+    ),
+    ParamSpec::new(
+        "seed",
+        "1",
+        "seed of the fragmenting scenario's random sizes and lifetimes, so runs repeat exactly",
+    ),
 ];
 pub const DEFAULT_MIN_SIZE: u64 = 16;
 pub const DEFAULT_MAX_SIZE: u64 = 64 << 20;
@@ -249,7 +287,7 @@ impl Probe for Alloc {
         "allocation, free and first-touch time vs size (malloc, TLSF pool, mmap), and a fragmenting scenario"
     }
 
-    fn parameters(&self) -> &'static [&'static str] {
+    fn parameters(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
 

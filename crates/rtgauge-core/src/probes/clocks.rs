@@ -28,7 +28,7 @@
 
 use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::clock::{now_ns, read_ns, resolution_ns};
-use crate::probe::{Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
 use crate::units::format_duration_ns;
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -42,7 +42,10 @@ pub const CLOCKS: [&str; 6] = [
     "tai",
     "tsc",
 ];
-const PARAMS: [&str; 2] = ["clocks", "window"];
+const PARAMS: [ParamSpec; 2] = [
+    ParamSpec::new("clocks", "all", "monotonic, monotonic-raw, realtime, boottime, tai, tsc (the CPU cycle counter); a list or all"),
+    ParamSpec::new("window", "100ms", "span of each TSC rate estimate against MONOTONIC_RAW, 1ms or more; the spread of the windows is the stability"),
+];
 pub const DEFAULT_WINDOW_NS: u64 = 100_000_000;
 const MIN_WINDOW_NS: u64 = 1_000_000;
 /// The shortest span the TSC rate is estimated over before TSC read costs are converted.
@@ -141,7 +144,7 @@ impl Probe for ClockProbe {
         "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW"
     }
 
-    fn parameters(&self) -> &'static [&'static str] {
+    fn parameters(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
 

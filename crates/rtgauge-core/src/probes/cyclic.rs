@@ -12,14 +12,20 @@
 use crate::clock::{self, now_ns};
 use crate::probe::merge_obtained;
 use crate::probe::{per_cpu_threads, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
-use crate::probe::{SampleSink, SeriesDef};
+use crate::probe::{ParamSpec, SampleSink, SeriesDef};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 
 pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
 pub const MIN_PERIOD_NS: u64 = 10_000;
 pub const TIMERS: [&str; 4] = ["abs", "rel", "timerfd", "posix-timer"];
-const PARAMS: [&str; 5] = ["period", "timer", "interval", "phase", "stagger"];
+const PARAMS: [ParamSpec; 5] = [
+    ParamSpec::new("period", "1ms (--period)", "wake-up period, 10us or more, with a unit: 25us, 997us, 1ms"),
+    ParamSpec::new("timer", "abs (--timer)", "how the thread sleeps: abs (clock_nanosleep to an absolute deadline), rel (relative sleep re-armed each cycle, drifts), timerfd, posix-timer"),
+    ParamSpec::new("interval", "1s", "width of the intervals whose maximum latency is kept (the maxima-over-time series)"),
+    ParamSpec::new("phase", "from the clock at start, recorded in the result", "offset of the deadlines from whole multiples of the period; 0 puts them on whole multiples"),
+    ParamSpec::new("stagger", "0", "the n-th measured CPU wakes n x stagger later, so threads do not all wake at once (cyclictest's -d)"),
+];
 
 pub struct Cyclic;
 
@@ -109,7 +115,7 @@ impl Probe for Cyclic {
         "periodic task wake-up latency, period and jitter, with every missed period counted"
     }
 
-    fn parameters(&self) -> &'static [&'static str] {
+    fn parameters(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
 
@@ -171,7 +177,11 @@ impl Probe for Cyclic {
         out.params
             .insert("interval".into(), clock_fmt(cfg.interval_ns));
         // Exact, so a run can be repeated on the same grid with `--set cyclic.phase=…`.
-        let phase = if phase_ns == 0 { "0".to_string() } else { format!("{phase_ns}ns") };
+        let phase = if phase_ns == 0 {
+            "0".to_string()
+        } else {
+            format!("{phase_ns}ns")
+        };
         out.params.insert("phase".into(), phase);
         out.params
             .insert("stagger".into(), clock_fmt(cfg.stagger_ns));
@@ -449,11 +459,16 @@ mod tests {
         let params = |kv: &[(&str, &str)]| {
             Params::new(
                 "cyclic",
-                kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+                kv.iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
             )
         };
         assert_eq!(config(&params(&[])).unwrap().phase_ns, None);
-        assert_eq!(config(&params(&[("phase", "0")])).unwrap().phase_ns, Some(0));
+        assert_eq!(
+            config(&params(&[("phase", "0")])).unwrap().phase_ns,
+            Some(0)
+        );
         // Reduced modulo the period.
         let cfg = config(&params(&[("phase", "1250us"), ("period", "1ms")])).unwrap();
         assert_eq!(cfg.phase_ns, Some(250_000));

@@ -17,14 +17,14 @@
 
 use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::clock::now_ns;
-use crate::probe::{Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 
 const PROBE: &str = "ioport";
 /// The POST-code port.
 pub const PORT: u16 = 0x80;
-const PARAMS: [&str; 0] = [];
+const PARAMS: [ParamSpec; 0] = [];
 const CAP_SYS_RAWIO: u32 = 17;
 
 pub struct IoPort;
@@ -108,7 +108,7 @@ impl Probe for IoPort {
         "x86 I/O port read/write time on port 0x80 (in a VM: the trap to the hypervisor)"
     }
 
-    fn parameters(&self) -> &'static [&'static str] {
+    fn parameters(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
 

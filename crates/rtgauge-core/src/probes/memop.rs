@@ -12,14 +12,27 @@
 
 use super::alloc::{describe_split, on_first_cpu, size_list, split, warm_up, Region};
 use crate::clock::now_ns;
-use crate::probe::{Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
 use crate::units::format_size;
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 
 const PROBE: &str = "memop";
 pub const OPS: [&str; 2] = ["memcpy", "memset"];
-const PARAMS: [&str; 4] = ["sizes", "min-size", "max-size", "ops"];
+const PARAMS: [ParamSpec; 4] = [
+    ParamSpec::new(
+        "sizes",
+        "powers of two from min-size to max-size",
+        "explicit buffer sizes, e.g. 64,4KiB,64MiB (instead of min-size/max-size)",
+    ),
+    ParamSpec::new("min-size", "64B", "smallest size of the power-of-two sweep"),
+    ParamSpec::new(
+        "max-size",
+        "4 x the last-level cache, at least 64MiB",
+        "largest size of the power-of-two sweep",
+    ),
+    ParamSpec::new("ops", "all", "memcpy, memset; a list or all"),
+];
 pub const DEFAULT_MIN_SIZE: u64 = 64;
 /// The default largest size is at least this, and at least 4× the last-level cache.
 pub const FLOOR_MAX_SIZE: u64 = 64 << 20;
@@ -111,7 +124,7 @@ impl Probe for Memop {
         "memcpy and memset time vs size, cache-resident to beyond the last-level cache, with bandwidth"
     }
 
-    fn parameters(&self) -> &'static [&'static str] {
+    fn parameters(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
 

@@ -26,7 +26,9 @@ use super::switch::{
 };
 use crate::clock::{self, now_ns};
 use crate::live::LiveCell;
-use crate::probe::{merge_obtained, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{
+    merge_obtained, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput,
+};
 use crate::units::format_duration_ns;
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -40,13 +42,13 @@ pub const SOURCES: [&str; 7] = [
     "signal", "pipe", "eventfd", "futex", "mqueue", "udp", "gpio",
 ];
 pub const PLACEMENTS: [&str; 2] = super::switch::PLACEMENTS;
-const PARAMS: [&str; 6] = [
-    "sources",
-    "placement",
-    "period",
-    "handler-busy",
-    "gpio-out",
-    "gpio-in",
+const PARAMS: [ParamSpec; 6] = [
+    ParamSpec::new("sources", "all", "event sources: signal, pipe, eventfd, futex, mqueue, udp, gpio; a comma-separated list or all"),
+    ParamSpec::new("placement", "all", "same-cpu (trigger and handler on one CPU) or cross-cpu; a list or all"),
+    ParamSpec::new("period", "1ms (--period)", "time between two events, 10us or more"),
+    ParamSpec::new("handler-busy", "0", "a busy section the handler runs before it answers (tests that latency grows by it); a duration"),
+    ParamSpec::new("gpio-out", "none", "the output line the trigger toggles, as CHIP:LINE, e.g. /dev/gpiochip0:17; needs gpio-in wired to it"),
+    ParamSpec::new("gpio-in", "none", "the input line wired to gpio-out, as CHIP:LINE; its edge events carry kernel timestamps"),
 ];
 pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
 const MIN_PERIOD_NS: u64 = 10_000;
@@ -198,7 +200,7 @@ impl Probe for Response {
         "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU"
     }
 
-    fn parameters(&self) -> &'static [&'static str] {
+    fn parameters(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
 

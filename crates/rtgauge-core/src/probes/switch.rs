@@ -15,7 +15,9 @@
 //! thread pair, and the futex and EINTR helpers.
 
 use crate::clock::{self, now_ns};
-use crate::probe::{merge_obtained, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{
+    merge_obtained, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput,
+};
 use crate::rt::{self, Mode, Policy};
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -28,7 +30,10 @@ use std::sync::{Condvar, Mutex};
 const PROBE: &str = "switch";
 pub const MECHANISMS: [&str; 3] = ["sem", "futex", "pipe"];
 pub const PLACEMENTS: [&str; 2] = ["same-cpu", "cross-cpu"];
-const PARAMS: [&str; 2] = ["via", "placement"];
+const PARAMS: [ParamSpec; 2] = [
+    ParamSpec::new("via", "all", "what hands control over: sem (POSIX semaphore), futex, pipe; a comma-separated list or all"),
+    ParamSpec::new("placement", "all", "same-cpu (both threads on the first measured CPU: true switches) or cross-cpu (two CPUs: wake-up across CPUs); a list or all"),
+];
 
 /// In real-time modes a back-to-back ping-pong keeps its CPU 100 % busy at RT priority: RT
 /// throttling would stop it inside a sample and kernel threads on that CPU would starve. So
@@ -104,7 +109,7 @@ impl Probe for Switch {
         "context-switch time: two threads hand control back and forth (semaphore, futex, pipe), one CPU and across CPUs"
     }
 
-    fn parameters(&self) -> &'static [&'static str] {
+    fn parameters(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
 

@@ -303,7 +303,8 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
             .iter_mut()
             .filter(|r| probe.as_deref().is_none_or(|p| p == r.name))
             .filter(|r| {
-                probes::find(r.name).is_some_and(|p| p.parameters().contains(&key.as_str()))
+                probes::find(r.name)
+                    .is_some_and(|p| p.parameters().iter().any(|spec| spec.name == key.as_str()))
             })
             .collect();
         if targets.is_empty() {

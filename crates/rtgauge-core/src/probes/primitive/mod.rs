@@ -45,7 +45,7 @@ mod ops;
 
 use crate::clock::now_ns;
 use crate::live::LiveCell;
-use crate::probe::{Budget, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{Budget, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
 use crate::units::{format_duration_ns, format_size};
 use ops::{
     Calls, Channel, ChannelKind, EventFd, FutexWake, MessageQueue, Mutexes, SchedSetattr,
@@ -87,7 +87,12 @@ pub const MAX_SHM_SIZE: u64 = 256 << 20;
 /// eventfd increment, so the calls compare; at most PIPE_BUF, so pipe writes stay atomic.
 pub const DEFAULT_MSG_SIZE: u64 = 8;
 pub const MAX_MSG_SIZE: u64 = 4096;
-const PARAMS: [&str; 4] = ["ops", "batch", "shm-size", "msg-size"];
+const PARAMS: [ParamSpec; 4] = [
+    ParamSpec::new("ops", "all", "calls to time: sem_post, sem_wait, mutex_lock, mutex_unlock, pi_mutex_lock, pi_mutex_unlock, mq_send, mq_receive, pipe_write, pipe_read, fifo_write, fifo_read, shm_write, shm_read, eventfd_write, eventfd_read, futex_wake, setschedparam, sched_setattr; a list or all"),
+    ParamSpec::new("batch", "100", "calls timed together for the batched method (at most 10000; message queues use what fits)"),
+    ParamSpec::new("shm-size", "4KiB", "bytes copied by shm_write and shm_read; a size or a list of sizes, e.g. 4KiB,64KiB"),
+    ParamSpec::new("msg-size", "8B", "bytes per mq_send, pipe and FIFO write, at most 4KiB (PIPE_BUF)"),
+];
 
 const PER_CALL: &str = "per-call";
 const BATCHED: &str = "batched";
@@ -228,7 +233,7 @@ impl Probe for Primitive {
         "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched"
     }
 
-    fn parameters(&self) -> &'static [&'static str] {
+    fn parameters(&self) -> &'static [ParamSpec] {
         &PARAMS
     }
 
