@@ -176,6 +176,13 @@
         node('title', {}, g).textContent = b.label + '\nmin ' + fmt(b.min) + ', p25 ' + fmt(b.p25) + ', median ' + fmt(b.median) +
           ', p75 ' + fmt(b.p75) + ', ' + b.upper_label + ' ' + fmt(b.upper) + ', max ' + fmt(b.max);
         var col = color(b.color);
+        if (b.violin && b.violin.length) {
+          // The density outline, mirrored around the box's axis and drawn under it.
+          var half = Math.min(slot * 0.45, Math.max(bw / 2 + 8, 28));
+          var right = b.violin.map(function (pt) { return (cx + half * pt[1]).toFixed(1) + ',' + y(pt[0]).toFixed(1); });
+          var left = b.violin.slice().reverse().map(function (pt) { return (cx - half * pt[1]).toFixed(1) + ',' + y(pt[0]).toFixed(1); });
+          node('path', { d: 'M' + right.concat(left).join('L') + 'Z', fill: col, 'fill-opacity': 0.12, stroke: col, 'stroke-opacity': 0.5, 'stroke-width': 1 }, g);
+        }
         node('line', { x1: cx, x2: cx, y1: y(b.min), y2: y(b.upper), stroke: col }, g);
         node('line', { x1: cx - bw / 4, x2: cx + bw / 4, y1: y(b.min), y2: y(b.min), stroke: col }, g);
         node('line', { x1: cx - bw / 4, x2: cx + bw / 4, y1: y(b.upper), y2: y(b.upper), stroke: col }, g);

@@ -339,6 +339,18 @@ fn draw_boxes<DB: DrawingBackend>(
         let x = i as f64;
         let color = PALETTE[b.color % PALETTE.len()];
         let stroke = ShapeStyle::from(&color).stroke_width(px(1.5).max(1));
+        if !b.violin.is_empty() {
+            // The density outline, mirrored around the box's axis, under the box.
+            let right = b.violin.iter().map(|&[v, d]| (x + 0.45 * d, y(v)));
+            let left = b.violin.iter().rev().map(|&[v, d]| (x - 0.45 * d, y(v)));
+            let outline: Vec<(f64, f64)> = right.chain(left).collect();
+            ctx.draw_series([
+                Polygon::new(outline.clone(), color.mix(0.12).filled()).into_dyn(),
+                PathElement::new(outline, ShapeStyle::from(&color.mix(0.5)).stroke_width(1))
+                    .into_dyn(),
+            ])
+            .map_err(|e| e.to_string())?;
+        }
         let elements: Vec<DynElement<DB, (f64, f64)>> = vec![
             PathElement::new(vec![(x, y(b.min)), (x, y(b.upper))], stroke).into_dyn(),
             PathElement::new(

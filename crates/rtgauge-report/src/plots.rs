@@ -18,6 +18,10 @@ const LOG_BINS_PER_DECADE: f64 = 40.0;
 const LOG_RATIO: f64 = 50.0;
 /// Spacing of the percentile curve, in "nines" (−log10(1 − p)).
 const NINES_STEP: f64 = 0.05;
+/// Cells of a violin's density outline, evenly spaced on the chart's value axis.
+const VIOLIN_CELLS: usize = 48;
+/// Fewer samples than this give no violin: their outline would be noise, not a shape.
+const VIOLIN_MIN_SAMPLES: u64 = 50;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -65,6 +69,10 @@ pub struct BoxStat {
     pub upper_label: String,
     pub max: f64,
     pub color: usize,
+    /// The violin around the box: `[value, relative density]` points from min to max, the
+    /// density per unit of the drawn value axis (linear or logarithmic) normalised to 1 at the
+    /// densest cell. Empty when the series has too few samples for a shape.
+    pub violin: Vec<[f64; 2]>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -647,6 +655,7 @@ fn box_chart(
     result_name: &dyn Fn(usize) -> String,
 ) -> Option<Chart> {
     let mut boxes = Vec::new();
+    let mut members = Vec::new();
     let hi = group
         .iter()
         .filter_map(|m| per_op_ns(m.series, m.series.stats.max_ns))
@@ -695,26 +704,118 @@ fn box_chart(
             upper_label: upper_label.to_string(),
             max,
             color: if multi { m.result } else { boxes.len() },
+            violin: Vec::new(),
         });
+        members.push(m);
     }
     if boxes.is_empty() {
         return None;
+    }
+    let log = hi > LOG_RATIO * lo.max(1.0);
+    for (b, m) in boxes.iter_mut().zip(&members) {
+        let batch = m.series.batch.max(1) as f64;
+        b.violin = violin(
+            &m.series.stats,
+            |ns| ns as f64 / batch / k,
+            b.min,
+            b.max,
+            log,
+        );
     }
     Some(Chart {
         id: format!("{}-box", slug(&[probe, name])),
         kind: ChartKind::Boxes,
         probe: probe.to_string(),
         title: format!("By mode and load: {probe} {name}"),
-        note: "Box from p25 to p75 with the median as a line; whiskers from the minimum to p99 (or the highest percentile the samples support); the dot is the maximum.".into(),
+        note: "Box from p25 to p75 with the median as a line; whiskers from the minimum to p99 (or the highest percentile the samples support); the dot is the maximum. The shaded outline is the distribution's density along the axis, scaled to the same width for every box.".into(),
         x_label: "mode · load".into(),
         y_label: format!("{name} ({})", unit.label()),
         x_scale: Scale::Linear,
-        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        y_scale: if log { Scale::Log } else { Scale::Linear },
         x: Vec::new(),
         lines: Vec::new(),
         boxes,
         step: false,
     })
+}
+
+/// The density outline of one box: the series' HDR histogram counted into VIOLIN_CELLS equal
+/// cells of the drawn axis between `min` and `max` (display units; `display` converts a
+/// bucket's ns), lightly smoothed, normalised to 1. On a log axis the cells are equal in
+/// log10, so the outline is the density the reader sees, not one squashed into the first
+/// cell by a long tail.
+fn violin(
+    stats: &rtgauge_stats::Summary,
+    display: impl Fn(u64) -> f64,
+    min: f64,
+    max: f64,
+    log: bool,
+) -> Vec<[f64; 2]> {
+    if stats.count < VIOLIN_MIN_SAMPLES || max <= min {
+        return Vec::new();
+    }
+    // On a log axis a minimum of 0 (a per-call time below the clock step) has no position:
+    // start at the smallest positive value and count the zeros into the first cell.
+    let floor = if log {
+        stats
+            .histogram
+            .buckets
+            .iter()
+            .map(|&(v, _)| display(v))
+            .find(|&v| v > 0.0)
+            .unwrap_or(max)
+            .max(min)
+    } else {
+        min
+    };
+    let axis = |v: f64| if log { v.max(floor).log10() } else { v };
+    let (a, b) = (axis(floor), axis(max));
+    if b <= a {
+        return Vec::new();
+    }
+    let mut cells = [0.0f64; VIOLIN_CELLS];
+    for &(v, n) in &stats.histogram.buckets {
+        let f = (axis(display(v)) - a) / (b - a);
+        let i = ((f * VIOLIN_CELLS as f64) as usize).min(VIOLIN_CELLS - 1);
+        cells[i] += n as f64;
+    }
+    // A [1 2 1] kernel: HDR buckets are coarser than some cells, which would leave gaps.
+    let smooth: Vec<f64> = (0..VIOLIN_CELLS)
+        .map(|i| {
+            let left = if i > 0 { cells[i - 1] } else { 0.0 };
+            let right = cells.get(i + 1).copied().unwrap_or(0.0);
+            (left + 2.0 * cells[i] + right) / 4.0
+        })
+        .collect();
+    let peak = smooth.iter().copied().fold(0.0, f64::max);
+    if peak <= 0.0 {
+        return Vec::new();
+    }
+    let value = |f: f64| {
+        let t = a + f * (b - a);
+        if log {
+            10f64.powf(t)
+        } else {
+            t
+        }
+    };
+    let round = |x: f64| (x * 1000.0).round() / 1000.0;
+    let mut points = vec![[min, 0.0]];
+    points.extend(smooth.iter().enumerate().map(|(i, d)| {
+        let centre = value((i as f64 + 0.5) / VIOLIN_CELLS as f64);
+        [significant(centre), round(d / peak)]
+    }));
+    points.push([max, 0.0]);
+    points
+}
+
+/// Four significant digits: enough to place a point on a chart, short in the inlined JSON.
+fn significant(v: f64) -> f64 {
+    if v == 0.0 || !v.is_finite() {
+        return v;
+    }
+    let scale = 10f64.powi(3 - v.abs().log10().floor() as i32);
+    (v * scale).round() / scale
 }
 
 fn size_chart(
@@ -885,6 +986,85 @@ mod tests {
             slug(&["cyclic", "latency", "rt", "cmd:make -j"]),
             "cyclic-latency-rt-cmd_make_j"
         );
+    }
+
+    fn summary_of(values: impl IntoIterator<Item = u64>) -> rtgauge_stats::Summary {
+        let mut r = rtgauge_stats::Recorder::new(rtgauge_stats::DEFAULT_INTERVAL_NS);
+        for (i, v) in values.into_iter().enumerate() {
+            r.record(v, i as u64 * 1_000);
+        }
+        r.summary()
+    }
+
+    /// Local maxima of a violin's density, ignoring wiggles below `floor`.
+    fn peaks(points: &[[f64; 2]], floor: f64) -> Vec<f64> {
+        points
+            .windows(3)
+            .filter(|w| w[1][1] >= floor && w[1][1] >= w[0][1] && w[1][1] > w[2][1])
+            .map(|w| w[1][0])
+            .collect()
+    }
+
+    #[test]
+    fn violin_of_two_clusters_has_two_peaks_and_an_empty_valley() {
+        // 10 µs ± 0.5 and 100 µs ± 5, a decade apart: on a log axis, two bumps.
+        let values = (0..20_000u64).map(|i| {
+            let spread = (i * 7919) % 1000;
+            if i % 2 == 0 {
+                9_500 + spread
+            } else {
+                95_000 + 10 * spread
+            }
+        });
+        let st = summary_of(values);
+        let (min, max) = (st.min_ns.unwrap() as f64, st.max_ns.unwrap() as f64);
+        let v = violin(&st, |ns| ns as f64, min, max, true);
+        assert_eq!(v.len(), VIOLIN_CELLS + 2);
+        assert_eq!(v[0], [min, 0.0]);
+        assert_eq!(v[v.len() - 1], [max, 0.0]);
+        let top = v.iter().map(|p| p[1]).fold(0.0, f64::max);
+        assert_eq!(top, 1.0);
+        let p = peaks(&v, 0.3);
+        assert_eq!(p.len(), 2, "{v:?}");
+        assert!(p[0] > 8_000.0 && p[0] < 12_000.0, "{p:?}");
+        assert!(p[1] > 80_000.0 && p[1] < 120_000.0, "{p:?}");
+        // Between the clusters (30 µs, the geometric middle) nothing was measured.
+        let valley = v
+            .iter()
+            .find(|q| q[0] > 25_000.0 && q[0] < 40_000.0)
+            .unwrap();
+        assert_eq!(valley[1], 0.0, "{v:?}");
+        // Values are in increasing order, so the outline does not fold over itself.
+        assert!(v.windows(2).all(|w| w[0][0] <= w[1][0]), "{v:?}");
+    }
+
+    #[test]
+    fn violin_needs_enough_samples_and_a_range() {
+        let few = summary_of((0..10).map(|i| 1_000 + i));
+        assert!(violin(&few, |ns| ns as f64, 1_000.0, 1_009.0, false).is_empty());
+        let flat = summary_of(std::iter::repeat_n(5_000, 1_000));
+        assert!(violin(&flat, |ns| ns as f64, 5_000.0, 5_000.0, false).is_empty());
+    }
+
+    #[test]
+    fn violin_on_a_linear_axis_follows_the_values() {
+        // Uniform from 1 to 2 µs with a tenth of the samples at 3 µs: the top cell holds the
+        // densest part.
+        let values = (0..10_000u64).map(|i| {
+            if i % 10 == 0 {
+                3_000
+            } else {
+                1_000 + i % 1_000
+            }
+        });
+        let st = summary_of(values);
+        let v = violin(&st, |ns| ns as f64 / 1e3, 1.0, 3.0, false);
+        let densest = v.iter().max_by(|a, b| a[1].total_cmp(&b[1])).unwrap();
+        assert!(densest[0] > 2.9, "{v:?}");
+        // The uniform part is about a ninth as dense per cell as the spike's cell (1 k vs
+        // 9 k samples over 24 cells), and the gap between 2 and 3 µs is empty.
+        let gap = v.iter().find(|q| q[0] > 2.3 && q[0] < 2.7).unwrap();
+        assert_eq!(gap[1], 0.0, "{v:?}");
     }
 
     #[test]
