@@ -36,6 +36,12 @@ fn overruns(r: &Value, mode: &str, load: &str) -> u64 {
 
 /// Under a CPU load on the measured CPUs, SCHED_OTHER wake-ups queue behind the spinning
 /// workers while SCHED_FIFO ones preempt them.
+///
+/// The host of this VM stalls a vCPU now and then for milliseconds, in any mode and under any
+/// load; a burst of such stalls during one 2 s run can hide the difference. So the run is
+/// repeated up to three times and the properties must all hold in one of them (every attempt's
+/// numbers are printed). A wrong implementation (a load that does not run on the measured
+/// CPUs, or an rt mode that is not SCHED_FIFO) fails all three.
 #[test]
 fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
     if !is_root() {
@@ -43,6 +49,20 @@ fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
         return;
     }
     let _serial = exclusive();
+    let mut failures = Vec::new();
+    for attempt in 1..=3 {
+        match cpu_load_attempt() {
+            Ok(()) => return,
+            Err(why) => {
+                eprintln!("attempt {attempt}: {why}");
+                failures.push(why);
+            }
+        }
+    }
+    panic!("the cpu load's effect was not seen in three attempts: {failures:#?}");
+}
+
+fn cpu_load_attempt() -> Result<(), String> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     rtgauge()
@@ -61,32 +81,7 @@ fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
         .assert()
         .success();
     let r = read_json(&out);
-    let normal_idle = slow_wakeups(&r, "normal", "none");
-    let normal_cpu = slow_wakeups(&r, "normal", "cpu:4");
-    let rt_cpu = slow_wakeups(&r, "rt", "cpu:4");
-    let (normal_overruns, rt_overruns) =
-        (overruns(&r, "normal", "cpu:4"), overruns(&r, "rt", "cpu:4"));
-    eprintln!(
-        "wake-ups >= 300 us: normal idle {normal_idle}, normal cpu {normal_cpu}, rt cpu {rt_cpu}; overruns under cpu: normal {normal_overruns}, rt {rt_overruns}"
-    );
-    // Two spinning workers per CPU: a SCHED_OTHER thread regularly waits for a worker's slice
-    // (about a millisecond on EEVDF), and loses whole periods doing so. (Its median barely
-    // moves: a thread that mostly sleeps is picked first when it wakes.)
-    assert!(
-        normal_cpu >= 20,
-        "only {normal_cpu} slow wake-ups in normal mode under cpu load"
-    );
-    assert!(
-        normal_cpu > 2 * normal_idle,
-        "normal mode not clearly hurt by the cpu load"
-    );
-    // The FIFO thread preempts the workers: what is left are the host's stalls, which hit
-    // idle runs as much.
-    assert!(4 * rt_cpu < normal_cpu, "rt mode hurt like normal mode");
-    assert!(
-        2 * rt_overruns < normal_overruns,
-        "rt mode lost periods like normal mode"
-    );
+    // What the load reported holds in every attempt: no retry excuses it.
     let load = r["loads"]
         .as_array()
         .unwrap()
@@ -95,6 +90,45 @@ fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
         .expect("the load's report is in the result");
     assert!(load["started"].as_bool().unwrap());
     assert!(load["operations_per_second"].as_f64().unwrap() > 0.0);
+
+    let normal_idle = slow_wakeups(&r, "normal", "none");
+    let normal_cpu = slow_wakeups(&r, "normal", "cpu:4");
+    let rt_cpu = slow_wakeups(&r, "rt", "cpu:4");
+    let (normal_overruns, rt_overruns) =
+        (overruns(&r, "normal", "cpu:4"), overruns(&r, "rt", "cpu:4"));
+    let seen = format!(
+        "wake-ups >= 300 us: normal idle {normal_idle}, normal cpu {normal_cpu}, rt cpu {rt_cpu}; overruns under cpu: normal {normal_overruns}, rt {rt_overruns}"
+    );
+    eprintln!("{seen}");
+    // Two spinning workers per CPU: a SCHED_OTHER thread regularly waits for a worker's slice
+    // (about a millisecond on EEVDF), and loses whole periods doing so. (Its median barely
+    // moves: a thread that mostly sleeps is picked first when it wakes.)
+    let problems: Vec<&str> = [
+        (
+            normal_cpu >= 20,
+            "too few slow wake-ups in normal mode under cpu load",
+        ),
+        (
+            normal_cpu > 2 * normal_idle,
+            "normal mode not clearly hurt by the cpu load",
+        ),
+        // The FIFO thread preempts the workers: what is left are the host's stalls, which hit
+        // idle runs as much.
+        (4 * rt_cpu < normal_cpu, "rt mode hurt like normal mode"),
+        (
+            2 * rt_overruns < normal_overruns,
+            "rt mode lost periods like normal mode",
+        ),
+    ]
+    .into_iter()
+    .filter(|(ok, _)| !ok)
+    .map(|(_, why)| why)
+    .collect();
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{}: {seen}", problems.join("; ")))
+    }
 }
 
 /// Every built-in load starts, runs during the probe and reports a non-zero achieved rate.
