@@ -257,6 +257,7 @@ pub fn doctor(root: &SysRoot, measured_cpus: &[usize]) -> Vec<Check> {
     vec![
         preempt_rt(&ctx),
         rt_throttling(&ctx),
+        rt_cgroup(&ctx),
         clocksource(&ctx),
         hres_timers(&ctx),
         cpu_governor(&ctx),
@@ -416,6 +417,235 @@ fn rt_throttling(ctx: &Ctx) -> Check {
             WHY,
         )
         .fix(SYSCTL),
+    }
+}
+
+/// Where this process sits in the cgroup that sets its RT budget.
+#[derive(Debug, PartialEq, Eq)]
+enum CpuCgroup {
+    /// cgroup v1 with the `cpu` controller: the group's path in that hierarchy.
+    V1(String),
+    /// cgroup v2 only: the group's path in the unified hierarchy.
+    V2(String),
+}
+
+fn cpu_cgroup(text: &str) -> Option<CpuCgroup> {
+    let mut v2 = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if controllers.split(',').any(|c| c == "cpu") {
+            return Some(CpuCgroup::V1(path.to_string()));
+        }
+        if id == "0" && controllers.is_empty() {
+            v2 = Some(CpuCgroup::V2(path.to_string()));
+        }
+    }
+    v2
+}
+
+/// The group and its ancestors, innermost first: `/a/b` → `/a/b`, `/a`, `/`.
+fn group_and_ancestors(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut p = path.trim_end_matches('/').to_string();
+    while !p.is_empty() {
+        out.push(p.clone());
+        p.truncate(p.rfind('/').unwrap_or(0));
+    }
+    out.push("/".to_string());
+    out
+}
+
+fn rt_cgroup(ctx: &Ctx) -> Check {
+    const ID: &str = "rt_cgroup";
+    const TITLE: &str = "RT runtime of this cgroup";
+    const WHY: &str = "With RT group scheduling (CONFIG_RT_GROUP_SCHED) every cgroup of the \
+        cpu controller has its own real-time budget, cpu.rt_runtime_us, and a new group's is 0. \
+        In a group whose budget (or an ancestor's) is 0 the kernel refuses SCHED_FIFO and \
+        SCHED_RR with EPERM even to root, so rt mode cannot start; a small budget throttles the \
+        measurement thread as the system-wide RT throttling does. Container runtimes and \
+        systemd put processes in such groups.";
+    const V1_FIX: &str = "give the group (and each ancestor first) a budget, e.g. echo 950000 > \
+        /sys/fs/cgroup/cpu/<group>/cpu.rt_runtime_us; for Docker: docker run --cpu-rt-runtime=950000 \
+        --cap-add SYS_NICE (with the daemon's --cpu-rt-runtime set); or run rtgauge from the \
+        root group: echo $$ > /sys/fs/cgroup/cpu/cgroup.procs";
+    let text = match ctx.root.read("/proc/self/cgroup") {
+        Ok(t) => t,
+        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+    };
+    let rt_group = ctx.config().map(|c| c.enabled("CONFIG_RT_GROUP_SCHED"));
+    if rt_group == Some(false) {
+        return Check::new(
+            ID,
+            TITLE,
+            Status::Ok,
+            "kernel built without CONFIG_RT_GROUP_SCHED: cgroups set no RT budget, only the \
+             system-wide one applies",
+            WHY,
+        );
+    }
+    if ctx.param("rt_group_sched").as_deref() == Some("0") {
+        return Check::new(
+            ID,
+            TITLE,
+            Status::Ok,
+            "RT group scheduling disabled at boot (rt_group_sched=0): only the system-wide \
+             budget applies",
+            WHY,
+        );
+    }
+    let group = match cpu_cgroup(&text) {
+        Some(g) => g,
+        None => {
+            return Check::unknown(
+                ID,
+                TITLE,
+                WHY,
+                &Unknown::unexpected("/proc/self/cgroup", &text),
+            )
+        }
+    };
+    match group {
+        CpuCgroup::V1(path) => {
+            let Some(mount) = ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"]
+                .into_iter()
+                .find(|m| ctx.root.read(&format!("{m}/cpu.rt_runtime_us")).is_ok())
+            else {
+                return Check::unknown(
+                    ID,
+                    TITLE,
+                    WHY,
+                    &Unknown::new(format!(
+                        "process in cpu cgroup {path}, but no cpu.rt_runtime_us under \
+                         /sys/fs/cgroup/cpu or /sys/fs/cgroup/cpu,cpuacct"
+                    )),
+                );
+            };
+            let file = |g: &str| {
+                let dir = if g == "/" {
+                    String::new()
+                } else {
+                    g.to_string()
+                };
+                format!("{mount}{dir}/cpu.rt_runtime_us")
+            };
+            let levels: Vec<(String, Fact<i64>)> = group_and_ancestors(&path)
+                .into_iter()
+                .map(|g| {
+                    let v = ctx.root.read_parsed::<i64>(&file(&g));
+                    (g, v)
+                })
+                .collect();
+            if let Some((g, _)) = levels.iter().find(|(_, v)| v.as_ref().ok() == Some(&0)) {
+                let whose = if *g == path {
+                    format!("this process's cpu cgroup {path}")
+                } else {
+                    format!("cpu cgroup {g}, an ancestor of this process's group {path},")
+                };
+                return Check::new(
+                    ID,
+                    TITLE,
+                    Status::Fail,
+                    format!(
+                        "{whose} has cpu.rt_runtime_us = 0: SCHED_FIFO/SCHED_RR are refused \
+                         (EPERM) here"
+                    ),
+                    WHY,
+                )
+                .fix(V1_FIX);
+            }
+            match &levels[0].1 {
+                Ok(runtime) => {
+                    let period = ctx
+                        .root
+                        .read_parsed::<i64>(&file(&path).replace("rt_runtime_us", "rt_period_us"))
+                        .map(|p| format!(" of every {p} µs"))
+                        .unwrap_or_default();
+                    let name = if path == "/" {
+                        "the root cpu cgroup".to_string()
+                    } else {
+                        format!("cpu cgroup {path}")
+                    };
+                    let budget = if *runtime < 0 {
+                        "unlimited".to_string()
+                    } else {
+                        format!("{runtime} µs{period}")
+                    };
+                    Check::new(
+                        ID,
+                        TITLE,
+                        Status::Ok,
+                        format!("{name} (cgroup v1): RT budget {budget}"),
+                        WHY,
+                    )
+                }
+                Err(u) => Check::unknown(ID, TITLE, WHY, u),
+            }
+        }
+        CpuCgroup::V2(path) => {
+            if path == "/" {
+                return Check::new(
+                    ID,
+                    TITLE,
+                    Status::Ok,
+                    "root cgroup (cgroup v2): the system-wide RT budget applies",
+                    WHY,
+                );
+            }
+            let controllers = ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]
+                .into_iter()
+                .find_map(|m| ctx.root.read(&format!("{m}{path}/cgroup.controllers")).ok());
+            let Some(controllers) = controllers else {
+                return Check::unknown(
+                    ID,
+                    TITLE,
+                    WHY,
+                    &Unknown::new(format!(
+                        "cgroup v2 group {path}: {path}/cgroup.controllers not readable under \
+                         /sys/fs/cgroup"
+                    )),
+                );
+            };
+            if !controllers.split_whitespace().any(|c| c == "cpu") {
+                return Check::new(
+                    ID,
+                    TITLE,
+                    Status::Ok,
+                    format!(
+                        "cgroup v2 group {path} without the cpu controller: the system-wide RT \
+                         budget applies"
+                    ),
+                    WHY,
+                );
+            }
+            let (status, found) = if rt_group == Some(true) {
+                (
+                    Status::Fail,
+                    format!(
+                        "cgroup v2 group {path} has the cpu controller and the kernel has RT \
+                         group scheduling, whose budget cgroup v2 cannot set (it stays 0): \
+                         SCHED_FIFO/SCHED_RR are refused (EPERM) here"
+                    ),
+                )
+            } else {
+                (
+                    Status::Unknown,
+                    format!(
+                        "cgroup v2 group {path} has the cpu controller; whether the kernel has \
+                         RT group scheduling (which would refuse SCHED_FIFO here) is unknown \
+                         without its config"
+                    ),
+                )
+            };
+            Check::new(ID, TITLE, status, found, WHY).fix(
+                "run rtgauge from the root cgroup (echo $$ > /sys/fs/cgroup/cgroup.procs), or \
+                 boot with rt_group_sched=0 where the kernel offers it, or use a kernel built \
+                 without CONFIG_RT_GROUP_SCHED (most distribution kernels)",
+            )
+        }
     }
 }
 

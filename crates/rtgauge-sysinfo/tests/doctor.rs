@@ -10,6 +10,7 @@ use std::path::Path;
 const IDS: &[&str] = &[
     "preempt_rt",
     "rt_throttling",
+    "rt_cgroup",
     "clocksource",
     "hres_timers",
     "cpu_governor",
@@ -95,6 +96,7 @@ fn this_vm_is_a_dynamic_kvm_guest_with_throttling_and_no_isolation() {
         &[
             ("preempt_rt", Status::Warn),
             ("rt_throttling", Status::Warn),
+            ("rt_cgroup", Status::Ok),
             ("clocksource", Status::Ok),
             ("hres_timers", Status::Ok),
             // No cpufreq in a guest: the host decides, so unknown rather than ok or warn.
@@ -126,6 +128,14 @@ fn this_vm_is_a_dynamic_kvm_guest_with_throttling_and_no_isolation() {
     assert!(fix(p).contains("linux-image-rt-amd64") && fix(p).contains("preempt=full"));
     let t = get(&checks, "rt_throttling");
     assert!(has(t, "950000") && fix(t).contains("kernel.sched_rt_runtime_us=-1"));
+    assert!(
+        has(
+            get(&checks, "rt_cgroup"),
+            "the root cpu cgroup (cgroup v1): RT budget 950000 µs of every 1000000 µs"
+        ),
+        "{:#?}",
+        get(&checks, "rt_cgroup")
+    );
     let i = get(&checks, "isolated_cpus");
     assert!(fix(i).contains("isolcpus=domain,managed_irq,1") && fix(i).contains("irqaffinity=0"));
     assert!(has(
@@ -183,6 +193,11 @@ fn preempt_rt_box_is_all_ok_on_its_isolated_cpus() {
     assert!(run_warnings(&checks).is_empty());
     assert!(render_fix_hints(&checks).contains("# nothing to fix"));
     assert!(has(get(&checks, "preempt_rt"), "/sys/kernel/realtime = 1"));
+    // Debian's kernels are built without RT group scheduling.
+    assert!(has(
+        get(&checks, "rt_cgroup"),
+        "without CONFIG_RT_GROUP_SCHED"
+    ));
     // Permission through limits.conf-style limits, not root.
     assert!(has(get(&checks, "rtprio_permission"), "RLIMIT_RTPRIO 98"));
     // Per-CPU kthreads of other CPUs and the migration threads do not count against us.
@@ -229,6 +244,7 @@ fn bad_machine_fails_what_invalidates_and_warns_the_rest() {
         &[
             ("preempt_rt", Status::Warn),
             ("rt_throttling", Status::Fail),
+            ("rt_cgroup", Status::Fail),
             ("clocksource", Status::Fail),
             ("hres_timers", Status::Fail),
             ("cpu_governor", Status::Warn),
@@ -269,13 +285,22 @@ fn bad_machine_fails_what_invalidates_and_warns_the_rest() {
         "{irq:#?}"
     );
     assert!(has(get(&checks, "container"), "docker"));
+    let cg = get(&checks, "rt_cgroup");
+    assert!(
+        has(
+            cg,
+            "this process's cpu cgroup /docker/0123456789ab has cpu.rt_runtime_us = 0"
+        ),
+        "{cg:#?}"
+    );
+    assert!(fix(cg).contains("--cpu-rt-runtime"));
     assert!(has(get(&checks, "virtualization"), "QEMU"));
     assert!(has(get(&checks, "swap"), "/dev/sda2"));
     assert!(has(get(&checks, "thp"), "enabled=always"));
     assert!(has(get(&checks, "smt"), "0-1"));
 
     let warnings = run_warnings(&checks);
-    assert_eq!(warnings.len(), 20);
+    assert_eq!(warnings.len(), 21);
     assert!(warnings
         .iter()
         .any(|w| w.starts_with("RT throttling (invalidates results): ")));
@@ -285,7 +310,7 @@ fn bad_machine_fails_what_invalidates_and_warns_the_rest() {
     let text = render_text(&checks, false);
     assert!(text.contains("[FAIL] Clocksource"));
     assert!(
-        text.ends_with("1 ok, 17 warn, 3 fail, 0 unknown\n"),
+        text.ends_with("1 ok, 17 warn, 4 fail, 0 unknown\n"),
         "{text}"
     );
 }
@@ -563,4 +588,93 @@ fn measured_cpus_that_are_not_online_are_named() {
             "{c:#?}"
         );
     }
+}
+
+/// RT group scheduling: the budget of the process's own cgroup and its ancestors.
+#[test]
+fn rt_cgroup_budget_of_the_group_and_its_ancestors() {
+    let config = "CONFIG_RT_GROUP_SCHED=y\n";
+    // cgroup v1: a group with a budget under a parent without one fails, naming the parent.
+    let (_d, root) = scratch(&[
+        ("proc/self/cgroup", "3:cpu,cpuacct:/a/b\n0::/\n"),
+        ("boot/config-test", config),
+        ("proc/sys/kernel/osrelease", "test\n"),
+        ("sys/fs/cgroup/cpu/cpu.rt_runtime_us", "950000\n"),
+        ("sys/fs/cgroup/cpu/a/cpu.rt_runtime_us", "0\n"),
+        ("sys/fs/cgroup/cpu/a/b/cpu.rt_runtime_us", "100000\n"),
+    ]);
+    let c = doctor(&root, &[])
+        .into_iter()
+        .find(|c| c.id == "rt_cgroup")
+        .unwrap();
+    assert_eq!(c.status, Status::Fail, "{c:#?}");
+    assert!(
+        has(
+            &c,
+            "cpu cgroup /a, an ancestor of this process's group /a/b"
+        ),
+        "{c:#?}"
+    );
+
+    // A budget all the way up: ok, with the group's own budget and period.
+    let (_d, root) = scratch(&[
+        ("proc/self/cgroup", "3:cpu,cpuacct:/a/b\n0::/\n"),
+        ("sys/fs/cgroup/cpu/cpu.rt_runtime_us", "950000\n"),
+        ("sys/fs/cgroup/cpu/a/cpu.rt_runtime_us", "500000\n"),
+        ("sys/fs/cgroup/cpu/a/b/cpu.rt_runtime_us", "100000\n"),
+        ("sys/fs/cgroup/cpu/a/b/cpu.rt_period_us", "1000000\n"),
+    ]);
+    let c = doctor(&root, &[])
+        .into_iter()
+        .find(|c| c.id == "rt_cgroup")
+        .unwrap();
+    assert_eq!(c.status, Status::Ok, "{c:#?}");
+    assert!(has(
+        &c,
+        "cpu cgroup /a/b (cgroup v1): RT budget 100000 µs of every 1000000 µs"
+    ));
+
+    // cgroup v2, a non-root group with the cpu controller, kernel with RT group scheduling:
+    // the kernel refuses RT policies there.
+    let v2 = |controllers: &str, config: &str| {
+        scratch(&[
+            ("proc/self/cgroup", "0::/user.slice/session-3.scope\n"),
+            ("proc/sys/kernel/osrelease", "test\n"),
+            ("boot/config-test", config),
+            (
+                "sys/fs/cgroup/user.slice/session-3.scope/cgroup.controllers",
+                controllers,
+            ),
+        ])
+    };
+    let (_d, root) = v2("cpuset cpu io memory pids\n", config);
+    let c = doctor(&root, &[])
+        .into_iter()
+        .find(|c| c.id == "rt_cgroup")
+        .unwrap();
+    assert_eq!(c.status, Status::Fail, "{c:#?}");
+    assert!(fix(&c).contains("/sys/fs/cgroup/cgroup.procs"), "{c:#?}");
+    // Without the cpu controller in that group, or without RT group scheduling: ok.
+    let (_d, root) = v2("memory pids\n", config);
+    let c = doctor(&root, &[])
+        .into_iter()
+        .find(|c| c.id == "rt_cgroup")
+        .unwrap();
+    assert_eq!(c.status, Status::Ok, "{c:#?}");
+    let (_d, root) = v2("cpu memory\n", "# CONFIG_RT_GROUP_SCHED is not set\n");
+    let c = doctor(&root, &[])
+        .into_iter()
+        .find(|c| c.id == "rt_cgroup")
+        .unwrap();
+    assert_eq!(c.status, Status::Ok, "{c:#?}");
+    // Kernel config unknown: say so rather than guess.
+    let (_d, root) = scratch(&[
+        ("proc/self/cgroup", "0::/user.slice\n"),
+        ("sys/fs/cgroup/user.slice/cgroup.controllers", "cpu\n"),
+    ]);
+    let c = doctor(&root, &[])
+        .into_iter()
+        .find(|c| c.id == "rt_cgroup")
+        .unwrap();
+    assert_eq!(c.status, Status::Unknown, "{c:#?}");
 }
