@@ -43,7 +43,15 @@ pub fn export(
     format: ExportFormat,
     output: &Path,
 ) -> Result<ExportSummary, RecordError> {
-    let recording = Recording::open(input)?;
+    export_recording(&Recording::open(input)?, format, output)
+}
+
+/// Converts an opened recording (also a salvaged one) to `format` at `output`.
+pub fn export_recording(
+    recording: &Recording,
+    format: ExportFormat,
+    output: &Path,
+) -> Result<ExportSummary, RecordError> {
     let out_err = |detail: String| RecordError::Export {
         path: output.to_path_buf(),
         detail,
@@ -51,8 +59,8 @@ pub fn export(
     let tmp = temporary_beside(output);
     let file = File::create(&tmp).map_err(|e| out_err(e.to_string()))?;
     let outcome = match format {
-        ExportFormat::Csv => write_csv(&recording, file, output),
-        ExportFormat::Parquet => write_parquet(&recording, file, output),
+        ExportFormat::Csv => write_csv(recording, file, output),
+        ExportFormat::Parquet => write_parquet(recording, file, output),
     }
     .and_then(|rows| {
         std::fs::rename(&tmp, output).map_err(|e| out_err(e.to_string()))?;
@@ -111,7 +119,11 @@ impl Columns {
 /// Checks what was exported against the trailer, so a file damaged between open and export
 /// cannot silently yield a short table.
 fn check_counts(recording: &Recording, per_series: &[u64]) -> Result<(), RecordError> {
-    for (s, &n) in recording.trailer.series.iter().zip(per_series) {
+    let Some(trailer) = &recording.trailer else {
+        // Salvaged: no counts to check against.
+        return Ok(());
+    };
+    for (s, &n) in trailer.series.iter().zip(per_series) {
         if s.written != n {
             return Err(RecordError::Corrupt {
                 path: recording.path().to_path_buf(),
@@ -271,10 +283,19 @@ fn write_parquet(recording: &Recording, file: File, output: &Path) -> Result<u64
                 "rtgauge.recording.header",
                 serde_json::to_string(header).expect("a header always serialises"),
             ),
-            meta(
-                "rtgauge.recording.trailer",
-                serde_json::to_string(&recording.trailer).expect("a trailer always serialises"),
-            ),
+            match &recording.trailer {
+                Some(trailer) => meta(
+                    "rtgauge.recording.trailer",
+                    serde_json::to_string(trailer).expect("a trailer always serialises"),
+                ),
+                None => meta(
+                    "rtgauge.recording.salvaged",
+                    format!(
+                        "the writer never finished this recording; {} complete records were salvaged and the number of dropped samples is unknown",
+                        recording.sample_count()
+                    ),
+                ),
+            },
         ]))
         .build();
     let out = BufWriter::with_capacity(1 << 20, file);

@@ -15,7 +15,7 @@ pub mod hub;
 pub mod reader;
 
 pub use error::RecordError;
-pub use export::{export, ExportFormat, ExportSummary};
+pub use export::{export, export_recording, ExportFormat, ExportSummary};
 pub use format::{Header, Sample, SeriesCount, SeriesDef, Trailer, FORMAT_VERSION};
 pub use hub::{
     RecordOptions, RecordingHub, RecordingMeta, RecordingSummary, SampleSink, SinkSlots,

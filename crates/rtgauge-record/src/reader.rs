@@ -18,14 +18,34 @@ pub const BATCH: usize = 8192;
 pub struct Recording {
     path: PathBuf,
     pub header: Header,
-    pub trailer: Trailer,
+    /// None only for a salvaged recording whose writer never finished (see
+    /// [`Recording::salvage`]): then how many samples were dropped is unknown.
+    pub trailer: Option<Trailer>,
     data_offset: u64,
     samples: u64,
 }
 
 impl Recording {
     /// Opens `path` and checks everything that can be checked without reading the records.
+    /// A file whose writer never finished (no end marker) is refused.
     pub fn open(path: &Path) -> Result<Recording, RecordError> {
+        Self::open_checked(path, false)
+    }
+
+    /// Like [`Recording::open`], but a file whose writer never finished (the run was killed,
+    /// the disk filled up) yields its complete records instead of an error: every record
+    /// before the cut, none of a record the cut went through. It has no trailer, so the
+    /// per-series counts and the number of dropped samples are unknown.
+    pub fn salvage(path: &Path) -> Result<Recording, RecordError> {
+        Self::open_checked(path, true)
+    }
+
+    /// Whether the writer finished the file (it has its trailer).
+    pub fn finished(&self) -> bool {
+        self.trailer.is_some()
+    }
+
+    fn open_checked(path: &Path, salvage: bool) -> Result<Recording, RecordError> {
         let read_err = |source| RecordError::Read {
             path: path.to_path_buf(),
             source,
@@ -99,20 +119,35 @@ impl Recording {
 
         // The fixed tail tells a finished file from one whose writer never closed it.
         let complete_records = len.saturating_sub(data_offset) / RECORD_SIZE as u64;
-        let killed = || {
-            truncated(format!(
-                "no end marker; about {complete_records} records precede the cut"
-            ))
+        let unfinished = Recording {
+            path: path.to_path_buf(),
+            header: header.clone(),
+            trailer: None,
+            data_offset,
+            samples: complete_records,
+        };
+        let killed = |mut unfinished: Recording| {
+            if salvage {
+                // The cut may have gone through the trailer, whose bytes would read as records:
+                // keep only the prefix that reads as valid records.
+                unfinished.samples = valid_prefix(&unfinished).map_err(read_err)?;
+                Ok(unfinished)
+            } else {
+                Err(truncated(format!(
+                    "no end marker; {complete_records} complete records precede the cut, \
+                     which `rtgauge export --salvage` exports"
+                )))
+            }
         };
         if len < data_offset + TAIL_SIZE as u64 {
-            return Err(killed());
+            return killed(unfinished);
         }
         let mut tail = [0u8; TAIL_SIZE];
         file.seek(SeekFrom::Start(len - TAIL_SIZE as u64))
             .and_then(|_| file.read_exact(&mut tail))
             .map_err(read_err)?;
         if tail[24..32] != END_MAGIC {
-            return Err(killed());
+            return killed(unfinished);
         }
         let trailer_len = format::u64_at(&tail, 0);
         let samples = format::u64_at(&tail, 8);
@@ -146,11 +181,9 @@ impl Recording {
             ));
         }
         Ok(Recording {
-            path: path.to_path_buf(),
-            header,
-            trailer,
-            data_offset,
+            trailer: Some(trailer),
             samples,
+            ..unfinished
         })
     }
 
@@ -181,6 +214,27 @@ impl Recording {
             bytes: vec![0u8; BATCH * RECORD_SIZE],
         })
     }
+}
+
+/// How many of a salvaged recording's leading records are plausible: each names a series of
+/// the header and, within its series, does not go back in time (the writer keeps each
+/// series in time order). The first record that fails ends the prefix; after a cut through
+/// the trailer, that is where the JSON text begins.
+fn valid_prefix(recording: &Recording) -> std::io::Result<u64> {
+    let mut file = File::open(&recording.path)?;
+    file.seek(SeekFrom::Start(recording.data_offset))?;
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    let mut last_at = vec![0u64; recording.header.series.len()];
+    let mut record = [0u8; RECORD_SIZE];
+    for index in 0..recording.samples {
+        reader.read_exact(&mut record)?;
+        let s = Sample::decode(&record);
+        match last_at.get_mut(usize::from(s.series)) {
+            Some(last) if s.at_ns >= *last => *last = s.at_ns,
+            _ => return Ok(index),
+        }
+    }
+    Ok(recording.samples)
 }
 
 /// Reads until `buf` is full or the file ends; returns the bytes read.

@@ -159,8 +159,12 @@ fn dropped_count_is_exact_when_the_writer_stalls() {
         assert_eq!((c.written, c.dropped), (100, 900));
     }
     let rec = Recording::open(&path).unwrap();
-    assert_eq!(rec.trailer.series, sum.series);
-    assert_eq!(rec.trailer.ring_capacity, 100);
+    let trailer = rec
+        .trailer
+        .as_ref()
+        .expect("a finished recording has its trailer");
+    assert_eq!(trailer.series, sum.series);
+    assert_eq!(trailer.ring_capacity, 100);
     let samples = read_all(&path);
     let firsts: Vec<u64> = samples
         .iter()
@@ -257,12 +261,63 @@ fn damaged_recordings_give_one_line_errors_naming_the_file() {
 
     // A record whose series id is outside the table: found while streaming.
     let rec = Recording::open(&good).unwrap();
-    let data = len - 32 - serde_json::to_vec(&rec.trailer).unwrap().len() - 2000 * 18;
+    let data = len - 32 - serde_json::to_vec(&rec.trailer.unwrap()).unwrap().len() - 2000 * 18;
     let p = copy_with(&good, "series.rtgr", |b| b[data + 18 * 5 + 1] = 0x70);
     let out = dir.path().join("series.csv");
     let e = export(&p, ExportFormat::Csv, &out).unwrap_err();
     one_line_naming(&e, &p, "record 5 has series id");
     assert!(!out.exists(), "no partial export is left behind");
+}
+
+/// A recording cut anywhere after its header (the run was killed) is refused by `open`, and
+/// `salvage` yields exactly the records before the cut, with their exact values.
+#[test]
+fn unfinished_recordings_are_salvaged_up_to_the_last_complete_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = dir.path().join("good.rtgr");
+    record(&good, 2, 1000, RecordOptions::default());
+    let all = read_all(&good);
+    let rec = Recording::open(&good).unwrap();
+    let trailer_len = serde_json::to_vec(&rec.trailer.unwrap()).unwrap().len();
+    let len = std::fs::metadata(&good).unwrap().len() as usize;
+    let data = len - 32 - trailer_len - 2000 * 18;
+    // Cut: inside the header's end (0 records), mid-record, on a record boundary, inside the
+    // trailer (every record complete).
+    for (cut, records) in [
+        (data, 0),
+        (data + 18 * 700 + 5, 700),
+        (data + 18 * 1500, 1500),
+        (len - 10, 2000),
+    ] {
+        let p = copy_with(&good, &format!("killed{cut}.rtgr"), |b| b.truncate(cut));
+        let e = Recording::open(&p).unwrap_err();
+        one_line_naming(&e, &p, "export --salvage");
+        let salvaged = Recording::salvage(&p).unwrap();
+        assert!(!salvaged.finished());
+        assert_eq!(salvaged.sample_count(), records as u64, "cut at {cut}");
+        let mut it = salvaged.samples().unwrap();
+        let mut got = Vec::new();
+        let mut batch = Vec::new();
+        loop {
+            it.next_batch(&mut batch, 333).unwrap();
+            if batch.is_empty() {
+                break;
+            }
+            got.extend_from_slice(&batch);
+        }
+        assert_eq!(got, all[..records], "cut at {cut}");
+        // Exported, too, with the salvage noted in place of the trailer.
+        let out = dir.path().join(format!("killed{cut}.csv"));
+        let summary = export_recording(&salvaged, ExportFormat::Csv, &out).unwrap();
+        assert_eq!(summary.rows, records as u64);
+    }
+    // A finished file salvages as itself.
+    let same = Recording::salvage(&good).unwrap();
+    assert!(same.finished());
+    assert_eq!(same.sample_count(), 2000);
+    // A file cut inside its header has nothing to salvage and says so.
+    let p = copy_with(&good, "header.rtgr", |b| b.truncate(40));
+    one_line_naming(&Recording::salvage(&p).unwrap_err(), &p, "truncated");
 }
 
 #[test]

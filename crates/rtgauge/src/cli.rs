@@ -298,6 +298,11 @@ pub struct ExportArgs {
     /// The file to write.
     #[arg(short, long, value_name = "FILE")]
     pub output: PathBuf,
+
+    /// Export the complete records of a recording whose run never finished (killed, disk
+    /// full): it has no trailer, so the number of dropped samples is unknown.
+    #[arg(long)]
+    pub salvage: bool,
 }
 
 #[derive(Debug, Args)]

@@ -408,3 +408,86 @@ fn issue6_report_of_a_recorded_run_plots_the_raw_samples() {
         "the raw-sample plot does not hold 500 samples"
     );
 }
+
+/// A run killed with SIGKILL never writes its recording's trailer. `export` refuses that file
+/// and points at `--salvage`, which exports every complete record written before the kill.
+#[test]
+fn issue6_a_killed_run_leaves_a_recording_that_export_salvages() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args(["run", "cyclic", "--mode", "normal", "--period", "100us"])
+        .args([
+            "-d",
+            "60s",
+            "--warmup",
+            "50ms",
+            "--record",
+            "cyclic",
+            "-q",
+            "--no-report",
+        ])
+        .arg("-o")
+        .arg(dir.path().join("run.json"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait until the writer has put a good number of records on disk, then kill.
+    let find = || {
+        std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|x| x == "rtgr"))
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(40);
+    let recording = loop {
+        if let Some(p) = find().filter(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 200_000)) {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no recording grew past 200 kB in 40 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+
+    let csv = dir.path().join("salvaged.csv");
+    let refused = one_line_error(&[
+        "export".as_ref(),
+        recording.as_os_str(),
+        "-o".as_ref(),
+        csv.as_os_str(),
+    ]);
+    assert!(refused.contains("--salvage"), "{refused}");
+    assert!(!csv.exists());
+
+    let out = rtgauge()
+        .arg("export")
+        .arg(&recording)
+        .args(["--salvage", "-o"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let note = String::from_utf8_lossy(&out.stderr);
+    assert!(note.contains("unfinished recording"), "{note}");
+    // Every salvaged row is a real sample: its cpu is a measured one, its time is within the
+    // run, and each cpu's times go forward.
+    let rows = csv_by_cpu(&csv);
+    let total: usize = rows.values().map(Vec::len).sum();
+    assert!(total > 10_000, "only {total} rows salvaged");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("{total} rows")), "{stdout}");
+    for (cpu, samples) in &rows {
+        assert!(cpu.parse::<usize>().unwrap() < online_cpus());
+        assert!(samples.windows(2).all(|w| w[0].0 <= w[1].0), "cpu {cpu}");
+        assert!(samples.iter().all(|&(at, _)| at < 60_000_000_000));
+    }
+}

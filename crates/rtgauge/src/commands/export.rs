@@ -10,7 +10,19 @@ pub fn export(args: ExportArgs) -> Result<u8> {
         ExportFormat::Csv => Format::Csv,
         ExportFormat::Parquet => Format::Parquet,
     };
-    let summary = rtgauge_record::export(&args.recording, format, &args.output)?;
+    let summary = if args.salvage {
+        let recording = rtgauge_record::Recording::salvage(&args.recording)?;
+        if !recording.finished() {
+            eprintln!(
+                "{}: unfinished recording (no trailer): exporting its {} complete records; how many samples were dropped is unknown",
+                args.recording.display(),
+                recording.sample_count()
+            );
+        }
+        rtgauge_record::export_recording(&recording, format, &args.output)?
+    } else {
+        rtgauge_record::export(&args.recording, format, &args.output)?
+    };
     println!(
         "{}: {} rows, {} bytes",
         args.output.display(),

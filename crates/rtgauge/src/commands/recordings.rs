@@ -28,8 +28,8 @@ fn read(path: &Path) -> Result<Vec<RecordingPlot>, rtgauge_record::RecordError> 
     let count = |id: u16, dropped: bool| {
         recording
             .trailer
-            .series
             .iter()
+            .flat_map(|t| &t.series)
             .find(|c| c.id == id)
             .map(|c| if dropped { c.dropped } else { c.written })
             .unwrap_or(0)
