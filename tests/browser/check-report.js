@@ -99,6 +99,19 @@ async function checkReport(browser, file, outDir) {
         culprits.push(el.tagName.toLowerCase() + cls + ' (right edge at ' + Math.round(right) + ' px)');
       }
     }
+    // Text overflowing its box (a long path, an unbreakable word) moves no element's edge.
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    const range = document.createRange();
+    for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+      const box = t.parentElement;
+      if (!t.data.trim() || !box || clipped(t) || box.getBoundingClientRect().right > width + 2) continue;
+      range.selectNodeContents(t);
+      const right = range.getBoundingClientRect().right;
+      if (right > width + 2) {
+        culprits.push('text "' + t.data.trim().slice(0, 40) + '" in ' + box.tagName.toLowerCase()
+          + ' (right edge at ' + Math.round(right) + ' px)');
+      }
+    }
     return { extra, culprits: culprits.slice(0, 5) };
   });
   if (overflow.extra > 2) {

@@ -488,12 +488,24 @@ fn issue6_report_loads_in_a_headless_browser() {
         .arg(&report)
         .assert()
         .success();
+    // The comparison prints the paths of its inputs. A CI checkout once lived at a longer path
+    // than the one here and its unbreakable path overflowed a phone screen; inputs under a
+    // long directory name reproduce that on every machine.
+    let long_dir = out_dir.join(format!(
+        "inputs-{}",
+        "without_any_break_opportunity_".repeat(3)
+    ));
+    std::fs::create_dir_all(&long_dir).unwrap();
+    let mut inputs = Vec::new();
+    for name in ["idle.json", "loaded.json"] {
+        std::fs::copy(fixture(name), long_dir.join(name)).unwrap();
+        inputs.push(long_dir.join(name));
+    }
     let compare = out_dir.join("compare-fixtures.html");
     rtgauge()
         .args(["compare", "-f", "html", "-o"])
         .arg(&compare)
-        .arg(fixture("idle.json"))
-        .arg(fixture("loaded.json"))
+        .args(&inputs)
         .assert()
         .success();
     let out = std::process::Command::new("node")
