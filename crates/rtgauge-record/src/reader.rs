@@ -121,7 +121,7 @@ impl Recording {
         let complete_records = len.saturating_sub(data_offset) / RECORD_SIZE as u64;
         let unfinished = Recording {
             path: path.to_path_buf(),
-            header: header.clone(),
+            header,
             trailer: None,
             data_offset,
             samples: complete_records,

@@ -395,11 +395,7 @@ fn issue3_ioport_as_nobody_is_skipped_with_a_reason_not_zeros() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let result = read_json(&dir.path().join("r.json"));
     let reason = assert_skipped_with_reason(&runs(&result)[0]);
     if kernel_has_ioperm() {

@@ -2,24 +2,16 @@
 //! the real binary. Budgets are short; every assertion is a property that holds on any
 //! machine with a vDSO clock (this one is a noisy 2-core KVM guest), never an absolute time.
 
-use assert_cmd::Command;
+mod common;
+
+use common::*;
 use serde_json::Value;
 use std::path::Path;
-use std::sync::Mutex;
-
-/// Measuring runs take turns: two probes timing calls on the same two cores at once would
-/// only measure each other.
-static MEASURING: Mutex<()> = Mutex::new(());
-
-fn measuring() -> std::sync::MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// Runs `rtgauge run primitive` with `args` and returns the result document.
 fn run_primitive(dir: &Path, args: &[&str]) -> Value {
     let out = dir.join("out.json");
-    let output = Command::cargo_bin("rtgauge")
-        .unwrap()
+    let output = rtgauge()
         .args(["run", "primitive", "--best-effort", "-q", "-o"])
         .arg(&out)
         .args(args)
@@ -72,7 +64,7 @@ fn batched_per_op_median(s: &Value) -> f64 {
 
 #[test]
 fn issue3_primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
-    let _turn = measuring();
+    let _turn = exclusive();
     let dir = tempfile::tempdir().unwrap();
     // Mid-cost system calls whose work does not depend on how calls follow each other (unlike
     // a pipe write, which appends to a partly filled page when batched), plus sem_post, the
@@ -136,7 +128,7 @@ fn issue3_primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
 
 #[test]
 fn issue3_primitive_every_operation_is_measured_or_skipped_with_a_reason() {
-    let _turn = measuring();
+    let _turn = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let doc = run_primitive(
         dir.path(),
@@ -189,7 +181,7 @@ fn issue3_primitive_every_operation_is_measured_or_skipped_with_a_reason() {
 
 #[test]
 fn issue3_primitive_shm_write_of_64kib_is_slower_than_4kib() {
-    let _turn = measuring();
+    let _turn = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let doc = run_primitive(
         dir.path(),
@@ -234,8 +226,7 @@ fn issue3_primitive_bad_input_is_a_one_line_error_naming_the_parameter() {
         ("primitive.batch=0", "batch"),
     ] {
         let out = dir.path().join("never.json");
-        let output = Command::cargo_bin("rtgauge")
-            .unwrap()
+        let output = rtgauge()
             .args(["run", "primitive", "-d", "1s", "--mode", "normal", "-o"])
             .arg(&out)
             .args(["--set", setting])
@@ -249,8 +240,7 @@ fn issue3_primitive_bad_input_is_a_one_line_error_naming_the_parameter() {
         assert!(!out.exists(), "{setting}: nothing is measured or written");
     }
     // An unknown operation lists the accepted ones.
-    let output = Command::cargo_bin("rtgauge")
-        .unwrap()
+    let output = rtgauge()
         .args(["run", "primitive", "--mode", "normal"])
         .args(["--set", "primitive.ops=bogus"])
         .output()
@@ -278,30 +268,16 @@ fn rlimit_nice() -> u64 {
 
 #[test]
 fn issue3_primitive_priority_changes_are_skipped_with_a_reason_when_not_permitted() {
-    // SAFETY: geteuid cannot fail.
-    let root = unsafe { libc::geteuid() } == 0;
-    let setpriv = std::process::Command::new("setpriv")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !root || !setpriv || rlimit_nice() >= 20 {
-        eprintln!(
-            "skipped: needs root, setpriv (util-linux) and RLIMIT_NICE < 20 to run as nobody"
-        );
+    if rlimit_nice() >= 20 {
+        eprintln!("skipped: RLIMIT_NICE >= 20 lets anyone raise priorities");
         return;
     }
-    let _turn = measuring();
-    let dir = tempfile::tempdir().unwrap();
-    // nobody must be able to write the result.
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o777),
-    )
-    .unwrap();
+    let Some(dir) = nobody_workdir() else {
+        return;
+    };
+    let _turn = exclusive();
     let out = dir.path().join("out.json");
-    let output = std::process::Command::new("setpriv")
-        .args(["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"])
-        .arg(assert_cmd::cargo::cargo_bin("rtgauge"))
+    let output = as_nobody()
         .args(["run", "primitive", "-q", "--mode", "normal", "-d", "1s"])
         .args(["--warmup", "100ms", "-o"])
         .arg(&out)
@@ -311,11 +287,7 @@ fn issue3_primitive_priority_changes_are_skipped_with_a_reason_when_not_permitte
         ])
         .output()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    assert_success(&output);
     let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
     let run = runs_of(&doc, "normal");
     for name in ["setschedparam", "sched_setattr"] {

@@ -354,11 +354,7 @@ fn issue6_recording_works_without_privileges() {
         "-o",
         "n.json",
     ]);
-    assert!(
-        run.status.success(),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    common::assert_success(&run);
     let result: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join("n.json")).unwrap()).unwrap();
     let info = &result["recordings"][0];
@@ -374,11 +370,7 @@ fn issue6_recording_works_without_privileges() {
         "-o",
         "n.parquet",
     ]);
-    assert!(
-        exported.status.success(),
-        "{}",
-        String::from_utf8_lossy(&exported.stderr)
-    );
+    common::assert_success(&exported);
     assert!(dir.path().join("n.parquet").exists());
 }
 
@@ -471,11 +463,7 @@ fn issue6_a_killed_run_leaves_a_recording_that_export_salvages() {
         .arg(&csv)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    common::assert_success(&out);
     let note = String::from_utf8_lossy(&out.stderr);
     assert!(note.contains("unfinished recording"), "{note}");
     // Every salvaged row is a real sample: its cpu is a measured one, its time is within the

@@ -6,17 +6,11 @@
 //! messages are those documented in docs/report.md. The headless-browser check runs when
 //! RTGAUGE_BROWSER=1 (CI sets it; it needs `npm ci --prefix tests/browser` and chromium).
 
-use assert_cmd::Command;
+mod common;
+
+use common::*;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-
-/// Tests that measure run one at a time: two measurements at once would disturb each other.
-static MEASURING: Mutex<()> = Mutex::new(());
-
-fn rtgauge() -> Command {
-    Command::cargo_bin("rtgauge").expect("the rtgauge binary is built")
-}
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -26,10 +20,6 @@ fn fixture(name: &str) -> PathBuf {
     repo()
         .join("crates/rtgauge-report/tests/fixtures")
         .join(name)
-}
-
-fn measuring() -> std::sync::MutexGuard<'static, ()> {
-    MEASURING.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// A short cyclic run (options in `extra`), written to `out`.
@@ -61,11 +51,7 @@ fn compare_json(a: &Path, b: &Path) -> Value {
         .arg(b)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     serde_json::from_slice(&out.stdout).expect("compare -f json prints JSON")
 }
 
@@ -88,7 +74,7 @@ fn issue6_report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("r.json");
     {
-        let _m = measuring();
+        let _m = exclusive();
         let mut cmd = rtgauge();
         cmd.args([
             "run",
@@ -106,11 +92,7 @@ fn issue6_report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
         ])
         .arg(&result);
         let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
     }
     let html = dir.path().join("report.html");
     rtgauge()
@@ -293,7 +275,7 @@ fn issue6_compare_of_two_runs_of_one_configuration_finds_no_difference() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     {
-        let _m = measuring();
+        let _m = exclusive();
         let args = ["-d", "3s", "--mode", "normal", "--set", "cyclic.phase=0"];
         let (pa, argsa) = (a.clone(), args);
         let first = std::thread::spawn(move || short_run(&pa, &argsa));
@@ -316,13 +298,17 @@ fn issue6_compare_of_two_runs_of_one_configuration_finds_no_difference() {
 
 #[test]
 fn issue6_compare_of_an_idle_and_a_cpu_loaded_run_flags_the_loaded_rows() {
-    if Command::new("stress-ng").arg("--version").output().is_err() {
+    if std::process::Command::new("stress-ng")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
         println!("skipped: stress-ng is not installed (apt-get install stress-ng)");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let (idle, loaded) = (dir.path().join("idle.json"), dir.path().join("loaded.json"));
-    let _m = measuring();
+    let _m = exclusive();
     short_run(&idle, &["-d", "3s", "--mode", "normal"]);
     let mut stress = std::process::Command::new("stress-ng")
         .args(["--cpu", "2", "--timeout", "20s", "--quiet"])
@@ -455,7 +441,7 @@ fn issue6_report_loads_in_a_headless_browser() {
     std::fs::create_dir_all(&out_dir).unwrap();
     let result = out_dir.join("real-run.json");
     {
-        let _m = measuring();
+        let _m = exclusive();
         let mut cmd = rtgauge();
         cmd.args([
             "run",
@@ -474,11 +460,7 @@ fn issue6_report_loads_in_a_headless_browser() {
         ])
         .arg(&result);
         let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_success(&out);
     }
     let report = out_dir.join("real-run.html");
     rtgauge()

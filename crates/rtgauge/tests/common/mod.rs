@@ -60,3 +60,13 @@ pub fn as_nobody() -> std::process::Command {
     .arg(assert_cmd::cargo::cargo_bin("rtgauge"));
     cmd
 }
+
+/// Fails the test with the command's stderr when it did not exit 0.
+pub fn assert_success(out: &std::process::Output) {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
