@@ -16,6 +16,8 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProbeRequest {
     pub name: &'static str,
+    /// Tells apart several entries of one probe in a suite (`cyclic@100us`).
+    pub variant: Option<String>,
     pub params: BTreeMap<String, String>,
     pub budget: Budget,
     pub warmup_ns: u64,
@@ -24,6 +26,16 @@ pub struct ProbeRequest {
 impl ProbeRequest {
     pub fn params(&self) -> Params {
         Params::new(self.name, self.params.clone())
+    }
+
+    /// `probe` or `probe@variant`: how results, tables and `--set` name this entry.
+    pub fn title(&self) -> String {
+        rtgauge_result::probe_title(self.name, self.variant.as_deref())
+    }
+
+    /// Whether `selector` (a probe name or `probe@variant`) picks this entry.
+    pub fn is_selected_by(&self, selector: &str) -> bool {
+        selector == self.name || selector == self.title()
     }
 }
 
@@ -57,6 +69,10 @@ pub enum PlanError {
     Probe(#[from] ProbeError),
     #[error("unknown suite '{0}'; built-in suites: quick, standard, full, or give the path of a suite file (.toml)")]
     UnknownSuite(String),
+    #[error("probe variant '{0}': a variant is letters, digits, '-' and '_' (e.g. cyclic@100us)")]
+    BadVariant(String),
+    #[error("probe '{0}' is planned twice; give each entry its own variant (`cyclic@1ms cyclic@100us` on the command line, `variant = \"100us\"` in a suite) so their results can be told apart")]
+    DuplicateProbe(String),
     #[error("suite {path}: {detail}")]
     Suite { path: String, detail: String },
 }
@@ -84,6 +100,9 @@ pub struct SuiteFile {
 #[derive(Debug, Deserialize)]
 pub struct SuiteProbe {
     pub name: String,
+    /// Needed when the suite has several entries of one probe (say cyclic at 1 ms and at
+    /// 100 µs): results are titled `name@variant`.
+    pub variant: Option<String>,
     pub duration: Option<String>,
     pub loops: Option<u64>,
     pub warmup: Option<String>,
@@ -177,24 +196,64 @@ pub fn suite_requests(
             };
             request(
                 &p.name,
+                p.variant.clone(),
                 params,
                 budget,
                 suite_duration(origin, "warmup", &p.warmup)?.unwrap_or(default_warmup),
             )
         })
-        .collect()
+        .collect::<Result<Vec<_>, _>>()
+        .and_then(|requests| {
+            check_unique_titles(&requests).map_err(|e| PlanError::Suite {
+                path: origin.clone(),
+                detail: e.to_string(),
+            })?;
+            Ok(requests)
+        })
+}
+
+/// Two entries with one title would be indistinguishable in tables, comparisons and checks.
+pub fn check_unique_titles(requests: &[ProbeRequest]) -> Result<(), PlanError> {
+    let titles: Vec<String> = requests.iter().map(ProbeRequest::title).collect();
+    match titles
+        .iter()
+        .enumerate()
+        .find(|(i, t)| titles[..*i].contains(t))
+    {
+        Some((_, title)) => Err(PlanError::DuplicateProbe(title.clone())),
+        None => Ok(()),
+    }
+}
+
+/// Splits a probe selector `name` or `name@variant`.
+pub fn split_selector(selector: &str) -> (&str, Option<&str>) {
+    match selector.split_once('@') {
+        Some((name, variant)) => (name, Some(variant)),
+        None => (selector, None),
+    }
 }
 
 /// Builds and validates one probe request.
 pub fn request(
     name: &str,
+    variant: Option<String>,
     params: BTreeMap<String, String>,
     budget: Budget,
     warmup_ns: u64,
 ) -> Result<ProbeRequest, PlanError> {
     let probe = probes::find(name).ok_or_else(|| PlanError::UnknownProbe(name.to_string()))?;
+    // A variant becomes part of result titles, file names and `--set` selectors.
+    if let Some(v) = variant.as_deref().filter(|v| {
+        v.is_empty()
+            || !v
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    }) {
+        return Err(PlanError::BadVariant(format!("{name}@{v}")));
+    }
     let req = ProbeRequest {
         name: probe.name(),
+        variant,
         params,
         budget,
         warmup_ns,
@@ -285,6 +344,54 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.to_string().contains("period"), "{e}");
+    }
+
+    fn requests_of(text: &str) -> Result<Vec<ProbeRequest>, PlanError> {
+        let suite: SuiteFile = toml::from_str(text).unwrap();
+        suite_requests(
+            &suite,
+            Budget {
+                duration_ns: Some(1),
+                loops: None,
+            },
+            0,
+        )
+    }
+
+    #[test]
+    fn one_probe_twice_in_a_suite_needs_variants() {
+        let reqs = requests_of(
+            "name = \"t\"\n[[probe]]\nname = \"cyclic\"\nvariant = \"1ms\"\n[[probe]]\nname = \"cyclic\"\nvariant = \"100us\"\nperiod = \"100us\"\n",
+        )
+        .unwrap();
+        let titles: Vec<String> = reqs.iter().map(ProbeRequest::title).collect();
+        assert_eq!(titles, ["cyclic@1ms", "cyclic@100us"]);
+        assert!(reqs[1].is_selected_by("cyclic") && reqs[1].is_selected_by("cyclic@100us"));
+        assert!(!reqs[1].is_selected_by("cyclic@1ms"));
+
+        let e = requests_of(
+            "name = \"t\"\n[[probe]]\nname = \"cyclic\"\n[[probe]]\nname = \"cyclic\"\nperiod = \"100us\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("'cyclic' is planned twice") && e.contains("variant"),
+            "{e}"
+        );
+
+        let e = requests_of("name = \"t\"\n[[probe]]\nname = \"cyclic\"\nvariant = \"a.b\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("cyclic@a.b") && e.contains("letters, digits"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn selectors_split_at_the_variant() {
+        assert_eq!(split_selector("cyclic"), ("cyclic", None));
+        assert_eq!(split_selector("cyclic@100us"), ("cyclic", Some("100us")));
     }
 
     #[test]

@@ -135,7 +135,7 @@ pub fn execute(
                 if signals::stop_requested() {
                     break;
                 }
-                observer.probe_started(request.name, &mode.name, load);
+                observer.probe_started(&request.title(), &mode.name, load);
                 let hub = record_options
                     .as_ref()
                     .and_then(|o| recording_hub(plan, inputs, o, request, &mode.name, load));
@@ -153,7 +153,7 @@ pub fn execute(
                 for w in warnings {
                     result.warnings.push(Warning::new(
                         "probe",
-                        format!("{} {} {}: {w}", run.probe, run.mode, run.load),
+                        format!("{} {} {}: {w}", run.title(), run.mode, run.load),
                     ));
                 }
                 result.runs.push(run);
@@ -202,6 +202,7 @@ fn run_probe(
     let params = request.params();
     let mut run = ProbeRun {
         probe: request.name.to_string(),
+        variant: request.variant.clone(),
         mode: mode.name.clone(),
         load: load.to_string(),
         status: ProbeStatus::Ok,
@@ -215,7 +216,12 @@ fn run_probe(
         run.status = ProbeStatus::Skipped { reason };
         return (run, Vec::new());
     }
-    live.begin(format!("{} · {} · load {}", request.name, mode.name, load));
+    live.begin(format!(
+        "{} · {} · load {}",
+        request.title(),
+        mode.name,
+        load
+    ));
     let ctx = ProbeContext {
         mode,
         cpus: &plan.cpus,
@@ -278,12 +284,12 @@ fn run_config(plan: &Plan) -> RunConfig {
     let mut params = std::collections::BTreeMap::new();
     for p in &plan.probes {
         for (k, v) in &p.params {
-            params.insert(format!("{}.{k}", p.name), v.clone());
+            params.insert(format!("{}.{k}", p.title()), v.clone());
         }
     }
     RunConfig {
         suite: plan.suite.clone(),
-        probes: plan.probes.iter().map(|p| p.name.to_string()).collect(),
+        probes: plan.probes.iter().map(|p| p.title()).collect(),
         modes: plan.modes.iter().map(|m| m.name.clone()).collect(),
         loads: plan.loads.iter().map(|l| l.name()).collect(),
         cpus: plan.cpus.clone(),
@@ -338,7 +344,7 @@ fn sample_count_warnings(result: &RunResult) -> Vec<Warning> {
                 "samples",
                 format!(
                     "{} {} {}: {smallest} samples per series support percentiles up to {}; p99.999 needs 100000 (use --duration or --loops)",
-                    run.probe,
+                    run.title(),
                     run.mode,
                     run.load,
                     highest_label(smallest)
@@ -383,7 +389,11 @@ fn recording_hub(
     mode: &str,
     load: &str,
 ) -> Option<RecordingHub> {
-    if !plan.record.iter().any(|p| p == request.name || p == "all") {
+    if !plan
+        .record
+        .iter()
+        .any(|p| request.is_selected_by(p) || p == "all")
+    {
         return None;
     }
     let stem = inputs.record_stem.as_ref()?;
@@ -404,13 +414,13 @@ fn recording_hub(
         stem.file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| "rtgauge".into()),
-        clean(request.name),
+        clean(&request.title()),
         clean(mode),
         clean(load)
     );
     let meta = RecordingMeta {
         tool: format!("rtgauge {}", env!("CARGO_PKG_VERSION")),
-        probe: request.name.to_string(),
+        probe: request.title(),
         mode: mode.to_string(),
         load: load.to_string(),
         params: request.params.clone(),
@@ -426,7 +436,7 @@ fn recording_hub(
 /// warnings, never silence.
 fn finish_recording(hub: Option<RecordingHub>, run: &ProbeRun, result: &mut RunResult) {
     let Some(hub) = hub else { return };
-    let what = format!("{} {} {}", run.probe, run.mode, run.load);
+    let what = format!("{} {} {}", run.title(), run.mode, run.load);
     let mut warn = |code: &str, message: String| {
         if !result.warnings.iter().any(|w| w.message == message) {
             result.warnings.push(Warning::new(code, message));
@@ -457,7 +467,7 @@ fn finish_recording(hub: Option<RecordingHub>, run: &ProbeRun, result: &mut RunR
                     .file_name()
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default(),
-                probe: run.probe.clone(),
+                probe: run.title(),
                 mode: run.mode.clone(),
                 load: run.load.clone(),
                 format_version: s.format_version,
@@ -472,7 +482,7 @@ fn finish_recording(hub: Option<RecordingHub>, run: &ProbeRun, result: &mut RunR
                     "record_unsupported",
                     format!(
                         "--record {}: this probe does not record raw samples yet (cyclic does); its summary is complete",
-                        run.probe
+                        run.title()
                     ),
                 );
             }

@@ -2,7 +2,7 @@
 //!
 //! ```toml
 //! [[limit]]
-//! probe = "cyclic"     # probe, mode, load, series, labels: each optional, absent = any
+//! probe = "cyclic"     # probe (or probe@variant), mode, load, series, labels: each optional, absent = any
 //! mode = "rt"
 //! load = "net"
 //! series = "latency"
@@ -371,7 +371,10 @@ impl Limit {
     }
 
     fn selects_run(&self, run: &ProbeRun) -> bool {
-        self.probe.as_ref().is_none_or(|p| *p == run.probe)
+        // `cyclic` selects every variant of the probe, `cyclic@100us` one.
+        self.probe
+            .as_ref()
+            .is_none_or(|p| *p == run.probe || *p == run.title())
             && self.mode.as_ref().is_none_or(|m| *m == run.mode)
             && self.load.as_ref().is_none_or(|l| *l == run.load)
     }
@@ -550,7 +553,7 @@ pub fn check_result(result: &RunResult, spec: &Spec) -> CheckReport {
             limit: limit.index,
             line: limit.line,
             name: limit.name.clone(),
-            probe: run.probe.clone(),
+            probe: run.title(),
             mode: run.mode.clone(),
             load: run.load.clone(),
             series,

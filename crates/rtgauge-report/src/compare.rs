@@ -145,7 +145,7 @@ type Key = (String, String, String, String, BTreeMap<String, String>);
 
 fn key(run: &ProbeRun, s: &Series) -> Key {
     (
-        run.probe.clone(),
+        run.title(),
         run.mode.clone(),
         run.load.clone(),
         s.name.clone(),
@@ -208,7 +208,9 @@ fn compare_pair(
             if let Some(status) = run_status(r) {
                 unmatched.push(format!(
                     "{} {} {}: {status} in {name}",
-                    r.probe, r.mode, r.load
+                    r.title(),
+                    r.mode,
+                    r.load
                 ));
             }
         }
@@ -224,7 +226,7 @@ fn compare_pair(
             let k = key(run, s);
             let label = format!(
                 "{} {} {} {}",
-                run.probe,
+                run.title(),
                 run.mode,
                 run.load,
                 s.display_name()
@@ -245,7 +247,7 @@ fn compare_pair(
         if !seen.contains(k) {
             unmatched.push(format!(
                 "{} {} {} {}: only in {b}, not in {a}",
-                run.probe,
+                run.title(),
                 run.mode,
                 run.load,
                 s.display_name()
@@ -347,7 +349,7 @@ fn compare_series(
         }
     };
     Some(CompareRow {
-        probe: run.probe.clone(),
+        probe: run.title(),
         mode: run.mode.clone(),
         load: run.load.clone(),
         series: a.name.clone(),
@@ -460,14 +462,14 @@ pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
     for run in &r.runs {
         if let Ok(v) = serde_json::to_value(&run.obtained) {
             flatten(
-                &format!("obtained[{} {} {}]", run.probe, run.mode, run.load),
+                &format!("obtained[{} {} {}]", run.title(), run.mode, run.load),
                 &v,
                 &mut out,
             );
         }
         for (k, v) in &run.params {
             out.insert(
-                format!("params[{} {} {}].{k}", run.probe, run.mode, run.load),
+                format!("params[{} {} {}].{k}", run.title(), run.mode, run.load),
                 v.clone(),
             );
         }

@@ -225,7 +225,7 @@ fn warnings_section(results: &[RunResult], names: &[String]) -> String {
                 let _ = write!(
                     out,
                     "<li>{who}{} {} {}: {}</li>",
-                    esc(&run.probe),
+                    esc(&run.title()),
                     esc(&run.mode),
                     esc(&run.load),
                     esc(s)
@@ -496,14 +496,7 @@ pub fn render_html(input: &ReportInput) -> String {
     }
     body.push_str("</tbody></table></div>");
     // Table of contents: a phone reader jumps instead of scrolling.
-    let mut probes: Vec<&str> = Vec::new();
-    for r in results {
-        for run in &r.runs {
-            if !probes.contains(&run.probe.as_str()) {
-                probes.push(&run.probe);
-            }
-        }
-    }
+    let probes = rtgauge_result::distinct_titles(results.iter().flat_map(|r| &r.runs));
     body.push_str("<nav><a href=\"#system\">System</a>");
     if input.comparison.is_some() {
         body.push_str(" · <a href=\"#comparison\">Comparison</a>");
@@ -565,7 +558,7 @@ pub fn render_html(input: &ReportInput) -> String {
             esc(probe)
         );
         for (i, r) in results.iter().enumerate() {
-            let runs: Vec<&ProbeRun> = r.runs.iter().filter(|run| run.probe == *probe).collect();
+            let runs: Vec<&ProbeRun> = r.runs.iter().filter(|run| run.title() == *probe).collect();
             if runs.is_empty() {
                 continue;
             }

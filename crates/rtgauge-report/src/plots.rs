@@ -262,23 +262,17 @@ pub fn build_charts(
             .cloned()
             .unwrap_or_else(|| format!("#{}", i + 1))
     };
-    let mut probes: Vec<&str> = Vec::new();
-    for r in results {
-        for run in &r.runs {
-            if !probes.contains(&run.probe.as_str()) {
-                probes.push(&run.probe);
-            }
-        }
-    }
+    let probes = rtgauge_result::distinct_titles(results.iter().flat_map(|r| &r.runs));
     let mut charts = Vec::new();
-    for probe in probes {
+    for probe in &probes {
+        let probe = probe.as_str();
         let members: Vec<Member> = results
             .iter()
             .enumerate()
             .flat_map(|(ri, r)| {
                 r.runs
                     .iter()
-                    .filter(|run| run.probe == probe && run.status == ProbeStatus::Ok)
+                    .filter(|run| run.title() == probe && run.status == ProbeStatus::Ok)
                     .flat_map(move |run| {
                         run.series
                             .iter()

@@ -15,16 +15,10 @@ pub enum Style {
 
 /// All tables of a result, one per probe, in the order the probes ran.
 pub fn render_tables(result: &RunResult, style: Style) -> String {
-    let mut probes: Vec<&str> = Vec::new();
-    for run in &result.runs {
-        if !probes.contains(&run.probe.as_str()) {
-            probes.push(&run.probe);
-        }
-    }
     let mut out = String::new();
-    for probe in probes {
-        let runs: Vec<&ProbeRun> = result.runs.iter().filter(|r| r.probe == probe).collect();
-        out.push_str(&render_probe_table(probe, &runs, style));
+    for probe in rtgauge_result::distinct_titles(&result.runs) {
+        let runs: Vec<&ProbeRun> = result.runs.iter().filter(|r| r.title() == probe).collect();
+        out.push_str(&render_probe_table(&probe, &runs, style));
         out.push('\n');
     }
     out

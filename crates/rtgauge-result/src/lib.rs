@@ -54,6 +54,7 @@ pub struct RunResult {
 pub struct RecordingInfo {
     /// Relative to the directory of the result document.
     pub path: String,
+    /// The probe run's title: the probe, or `probe@variant`.
     pub probe: String,
     pub mode: String,
     pub load: String,
@@ -144,6 +145,10 @@ pub enum ProbeStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ProbeRun {
     pub probe: String,
+    /// Tells apart two entries of one probe in a suite (e.g. `cyclic` at 1 ms and at 100 µs):
+    /// the suite entry's `variant`. Absent for a probe's only entry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
     pub mode: String,
     pub load: String,
     pub status: ProbeStatus,
@@ -153,6 +158,34 @@ pub struct ProbeRun {
     pub warmup_ns: u64,
     pub measured_ns: u64,
     pub series: Vec<Series>,
+}
+
+impl ProbeRun {
+    /// What tables, charts, comparisons and check specs call this probe run: the probe's name,
+    /// or `probe@variant`.
+    pub fn title(&self) -> String {
+        probe_title(&self.probe, self.variant.as_deref())
+    }
+}
+
+/// The titles of these probe runs, each once, in the order they first appear.
+pub fn distinct_titles<'a>(runs: impl IntoIterator<Item = &'a ProbeRun>) -> Vec<String> {
+    let mut titles: Vec<String> = Vec::new();
+    for run in runs {
+        let title = run.title();
+        if !titles.contains(&title) {
+            titles.push(title);
+        }
+    }
+    titles
+}
+
+/// `probe` or `probe@variant`.
+pub fn probe_title(probe: &str, variant: Option<&str>) -> String {
+    match variant {
+        Some(v) => format!("{probe}@{v}"),
+        None => probe.to_string(),
+    }
 }
 
 /// One distribution measured by a probe: e.g. wake-up latency on CPU 1, or `sem_post` time.

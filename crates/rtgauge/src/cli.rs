@@ -114,7 +114,8 @@ impl TimerName {
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Probes to run (default: the probes of the suite). See `rtgauge probes`.
+    /// Probes to run (default: the probes of the suite). See `rtgauge probes`. `probe@variant`
+    /// runs a probe more than once (`cyclic@1ms cyclic@100us`) or picks one entry of a suite.
     #[arg(value_name = "PROBE")]
     pub probes: Vec<String>,
 
@@ -147,7 +148,8 @@ pub struct RunArgs {
     pub cpus: String,
 
     /// Execution modes; several run one after the other and become rows of the tables.
-    #[arg(short, long, value_enum, value_delimiter = ',', default_value = "rt")]
+    /// [default: the suite's `modes`, or rt]
+    #[arg(short, long, value_enum, value_delimiter = ',')]
     pub mode: Vec<ModeName>,
 
     /// Real-time priority of the measuring threads in `rt` mode.
@@ -180,7 +182,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub skip_failed_loads: bool,
 
-    /// A probe parameter, `key=value` for every probe or `probe.key=value` (repeatable).
+    /// A probe parameter, `key=value` for every probe, `probe.key=value` or
+    /// `probe@variant.key=value` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
 

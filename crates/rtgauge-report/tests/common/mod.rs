@@ -62,6 +62,7 @@ fn series(name: &str, values: &[u64], period_ns: u64) -> Series {
 fn run(probe: &str, mode: &str, series: Vec<Series>) -> ProbeRun {
     ProbeRun {
         probe: probe.into(),
+        variant: None,
         mode: mode.into(),
         load: "none".into(),
         status: ProbeStatus::Ok,

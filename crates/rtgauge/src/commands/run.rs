@@ -3,6 +3,7 @@
 use crate::cli::{ModeName, RtPolicy, RunArgs};
 use crate::display::LiveDisplay;
 use anyhow::{Context, Result};
+use clap::ValueEnum;
 use rtgauge_core::plan::{self, Plan, ProbeRequest};
 use rtgauge_core::probe::Budget;
 use rtgauge_core::rt::{Mode, Policy};
@@ -122,7 +123,7 @@ fn report(
         .iter()
         .filter_map(|r| match &r.status {
             rtgauge_result::ProbeStatus::Failed { error } => {
-                Some(format!("{} {} {}: {error}", r.probe, r.mode, r.load))
+                Some(format!("{} {} {}: {error}", r.title(), r.mode, r.load))
             }
             _ => None,
         })
@@ -262,18 +263,24 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         None => Vec::new(),
     };
     if !args.probes.is_empty() {
-        for name in &args.probes {
+        for selector in &args.probes {
+            let (name, _) = plan::split_selector(selector);
             if probes::find(name).is_none() {
-                return Err(plan::PlanError::UnknownProbe(name.clone()).into());
+                return Err(plan::PlanError::UnknownProbe(name.to_string()).into());
             }
         }
         if suite_name.is_some() {
-            requests.retain(|r| args.probes.iter().any(|p| p == r.name));
+            requests.retain(|r| args.probes.iter().any(|p| r.is_selected_by(p)));
         } else {
+            // `cyclic@fast cyclic@slow` runs one probe twice, told apart by its variant.
             requests = args
                 .probes
                 .iter()
-                .map(|p| plan::request(p, BTreeMap::new(), default_budget, warmup))
+                .map(|selector| {
+                    let (name, variant) = plan::split_selector(selector);
+                    let variant = variant.map(str::to_string);
+                    plan::request(name, variant, BTreeMap::new(), default_budget, warmup)
+                })
                 .collect::<Result<_, _>>()?;
         }
     }
@@ -301,7 +308,7 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
     for (flag, probe, key, value) in &settings {
         let targets: Vec<&mut ProbeRequest> = requests
             .iter_mut()
-            .filter(|r| probe.as_deref().is_none_or(|p| p == r.name))
+            .filter(|r| probe.as_deref().is_none_or(|p| r.is_selected_by(p)))
             .filter(|r| {
                 probes::find(r.name)
                     .is_some_and(|p| p.parameters().iter().any(|spec| spec.name == key.as_str()))
@@ -324,17 +331,28 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         if args.warmup.is_some() {
             r.warmup_ns = warmup;
         }
-        validated.push(plan::request(r.name, r.params, r.budget, r.warmup_ns)?);
+        validated.push(plan::request(
+            r.name,
+            r.variant,
+            r.params,
+            r.budget,
+            r.warmup_ns,
+        )?);
     }
-
-    let validated_names: Vec<&'static str> = validated.iter().map(|r| r.name).collect();
+    plan::check_unique_titles(&validated)?;
+    let record = record_names(&args.record, &validated)?;
     let policy = match args.policy {
         RtPolicy::Fifo => Policy::Fifo,
         RtPolicy::Rr => Policy::Rr,
     };
     let period = args.period.unwrap_or(1_000_000);
+    let mode_names = match (&suite, args.mode.is_empty()) {
+        (Some(suite), true) => suite_modes(suite)?,
+        (None, true) => vec![ModeName::Rt],
+        (_, false) => args.mode.clone(),
+    };
     let mut modes = Vec::new();
-    for m in &args.mode {
+    for m in &mode_names {
         let mode = match m {
             ModeName::Normal => Mode::normal(),
             ModeName::Rt => Mode::rt(args.priority, policy),
@@ -378,17 +396,36 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         cpus,
         best_effort: args.best_effort,
         priority: args.priority,
-        record: record_names(&args.record, &validated_names)?,
+        record,
     })
 }
 
-/// `--record` names: probes of this run, or `all`.
-fn record_names(record: &[String], planned: &[&'static str]) -> Result<Vec<String>> {
+/// The suite's `modes` (default: rt), spelled as `--mode` takes them.
+fn suite_modes(suite: &plan::SuiteFile) -> Result<Vec<ModeName>> {
+    let Some(names) = &suite.modes else {
+        return Ok(vec![ModeName::Rt]);
+    };
+    names
+        .iter()
+        .map(|n| {
+            ModeName::from_str(n, false).map_err(|_| {
+                anyhow::anyhow!(
+                    "suite {}: mode '{n}' is not one of normal, rt, deadline",
+                    suite.name
+                )
+            })
+        })
+        .collect()
+}
+
+/// `--record` names: probes of this run (`probe` or `probe@variant`), or `all`.
+fn record_names(record: &[String], planned: &[ProbeRequest]) -> Result<Vec<String>> {
     for name in record.iter().filter(|n| n.as_str() != "all") {
-        if probes::find(name).is_none() {
-            return Err(plan::PlanError::UnknownProbe(name.clone())).context("--record");
+        let (probe, _) = plan::split_selector(name);
+        if probes::find(probe).is_none() {
+            return Err(plan::PlanError::UnknownProbe(probe.to_string())).context("--record");
         }
-        if !planned.contains(&name.as_str()) {
+        if !planned.iter().any(|r| r.is_selected_by(name)) {
             anyhow::bail!("--record {name}: probe {name} is not part of this run");
         }
     }
