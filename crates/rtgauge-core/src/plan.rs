@@ -160,7 +160,7 @@ pub fn suite_requests(
     let default_duration = suite_duration(origin, "duration", &suite.duration)?;
     let default_warmup =
         suite_duration(origin, "warmup", &suite.warmup)?.unwrap_or(fallback_warmup_ns);
-    suite
+    let requests = suite
         .probes
         .iter()
         .map(|p| {
@@ -202,27 +202,23 @@ pub fn suite_requests(
                 suite_duration(origin, "warmup", &p.warmup)?.unwrap_or(default_warmup),
             )
         })
-        .collect::<Result<Vec<_>, _>>()
-        .and_then(|requests| {
-            check_unique_titles(&requests).map_err(|e| PlanError::Suite {
-                path: origin.clone(),
-                detail: e.to_string(),
-            })?;
-            Ok(requests)
-        })
+        .collect::<Result<Vec<_>, _>>()?;
+    check_unique_titles(&requests).map_err(|e| PlanError::Suite {
+        path: origin.clone(),
+        detail: e.to_string(),
+    })?;
+    Ok(requests)
 }
 
 /// Two entries with one title would be indistinguishable in tables, comparisons and checks.
 pub fn check_unique_titles(requests: &[ProbeRequest]) -> Result<(), PlanError> {
-    let titles: Vec<String> = requests.iter().map(ProbeRequest::title).collect();
-    match titles
-        .iter()
-        .enumerate()
-        .find(|(i, t)| titles[..*i].contains(t))
-    {
-        Some((_, title)) => Err(PlanError::DuplicateProbe(title.clone())),
-        None => Ok(()),
+    let mut seen = std::collections::BTreeSet::new();
+    for title in requests.iter().map(ProbeRequest::title) {
+        if !seen.insert(title.clone()) {
+            return Err(PlanError::DuplicateProbe(title));
+        }
     }
+    Ok(())
 }
 
 /// Splits a probe selector `name` or `name@variant`.
