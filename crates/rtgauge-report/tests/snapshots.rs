@@ -1,4 +1,4 @@
-//! Snapshot tests of every comparison and check output, on fixed fixtures (tests/fixtures),
+//! Snapshot tests of every run-table, comparison and check output, on fixed fixtures (tests/fixtures),
 //! plus properties of the comparison verdicts and the report page.
 
 mod common;
@@ -219,4 +219,74 @@ fn images_are_written_as_svg_and_png() {
             other => panic!("unexpected file {other:?}"),
         }
     }
+}
+
+/// The result with its cyclic runs measured a second time as variant `100us`: what a suite
+/// with two cyclic entries produces.
+fn with_cyclic_variant(mut r: RunResult) -> RunResult {
+    let extra: Vec<_> = r
+        .runs
+        .iter()
+        .filter(|run| run.probe == "cyclic")
+        .cloned()
+        .map(|mut run| {
+            run.variant = Some("100us".into());
+            run
+        })
+        .collect();
+    r.runs.extend(extra);
+    r
+}
+
+#[test]
+fn run_table_terminal() {
+    let (a, _) = fixtures();
+    insta::assert_snapshot!(rtgauge_report::table::render_tables(
+        &a,
+        rtgauge_report::table::Style::Terminal
+    ));
+}
+
+#[test]
+fn run_table_markdown_with_a_variant() {
+    let (a, _) = fixtures();
+    let text = rtgauge_report::table::render_tables(
+        &with_cyclic_variant(a),
+        rtgauge_report::table::Style::Markdown,
+    );
+    assert!(text.contains("cyclic@100us"), "{text}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn variants_are_compared_and_checked_apart() {
+    let (a, b) = fixtures();
+    let (a, b) = (with_cyclic_variant(a), with_cyclic_variant(b));
+    let c = compare::compare(&[a, b.clone()], &["a".into(), "b".into()]);
+    let titles: std::collections::BTreeSet<&str> = c
+        .rows
+        .iter()
+        .filter(|r| r.probe.starts_with("cyclic"))
+        .map(|r| r.probe.as_str())
+        .collect();
+    assert_eq!(titles, ["cyclic", "cyclic@100us"].into());
+    // Each variant's rows pair it with itself: the same rows, the same verdicts.
+    let verdicts = |title: &str| -> Vec<(String, Outcome)> {
+        c.rows
+            .iter()
+            .filter(|r| r.probe == title)
+            .map(|r| (format!("{} {} {}", r.mode, r.load, r.series), r.outcome))
+            .collect()
+    };
+    assert_eq!(verdicts("cyclic"), verdicts("cyclic@100us"));
+
+    let spec = |probe: &str| {
+        let text = format!("[[limit]]\nprobe = \"{probe}\"\nseries = \"latency\"\nmax = \"1h\"\n");
+        Spec::parse(&text, std::path::Path::new("v.toml")).unwrap()
+    };
+    let one = check_result(&b, &spec("cyclic@100us"));
+    let all = check_result(&b, &spec("cyclic"));
+    assert!(!one.cases.is_empty());
+    assert!(one.cases.iter().all(|k| k.probe == "cyclic@100us"));
+    assert_eq!(all.cases.len(), 2 * one.cases.len());
 }
