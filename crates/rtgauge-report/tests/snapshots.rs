@@ -1,5 +1,5 @@
-//! Snapshot tests of every run-table, comparison and check output, on fixed fixtures (tests/fixtures),
-//! plus properties of the comparison verdicts and the report page.
+//! Snapshot tests of every run-table, comparison and check output, on fixed fixtures
+//! (tests/fixtures), plus properties of the comparison verdicts and the report page.
 
 mod common;
 
