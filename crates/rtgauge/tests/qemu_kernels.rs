@@ -258,4 +258,54 @@ fn issue5_doctor_and_cyclic_on_real_preempt_rt_and_vanilla_kernels() {
 
     check_guest(&rt, true);
     check_guest(&vanilla, false);
+    compare_kernels(&vanilla, &rt);
+}
+
+/// The comparison users make of these two kernels: `rtgauge compare vanilla rt` on the host
+/// lists the preemption model among the differences first, then pairs the cyclic rows. (The
+/// numbers themselves mean nothing under emulation; only the shape is asserted.)
+fn compare_kernels(vanilla: &Guest, rt: &Guest) {
+    let (a, b) = (
+        vanilla.outdir.join("result.json"),
+        rt.outdir.join("result.json"),
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_rtgauge"))
+        .args(["compare", "-f", "json"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "compare failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cmp: Value = serde_json::from_slice(&out.stdout).expect("compare -f json prints JSON");
+    let fields: Vec<&str> = cmp["environment"]
+        .as_array()
+        .expect("an environment list")
+        .iter()
+        .filter_map(|d| d["field"].as_str())
+        .collect();
+    assert!(
+        fields.contains(&"fingerprint.preempt_rt"),
+        "the kernels' difference is not listed: {fields:?}"
+    );
+    let rows = cmp["rows"].as_array().expect("a rows list");
+    assert!(
+        rows.iter()
+            .any(|r| r["probe"] == "cyclic" && r["series"] == "latency"),
+        "no cyclic latency row: {cmp}"
+    );
+    // The HTML comparison goes beside the guests' outputs (CI keeps it for a look).
+    let html = vanilla.outdir.with_file_name("vanilla-vs-rt.html");
+    let status = Command::new(env!("CARGO_BIN_EXE_rtgauge"))
+        .args(["compare", "-f", "html", "-o"])
+        .arg(&html)
+        .arg(&a)
+        .arg(&b)
+        .status()
+        .unwrap();
+    assert!(status.success() && html.exists());
+    eprintln!("vanilla vs PREEMPT_RT comparison: {}", html.display());
 }
