@@ -124,6 +124,12 @@ pub fn load_suite(name_or_path: &str) -> Result<SuiteFile, PlanError> {
         None => {
             let path = Path::new(name_or_path);
             if !path.exists() {
+                if name_or_path.contains('/') || name_or_path.ends_with(".toml") {
+                    return Err(PlanError::Suite {
+                        path: name_or_path.into(),
+                        detail: "no such file (built-in suites: quick, standard, full)".into(),
+                    });
+                }
                 return Err(PlanError::UnknownSuite(name_or_path.to_string()));
             }
             let text = std::fs::read_to_string(path).map_err(|e| PlanError::Suite {

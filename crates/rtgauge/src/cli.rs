@@ -30,6 +30,13 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// List the background loads and what each stresses.
     Loads,
+    /// List the built-in suites and what each runs; print one (to start your own), or check
+    /// a suite file without running it.
+    Suites {
+        /// A built-in suite (its text is printed) or a suite file (checked and listed).
+        #[arg(value_name = "SUITE")]
+        suite: Option<String>,
+    },
     /// Write a self-contained HTML report (plots, tables, configuration audit) of results.
     Report(ReportArgs),
     /// Compare results side by side: differences, a statistical test and a verdict per row.

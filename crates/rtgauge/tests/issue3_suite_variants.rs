@@ -1,6 +1,7 @@
-//! Issue 3, suites: one probe planned twice (cyclic at two periods, as the literature's tables
-//! compare them) is told apart by its variant in the result, the table, `check` and `compare`.
-//! Short normal-mode runs; every assertion is a count or a name, never a latency.
+//! Issue 3, suites are data: `rtgauge suites` lists and prints them and checks a user's file;
+//! one probe planned twice (cyclic at two periods, as the literature's tables compare them) is
+//! told apart by its variant in the result, the table, `check` and `compare`. Short
+//! normal-mode runs; every assertion is a count or a name, never a latency.
 
 mod common;
 
@@ -179,4 +180,45 @@ fn issue3_variants_on_the_command_line_take_their_own_settings() {
     assert_eq!(runs[0]["params"]["period"], "1ms");
     assert_eq!(runs[1]["variant"], "fast");
     assert_eq!(runs[1]["params"]["period"], "250us");
+}
+
+#[test]
+fn issue3_suites_are_listed_printed_and_checked_without_running() {
+    let out = rtgauge().arg("suites").output().unwrap();
+    assert_success(&out);
+    let list = String::from_utf8_lossy(&out.stdout);
+    for line in ["quick  ", "standard  ", "full  ", "  cyclic@100us "] {
+        assert!(list.contains(line), "{line:?} missing from:\n{list}");
+    }
+
+    // A built-in suite prints as the file it is: saved and edited, it runs as a user's suite.
+    let out = rtgauge().args(["suites", "standard"]).output().unwrap();
+    assert_success(&out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("name = \"standard\"") && text.contains("variant = \"100us\""));
+    let dir = tempfile::tempdir().unwrap();
+    let mine = dir.path().join("mine.toml");
+    std::fs::write(
+        &mine,
+        text.replace("name = \"standard\"", "name = \"mine\""),
+    )
+    .unwrap();
+    let out = rtgauge().arg("suites").arg(&mine).output().unwrap();
+    assert_success(&out);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.starts_with("mine  ") && listed.contains("cyclic@100us   30s"),
+        "{listed}"
+    );
+
+    // A mistake in a user's file is found before anything runs, naming the suite and the key.
+    std::fs::write(
+        &mine,
+        SUITE.replace("period = \"200us\"", "perod = \"200us\""),
+    )
+    .unwrap();
+    let out = rtgauge().arg("suites").arg(&mine).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("perod"), "{err}");
 }

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+pub const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
 
 pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let plan = build_plan(&args)?;
