@@ -198,6 +198,25 @@ fn checks_section(results: &[RunResult], names: &[String]) -> String {
     out
 }
 
+/// The probe's parameters over its runs, `key=value` each; a key whose value differs between
+/// runs (the free phase of each cyclic run) lists every value.
+fn parameters_line(runs: &[&ProbeRun]) -> String {
+    let mut values: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for run in runs {
+        for (k, v) in &run.params {
+            let seen = values.entry(k).or_default();
+            if !seen.contains(&v.as_str()) {
+                seen.push(v);
+            }
+        }
+    }
+    values
+        .iter()
+        .map(|(k, vs)| format!("{k}={}", vs.join(" / ")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 fn warnings_section(results: &[RunResult], names: &[String]) -> String {
     let any = results.iter().any(|r| {
         !r.warnings.is_empty() || r.runs.iter().any(|run| !run.obtained.shortfalls.is_empty())
@@ -601,6 +620,10 @@ pub fn render_html(input: &ReportInput) -> String {
                     "<p class=\"note\">Obtained: {}</p>",
                     esc(&obtained.join("; "))
                 );
+            }
+            let params = parameters_line(&runs);
+            if !params.is_empty() {
+                let _ = write!(body, "<p class=\"note\">Parameters: {}</p>", esc(&params));
             }
         }
         let probe_charts: Vec<&Chart> = charts

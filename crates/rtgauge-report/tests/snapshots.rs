@@ -181,6 +181,8 @@ fn report_page_is_self_contained_and_shows_skips() {
     });
     assert!(page.contains("skipped: no I/O port access"));
     assert!(page.contains("Deep C-states"));
+    // What each probe was asked to do is shown beside what it measured.
+    assert!(page.contains("Parameters: period=1ms"));
     assert!(page.contains("data-kind=\"sizes\""));
     assert!(page.contains("data-kind=\"boxes\""));
     assert!(page.contains("data-kind=\"percentiles\""));
