@@ -1,4 +1,5 @@
-//! Parsing of durations (`25us`, `1ms`, `10s`) and sizes (`64`, `4KiB`, `64MiB`) given by users.
+//! Parsing of durations (`25us`, `1ms`, `10s`) and sizes (`64`, `4KiB`, `64MiB`) given by users,
+//! and the UTC dates of timestamps.
 
 use std::fmt;
 
@@ -16,6 +17,17 @@ impl fmt::Display for UnitError {
 }
 
 impl std::error::Error for UnitError {}
+
+/// A timestamp (ns since the Unix epoch) as a UTC date in a chrono `strftime` format, e.g.
+/// `%Y-%m-%d %H:%M:%S UTC`.
+pub fn utc(unix_ns: u64, format: &str) -> String {
+    let secs = (unix_ns / 1_000_000_000) as i64;
+    let nanos = (unix_ns % 1_000_000_000) as u32;
+    chrono::DateTime::from_timestamp(secs, nanos)
+        .expect("a u64 of nanoseconds is within chrono's range")
+        .format(format)
+        .to_string()
+}
 
 const DURATION_FORM: &str =
     "a positive duration with a unit: ns, us, ms, s, m or h (e.g. 25us, 1ms, 10s)";
