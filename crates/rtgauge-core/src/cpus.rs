@@ -1,31 +1,7 @@
 //! Choosing the CPUs to measure on.
 
-use std::fmt::Write;
-
-/// Formats CPUs as a kernel-style list: `0-3,8`.
-pub fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut sorted = cpus.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        while i + 1 < sorted.len() && sorted[i + 1] == sorted[i] + 1 {
-            i += 1;
-        }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        if sorted[i] == start {
-            let _ = write!(out, "{start}");
-        } else {
-            let _ = write!(out, "{start}-{}", sorted[i]);
-        }
-        i += 1;
-    }
-    out
-}
+/// Formats CPUs as a kernel-style list: `0-3,8` (sysinfo's, which the doctor prints too).
+pub use rtgauge_sysinfo::format_cpu_list;
 
 /// Parses `--cpus` (`all`, `0`, `0-3,6`) and checks every CPU is online.
 pub fn parse_cpus(spec: &str, online: &[usize]) -> Result<Vec<usize>, String> {

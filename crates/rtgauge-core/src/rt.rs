@@ -209,6 +209,44 @@ fn diagnose_scheduling(priority: i32, err: i32) -> (String, String) {
     )
 }
 
+/// The kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER0, 48 bytes): libc has no binding and
+/// glibc no wrapper for sched_setattr/sched_getattr.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SchedAttr {
+    pub size: u32,
+    pub policy: u32,
+    pub flags: u64,
+    pub nice: i32,
+    pub priority: u32,
+    pub runtime: u64,
+    pub deadline: u64,
+    pub period: u64,
+}
+
+impl Default for SchedAttr {
+    /// All zero but the size, which the kernel checks.
+    fn default() -> Self {
+        SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            policy: 0,
+            flags: 0,
+            nice: 0,
+            priority: 0,
+            runtime: 0,
+            deadline: 0,
+            period: 0,
+        }
+    }
+}
+
+/// sched_setattr(2) for the calling thread; false with errno set when the kernel refuses.
+#[inline(always)]
+pub(crate) fn sched_setattr(attr: &SchedAttr) -> bool {
+    // SAFETY: attr is a valid sched_attr of the size it declares; pid 0 is the calling thread.
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, attr as *const SchedAttr, 0u32) == 0 }
+}
+
 /// Sets the scheduling policy of the calling thread.
 fn set_thread_policy(policy: Policy, priority: i32) -> Result<(), RtError> {
     let what = match policy {
@@ -221,32 +259,18 @@ fn set_thread_policy(policy: Policy, priority: i32) -> Result<(), RtError> {
             deadline_ns,
             period_ns,
         } => {
-            // sched_setattr has no glibc wrapper; this is the kernel's struct sched_attr (v0).
-            #[repr(C)]
-            struct SchedAttr {
-                size: u32,
-                policy: u32,
-                flags: u64,
-                nice: i32,
-                priority: u32,
-                runtime: u64,
-                deadline: u64,
-                period: u64,
-            }
             let attr = SchedAttr {
-                size: std::mem::size_of::<SchedAttr>() as u32,
                 policy: 6, // SCHED_DEADLINE
-                flags: 0,
-                nice: 0,
-                priority: 0,
                 runtime: runtime_ns,
                 deadline: deadline_ns,
                 period: period_ns,
+                ..SchedAttr::default()
             };
-            // SAFETY: attr is a valid sched_attr of the declared size; pid 0 = this thread.
-            let rc =
-                unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) };
-            rc as i32
+            if sched_setattr(&attr) {
+                0
+            } else {
+                -1
+            }
         }
         _ => {
             let (pol, prio) = match policy {

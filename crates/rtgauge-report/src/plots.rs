@@ -641,6 +641,19 @@ fn per_op_ns(s: &Series, ns: Option<u64>) -> Option<f64> {
     ns.map(|v| v as f64 / s.batch.max(1) as f64)
 }
 
+/// The smallest minimum and largest maximum of the group, per operation, in ns.
+fn per_op_range(group: &[&Member]) -> (f64, f64) {
+    let lo = group
+        .iter()
+        .filter_map(|m| per_op_ns(m.series, m.series.stats.min_ns))
+        .fold(f64::INFINITY, f64::min);
+    let hi = group
+        .iter()
+        .filter_map(|m| per_op_ns(m.series, m.series.stats.max_ns))
+        .fold(0.0f64, f64::max);
+    (lo, hi)
+}
+
 fn box_chart(
     probe: &str,
     name: &str,
@@ -650,14 +663,7 @@ fn box_chart(
 ) -> Option<Chart> {
     let mut boxes = Vec::new();
     let mut members = Vec::new();
-    let hi = group
-        .iter()
-        .filter_map(|m| per_op_ns(m.series, m.series.stats.max_ns))
-        .fold(0.0f64, f64::max);
-    let lo = group
-        .iter()
-        .filter_map(|m| per_op_ns(m.series, m.series.stats.min_ns))
-        .fold(f64::INFINITY, f64::min);
+    let (lo, hi) = per_op_range(group);
     let unit = unit_for(hi);
     let k = scale_of(unit);
     for m in group {
@@ -840,14 +846,7 @@ fn size_chart(
     if sizes.is_empty() {
         return None;
     }
-    let hi = group
-        .iter()
-        .filter_map(|m| per_op_ns(m.series, m.series.stats.max_ns))
-        .fold(0.0f64, f64::max);
-    let lo = group
-        .iter()
-        .filter_map(|m| per_op_ns(m.series, m.series.stats.min_ns))
-        .fold(f64::INFINITY, f64::min);
+    let (lo, hi) = per_op_range(group);
     let unit = unit_for(hi);
     let k = scale_of(unit);
     let mut lines = Vec::new();

@@ -4,6 +4,7 @@
 //! unlinked as soon as they are open, so a killed run leaves nothing behind.
 
 use crate::probe::ProbeError;
+use crate::rt::{sched_setattr, SchedAttr};
 use std::ffi::CString;
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -695,25 +696,8 @@ impl Calls for FutexWake {
 // ---------------------------------------------------------------------------------------------
 // priority changes
 
-/// The kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER0, 48 bytes); libc has no binding.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-struct SchedAttr {
-    size: u32,
-    policy: u32,
-    flags: u64,
-    nice: i32,
-    priority: u32,
-    runtime: u64,
-    deadline: u64,
-    period: u64,
-}
-
 fn sched_getattr() -> Result<SchedAttr, io::Error> {
-    let mut attr = SchedAttr {
-        size: std::mem::size_of::<SchedAttr>() as u32,
-        ..SchedAttr::default()
-    };
+    let mut attr = SchedAttr::default();
     // SAFETY: attr is a valid, correctly sized out-buffer for the calling thread (pid 0).
     let rc = unsafe {
         libc::syscall(
@@ -728,12 +712,6 @@ fn sched_getattr() -> Result<SchedAttr, io::Error> {
         return Err(io::Error::last_os_error());
     }
     Ok(attr)
-}
-
-#[inline(always)]
-fn sched_setattr(attr: &SchedAttr) -> bool {
-    // SAFETY: attr is a valid sched_attr; pid 0 is the calling thread.
-    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, attr as *const SchedAttr, 0u32) == 0 }
 }
 
 fn policy_name(policy: i32) -> &'static str {
