@@ -482,3 +482,48 @@ fn issue2_man_pages_are_generated_from_the_same_definitions_as_help() {
         );
     }
 }
+
+/// `rtgauge run` in a pseudo-terminal (util-linux `script`), so the live display starts.
+fn run_on_a_terminal(args: &str, result: &Path) -> Value {
+    let bin = assert_cmd::cargo::cargo_bin("rtgauge");
+    let command = format!(
+        "{} run cyclic -d 300ms --warmup 50ms --mode normal {args} -o {}",
+        bin.display(),
+        result.display()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+        .expect("util-linux script runs");
+    assert_success(&out);
+    read_json(result)
+}
+
+#[test]
+fn issue2_a_live_display_on_the_measured_cpus_is_recorded_as_a_warning() {
+    if rtgauge_cpus() < 2
+        || std::process::Command::new("script")
+            .arg("--version")
+            .output()
+            .is_err()
+    {
+        eprintln!("skipped: needs two CPUs and util-linux script (a pseudo-terminal)");
+        return;
+    }
+    let _turn = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let codes = |doc: &Value| -> Vec<String> {
+        doc["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["code"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // Every CPU measured: the display had to run beside the measuring threads.
+    let all = run_on_a_terminal("", &dir.path().join("all.json"));
+    assert!(codes(&all).contains(&"display_shares_cpus".to_string()));
+    // One CPU left free: the display ran there, nothing to warn about.
+    let one = run_on_a_terminal("--cpus 0", &dir.path().join("one.json"));
+    assert!(!codes(&one).contains(&"display_shares_cpus".to_string()));
+}

@@ -46,10 +46,19 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     };
     let outcome = runner::execute(&plan, &inputs, &mut writer);
     let checkpoint_error = writer.error.take();
+    // With every CPU measured, the display thread had nowhere else to run.
+    let display_shared_cpus =
+        display.is_some() && rtgauge_core::cpus::housekeeping_cpus(&plan.cpus).is_empty();
     drop(display);
-    let result = outcome?;
+    let mut result = outcome?;
     if let Some(e) = checkpoint_error {
         return Err(e).context("the result could not be saved");
+    }
+    if display_shared_cpus {
+        result.warnings.push(rtgauge_result::Warning::new(
+            "display_shares_cpus",
+            "the live display ran on the measured CPUs (every CPU is measured): a neighbour that wakes a few times a second can lower the minima; use -q, or leave a CPU unmeasured with --cpus",
+        ));
     }
     write_atomically(&output, &result)?;
     report(&args, &result, &output, spec.as_ref())
