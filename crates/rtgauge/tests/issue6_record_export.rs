@@ -221,14 +221,6 @@ fn issue6_parquet_export_reads_back_with_the_csv_rows() {
     );
 }
 
-fn one_line_error(args: &[&std::ffi::OsStr]) -> String {
-    let out = rtgauge().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
-    err
-}
-
 /// A truncated, foreign or future-version recording is refused with one line that names the
 /// file and the problem; no partial output is left.
 #[test]
@@ -258,7 +250,7 @@ fn issue6_damaged_recording_gives_a_clear_error_naming_the_file() {
         let path = dir.path().join(name);
         std::fs::write(&path, content).unwrap();
         for format in ["csv", "parquet"] {
-            let err = one_line_error(&[
+            let err = common::one_line_error(&[
                 "export".as_ref(),
                 path.as_os_str(),
                 "-f".as_ref(),
@@ -272,7 +264,7 @@ fn issue6_damaged_recording_gives_a_clear_error_naming_the_file() {
         }
     }
     let missing = dir.path().join("missing.rtgr");
-    let err = one_line_error(&[
+    let err = common::one_line_error(&[
         "export".as_ref(),
         missing.as_os_str(),
         "-o".as_ref(),
@@ -289,7 +281,7 @@ fn issue6_record_names_a_probe_of_the_run() {
         ("nope", "unknown probe 'nope'"),
         ("switch", "not part of this run"),
     ] {
-        let err = one_line_error(&[
+        let err = common::one_line_error(&[
             "run".as_ref(),
             "cyclic".as_ref(),
             "--mode".as_ref(),
@@ -447,7 +439,7 @@ fn issue6_a_killed_run_leaves_a_recording_that_export_salvages() {
     child.wait().unwrap();
 
     let csv = dir.path().join("salvaged.csv");
-    let refused = one_line_error(&[
+    let refused = common::one_line_error(&[
         "export".as_ref(),
         recording.as_os_str(),
         "-o".as_ref(),

@@ -70,3 +70,12 @@ pub fn assert_success(out: &std::process::Output) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Runs `rtgauge ARGS…` expecting exit 1 and a one-line error on stderr; returns the error.
+pub fn one_line_error<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
+    let out = rtgauge().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    err
+}
