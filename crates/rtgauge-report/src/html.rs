@@ -7,7 +7,7 @@
 use crate::compare::{fmt_stat, format_p, row_unit, Comparison, Outcome};
 use crate::plots::{build_charts, Chart, RecordingPlot};
 use crate::table::probe_table;
-use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, RunStatus};
+use rtgauge_result::{ProbeRun, ProbeStatus, RunResult};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -58,13 +58,7 @@ pub fn utc(unix_ns: u64) -> String {
     rtgauge_result::units::utc(unix_ns, "%Y-%m-%d %H:%M:%S UTC")
 }
 
-fn status_word(s: RunStatus) -> &'static str {
-    match s {
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
-    }
-}
+use crate::format::status_name as status_word;
 
 fn flatten_json(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
     use serde_json::Value;
@@ -292,7 +286,7 @@ fn probe_table_html(runs: &[&ProbeRun]) -> String {
 fn comparison_section(c: &Comparison) -> String {
     let mut out = String::from("<section id=\"comparison\"><h2>Comparison</h2><ul>");
     for r in &c.results {
-        let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&r.name), esc(&r.source));
+        let _ = write!(out, "<li>{}</li>", esc(&r.describe()));
     }
     out.push_str("</ul><h3>Environment and configuration differences</h3>");
     if c.environment.is_empty() {

@@ -637,9 +637,7 @@ fn intervals_chart(
     })
 }
 
-fn per_op_ns(s: &Series, ns: Option<u64>) -> Option<f64> {
-    ns.map(|v| v as f64 / s.batch.max(1) as f64)
-}
+use crate::format::per_op as per_op_ns;
 
 /// The smallest minimum and largest maximum of the group, per operation, in ns.
 fn per_op_range(group: &[&Member]) -> (f64, f64) {

@@ -37,6 +37,8 @@ pub enum Command {
         #[arg(value_name = "SUITE")]
         suite: Option<String>,
     },
+    /// Print a stored result's full tables (or its summary) again, as text, Markdown, CSV or JSON.
+    Show(ShowArgs),
     /// Write a self-contained HTML report (plots, tables, configuration audit) of results.
     Report(ReportArgs),
     /// Compare results side by side: differences, a statistical test and a verdict per row.
@@ -221,6 +223,46 @@ pub struct RunArgs {
     /// Do not write the HTML report next to the result.
     #[arg(long)]
     pub no_report: bool,
+
+    /// What to print at the end: a one-screen summary, or every series' full table.
+    #[arg(long, value_enum, value_name = "WHAT", default_value = "summary")]
+    pub table: TableKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableKind {
+    /// The figures that answer each probe's question, on one screen.
+    Summary,
+    /// One row per series: every statistic and percentile.
+    Full,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    /// Aligned tables (box drawing on a UTF-8 terminal, ASCII otherwise).
+    Terminal,
+    /// Markdown tables.
+    #[value(alias = "markdown")]
+    Md,
+    /// One line per series, times in ns per operation.
+    Csv,
+    /// One object per series, times in ns per operation.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Result documents to print, one after the other.
+    #[arg(value_name = "RESULT", required = true)]
+    pub results: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "terminal")]
+    pub format: ShowFormat,
+
+    /// The full tables, or the summary printed at the end of a run.
+    #[arg(long, value_enum, value_name = "WHAT", default_value = "full")]
+    pub table: TableKind,
 }
 
 #[derive(Debug, Args)]
@@ -279,6 +321,11 @@ pub struct CheckArgs {
     /// Output format of the check report on standard output.
     #[arg(short, long, value_enum, default_value = "table")]
     pub format: CheckFormat,
+
+    /// Judge a result whose run was interrupted or did not finish; without this such a
+    /// result fails the check (exit 2), since probes that never ran cannot exceed a limit.
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -9,6 +9,7 @@ mod probes;
 mod recordings;
 mod report;
 mod run;
+mod show;
 mod suites;
 
 use crate::cli::{Cli, Command};
@@ -22,6 +23,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Doctor(a) => doctor::doctor(a),
         Command::Loads => loads::list(),
         Command::Suites { suite } => suites::suites(suite),
+        Command::Show(a) => show::show(a),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => compare::compare(a),
         Command::Check(a) => check::check(a),

@@ -1,6 +1,6 @@
 //! `rtgauge run`: options → plan → runner → result document → tables.
 
-use crate::cli::{ModeName, RtPolicy, RunArgs};
+use crate::cli::{ModeName, RtPolicy, RunArgs, TableKind};
 use crate::display::LiveDisplay;
 use anyhow::{Context, Result};
 use clap::ValueEnum;
@@ -9,7 +9,7 @@ use rtgauge_core::probe::Budget;
 use rtgauge_core::rt::{Mode, Policy};
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
 use rtgauge_core::{cpus, probes, units};
-use rtgauge_report::table::{render_tables, Style};
+use rtgauge_report::{Format, Render, Summary, Tables};
 use rtgauge_result::{write_atomically, RunResult, RunStatus};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -93,13 +93,21 @@ fn report(
     spec: Option<&rtgauge_report::Spec>,
 ) -> Result<u8> {
     if !args.quiet {
-        print!("{}", render_tables(result, Style::Terminal));
+        let style = Format::Text(crate::display::text_style());
+        let text = match args.table {
+            TableKind::Summary => Summary::of(result).render(style),
+            TableKind::Full => Tables(result).render(style),
+        };
+        print!("{}", text?);
         print_warnings(result);
     }
     if result.status == RunStatus::Interrupted {
         eprintln!("rtgauge: interrupted; the result holds what was measured");
     }
     println!("result: {}", output.display());
+    if !args.quiet && args.table == TableKind::Summary {
+        println!("full tables: rtgauge show {}", output.display());
+    }
     for r in &result.recordings {
         let path = output.with_file_name(&r.path);
         println!(
@@ -168,7 +176,7 @@ fn report(
         let checked = rtgauge_report::check_result(result, spec);
         print!(
             "{}",
-            rtgauge_report::check::render_text(&checked, rtgauge_report::check::Style::Terminal)
+            checked.render(Format::Text(crate::display::text_style()))?
         );
         if !checked.passed {
             eprintln!("rtgauge: limits of {} exceeded", spec_path.display());
