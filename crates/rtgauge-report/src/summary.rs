@@ -179,6 +179,11 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
         } else {
             String::new()
         };
+        let note_prefix = if several {
+            format!("{} {}: ", run.mode, run.load)
+        } else {
+            String::new()
+        };
         if let Some(status) = status_text(&run.status) {
             out.rows.push(Row {
                 label: prefix.trim_end().to_string(),
@@ -206,8 +211,7 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
         }
         if total > MAX_ROWS {
             out.notes.push(format!(
-                "{}{} more rows in the full tables",
-                prefix,
+                "{note_prefix}{} more rows in the full tables",
                 total - MAX_ROWS
             ));
         }
@@ -215,12 +219,12 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
             let calls = per_call(run).count();
             if calls > SLOWEST_CALLS {
                 out.notes.push(format!(
-                    "{prefix}the {SLOWEST_CALLS} slowest of {calls} calls by median"
+                    "{note_prefix}the {SLOWEST_CALLS} slowest of {calls} calls by median"
                 ));
             }
         }
         if probe == "clock" {
-            out.notes.push(format!("{prefix}{}", tsc_verdict(run, result)));
+            out.notes.push(format!("{note_prefix}{}", tsc_verdict(run, result)));
         }
     }
     out
@@ -461,6 +465,7 @@ fn memop_rows(run: &ProbeRun) -> Vec<Cells> {
                 })
                 .max_by(|a, b| a.0.total_cmp(&b.0));
             let (worst, at) = match worst {
+                Some((ratio, s)) if ratio >= 100.0 => (format!("{ratio:.0}"), format_size(size_of(s))),
                 Some((ratio, s)) => (format!("{ratio:.1}"), format_size(size_of(s))),
                 None => ("–".into(), "–".into()),
             };
@@ -508,7 +513,7 @@ fn tsc_verdict(run: &ProbeRun, result: &RunResult) -> String {
         .iter()
         .find(|s| s.labels.get("clock").map(String::as_str) == Some("tsc"));
     let Some(tsc) = tsc else {
-        return format!("TSC: not measured · {source}");
+        return format!("TSC not measured · {source}");
     };
     let m = |k: &str| tsc.metrics.get(k).copied();
     let backward = tsc.counters.get("backward_steps").copied().unwrap_or(0);
@@ -518,14 +523,14 @@ fn tsc_verdict(run: &ProbeRun, result: &RunResult) -> String {
     let verdict = match (m("tsc_stability_ppb"), m("tsc_window_error_ppb")) {
         _ if backward > 0 => format!("went backwards {backward} times: do not trust it"),
         (Some(spread), Some(error)) if spread <= error.max(1.0) => {
-            format!("stable (rate spread {spread:.0} ppb, within the {error:.0} ppb a window resolves)")
+            format!("stable (rate spread {spread:.0} ppb, within the {error:.0} ppb resolved)")
         }
         (Some(spread), Some(error)) => {
-            format!("UNSTABLE (rate spread {spread:.0} ppb, more than the {error:.0} ppb a window resolves)")
+            format!("UNSTABLE (rate spread {spread:.0} ppb, beyond the {error:.0} ppb resolved)")
         }
         _ => "stability not measured (one window; measure longer)".into(),
     };
-    clip(&format!("TSC: {rate}, {verdict} · {source}"), MAX_WIDTH)
+    format!("TSC {rate}: {verdict} · {source}")
 }
 
 fn generic_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
