@@ -20,8 +20,8 @@
 //! series) is not applicable and passes.
 
 use crate::dist::Dist;
-use crate::units::{format_duration_ns, parse_duration_ns};
 use crate::format::{csv_field, new_table, per_op};
+use crate::units::{format_duration_ns, parse_duration_ns};
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 use rtgauge_stats::percentile_supported;
 use serde::{Deserialize, Serialize};
@@ -756,7 +756,6 @@ pub fn render_text(r: &CheckReport, style: Style) -> String {
     out
 }
 
-
 /// CSV: one line per bound evaluated (a case without bounds gets one line with its problem).
 pub fn render_csv(r: &CheckReport) -> String {
     let mut out = String::from(
@@ -922,10 +921,7 @@ impl crate::format::Render for CheckReport {
         ]
     }
 
-    fn render(
-        &self,
-        format: crate::format::Format,
-    ) -> Result<String, crate::format::Unsupported> {
+    fn render(&self, format: crate::format::Format) -> Result<String, crate::format::Unsupported> {
         use crate::format::Format;
         match format {
             Format::Text(style) => Ok(render_text(self, style)),
@@ -1001,11 +997,7 @@ mod tests {
                 "spec.toml:2:",
                 "a percentile must be above 0 and below 100",
             ),
-            (
-                "[[limit]]\np100 = \"1us\"\n",
-                "spec.toml:2:",
-                "below 100",
-            ),
+            ("[[limit]]\np100 = \"1us\"\n", "spec.toml:2:", "below 100"),
             ("[[limit]]\noverruns = -1\n", "spec.toml:2:", "integer ≥ 0"),
             ("[[limits]]\nmax = \"1us\"\n", "spec.toml:1:", "[[limit]]"),
             ("[[limit]\n", "spec.toml:1:", "TOML"),

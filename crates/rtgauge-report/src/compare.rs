@@ -697,7 +697,6 @@ pub fn format_p(p: f64) -> String {
     }
 }
 
-
 /// CSV: `#` comment lines with the results and environment differences (read with
 /// `pandas.read_csv(f, comment="#")`), then one line per row, times in ns per operation.
 pub fn render_csv(c: &Comparison) -> String {
@@ -795,10 +794,7 @@ impl crate::format::Render for Comparison {
         crate::format::TABLE_FORMATS
     }
 
-    fn render(
-        &self,
-        format: crate::format::Format,
-    ) -> Result<String, crate::format::Unsupported> {
+    fn render(&self, format: crate::format::Format) -> Result<String, crate::format::Unsupported> {
         use crate::format::Format;
         match format {
             Format::Text(style) => Ok(render_text(self, style)),

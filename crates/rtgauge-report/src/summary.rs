@@ -224,7 +224,8 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
             }
         }
         if probe == "clock" {
-            out.notes.push(format!("{note_prefix}{}", tsc_verdict(run, result)));
+            out.notes
+                .push(format!("{note_prefix}{}", tsc_verdict(run, result)));
         }
     }
     out
@@ -376,7 +377,11 @@ fn size_of(s: &Series) -> u64 {
 
 /// Series of `name` (any name when empty) that carry a size, grouped by `group_label` (by
 /// series name when empty), each group sorted by size.
-fn size_groups<'a>(run: &'a ProbeRun, name: &str, group_label: &str) -> Vec<(String, Vec<&'a Series>)> {
+fn size_groups<'a>(
+    run: &'a ProbeRun,
+    name: &str,
+    group_label: &str,
+) -> Vec<(String, Vec<&'a Series>)> {
     let mut groups: Vec<(String, Vec<&Series>)> = Vec::new();
     let sized = run
         .series
@@ -454,7 +459,10 @@ fn memop_rows(run: &ProbeRun) -> Vec<Cells> {
     size_groups(run, "", "")
         .into_iter()
         .map(|(op, series)| {
-            let best = series.iter().filter_map(|s| bandwidth(s)).fold(0.0f64, f64::max);
+            let best = series
+                .iter()
+                .filter_map(|s| bandwidth(s))
+                .fold(0.0f64, f64::max);
             let worst = series
                 .iter()
                 .filter_map(|s| match (s.stats.max_ns, s.stats.median_ns) {
@@ -465,7 +473,9 @@ fn memop_rows(run: &ProbeRun) -> Vec<Cells> {
                 })
                 .max_by(|a, b| a.0.total_cmp(&b.0));
             let (worst, at) = match worst {
-                Some((ratio, s)) if ratio >= 100.0 => (format!("{ratio:.0}"), format_size(size_of(s))),
+                Some((ratio, s)) if ratio >= 100.0 => {
+                    (format!("{ratio:.0}"), format_size(size_of(s)))
+                }
                 Some((ratio, s)) => (format!("{ratio:.1}"), format_size(size_of(s))),
                 None => ("–".into(), "–".into()),
             };

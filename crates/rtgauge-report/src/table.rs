@@ -305,10 +305,7 @@ impl crate::format::Render for Tables<'_> {
         crate::format::TABLE_FORMATS
     }
 
-    fn render(
-        &self,
-        format: crate::format::Format,
-    ) -> Result<String, crate::format::Unsupported> {
+    fn render(&self, format: crate::format::Format) -> Result<String, crate::format::Unsupported> {
         use crate::format::Format;
         match format {
             Format::Text(style) => Ok(render_tables(self.0, style)),

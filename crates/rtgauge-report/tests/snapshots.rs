@@ -313,7 +313,10 @@ fn summary_terminal() {
 #[test]
 fn summary_markdown_of_two_modes() {
     let (a, _) = fixtures();
-    insta::assert_snapshot!(text_of(&Summary::of(&a), Format::Text(RenderStyle::Markdown)));
+    insta::assert_snapshot!(text_of(
+        &Summary::of(&a),
+        Format::Text(RenderStyle::Markdown)
+    ));
 }
 
 #[test]
@@ -378,12 +381,20 @@ fn check_of_an_incomplete_result_fails_unless_allowed() {
     )
     .unwrap();
     let strict = check_result(&b, &lenient);
-    assert!(!strict.passed, "{}", check::render_text(&strict, Style::Plain));
+    assert!(
+        !strict.passed,
+        "{}",
+        check::render_text(&strict, Style::Plain)
+    );
     let text = check::render_text(&strict, Style::Plain);
     assert!(text.contains("never ran: alloc, ioport"), "{text}");
     assert!(check::render_junit(&strict).contains("incomplete result"));
     let allowed = check::check_result_allowing(&b, &lenient, true);
-    assert!(allowed.passed, "{}", check::render_text(&allowed, Style::Plain));
+    assert!(
+        allowed.passed,
+        "{}",
+        check::render_text(&allowed, Style::Plain)
+    );
     insta::assert_snapshot!(text);
 }
 

@@ -66,10 +66,7 @@ fn check_fails_a_suite_whose_second_probe_never_ran() {
     assert!(stdout.contains("never ran: alloc, ioport"), "{stdout}");
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<failure type=\"incomplete result\""), "{xml}");
-    assert_eq!(
-        check(&partial, &spec, &["--allow-incomplete"]).0,
-        Some(0)
-    );
+    assert_eq!(check(&partial, &spec, &["--allow-incomplete"]).0, Some(0));
 }
 
 #[test]
@@ -86,12 +83,15 @@ fn compare_lists_the_run_status_among_the_differences() {
         .unwrap();
     assert_success(&out);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("(INTERRUPTED: only what it measured is compared)"), "{text}");
+    assert!(
+        text.contains("(INTERRUPTED: only what it measured is compared)"),
+        "{text}"
+    );
     let differences = &text[..text.find("cyclic").unwrap_or(text.len())];
     assert!(
-        differences.lines().any(|l| l.contains("status")
-            && l.contains("complete")
-            && l.contains("interrupted")),
+        differences
+            .lines()
+            .any(|l| l.contains("status") && l.contains("complete") && l.contains("interrupted")),
         "{text}"
     );
 }

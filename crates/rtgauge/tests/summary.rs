@@ -17,7 +17,15 @@ fn quick_suite_summary_fits_one_screen_and_show_prints_the_full_tables() {
     let result = dir.path().join("quick.json");
     // The quick suite, briefly: every probe, every series, a few hundred ms each.
     let out = rtgauge()
-        .args(["run", "--duration", "200ms", "--warmup", "1ms", "--mode", "normal"])
+        .args([
+            "run",
+            "--duration",
+            "200ms",
+            "--warmup",
+            "1ms",
+            "--mode",
+            "normal",
+        ])
         .args(["--no-report", "-o"])
         .arg(&result)
         .output()
@@ -34,7 +42,15 @@ fn quick_suite_summary_fits_one_screen_and_show_prints_the_full_tables() {
         );
     }
     assert!(!has_box_drawing(&stdout), "piped: no box drawing\n{stdout}");
-    for probe in ["cyclic:", "alloc:", "memop:", "clock:", "response:", "switch:", "primitive:"] {
+    for probe in [
+        "cyclic:",
+        "alloc:",
+        "memop:",
+        "clock:",
+        "response:",
+        "switch:",
+        "primitive:",
+    ] {
         assert!(
             lines.iter().any(|l| l.starts_with(probe)),
             "{probe} missing:\n{stdout}"
@@ -116,12 +132,12 @@ fn show_reads_several_results_and_refuses_what_is_not_one() {
         .unwrap();
     assert_success(&out);
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("idle.json") && text.contains("loaded.json"), "{text}");
+    assert!(
+        text.contains("idle.json") && text.contains("loaded.json"),
+        "{text}"
+    );
 
-    let err = one_line_error(&[
-        "show".as_ref(),
-        report_fixture("spec.toml").as_os_str(),
-    ]);
+    let err = one_line_error(&["show".as_ref(), report_fixture("spec.toml").as_os_str()]);
     assert!(err.contains("spec.toml"), "{err}");
 
     let err = one_line_error(&[

@@ -208,8 +208,13 @@ pub fn every_probe() -> RunResult {
         for (j, size) in [64u64, 4096, 262_144, 4_194_304].iter().enumerate() {
             // Per byte the cost falls, then doubles once the size leaves the cache.
             let per_byte = [0.5, 0.05, 0.06, 0.2][j];
-            let mut s = sv(op, 300 + (i * 10 + j) as u64, 2000, 200.0 + per_byte * *size as f64)
-                .label("size", rtgauge_result::units::format_size(*size));
+            let mut s = sv(
+                op,
+                300 + (i * 10 + j) as u64,
+                2000,
+                200.0 + per_byte * *size as f64,
+            )
+            .label("size", rtgauge_result::units::format_size(*size));
             s.metrics.insert("size_bytes".into(), *size as f64);
             memop.push(s);
         }
@@ -234,14 +239,24 @@ pub fn every_probe() -> RunResult {
         for (j, source) in ["signal", "pipe", "futex"].iter().enumerate() {
             let seed = 500 + (i * 10 + j) as u64;
             response.push(
-                sv("response", seed, 3000, 3000.0 + 4000.0 * i as f64 + 500.0 * j as f64)
-                    .label("source", source)
-                    .label("placement", placement),
+                sv(
+                    "response",
+                    seed,
+                    3000,
+                    3000.0 + 4000.0 * i as f64 + 500.0 * j as f64,
+                )
+                .label("source", source)
+                .label("placement", placement),
             );
             switch.push(
-                sv("switch", seed + 50, 3000, 1000.0 + 3000.0 * i as f64 + 200.0 * j as f64)
-                    .label("via", source)
-                    .label("placement", placement),
+                sv(
+                    "switch",
+                    seed + 50,
+                    3000,
+                    1000.0 + 3000.0 * i as f64 + 200.0 * j as f64,
+                )
+                .label("via", source)
+                .label("placement", placement),
             );
         }
     }
@@ -252,8 +267,8 @@ pub fn every_probe() -> RunResult {
         .enumerate()
     {
         for method in ["per-call", "batched"] {
-            let mut s = sv(call, 600 + j as u64, 2000, 100.0 + 150.0 * j as f64)
-                .label("method", method);
+            let mut s =
+                sv(call, 600 + j as u64, 2000, 100.0 + 150.0 * j as f64).label("method", method);
             if method == "batched" {
                 s.batch = 100;
             }
@@ -267,8 +282,8 @@ pub fn every_probe() -> RunResult {
         rt("switch", switch),
         rt("primitive", primitive),
     ]);
-    r.config.probes.extend(
-        ["memop", "clock", "response", "switch", "primitive"].map(String::from),
-    );
+    r.config
+        .probes
+        .extend(["memop", "clock", "response", "switch", "primitive"].map(String::from));
     r
 }

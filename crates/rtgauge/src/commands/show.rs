@@ -20,7 +20,9 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         .collect::<Result<Vec<_>, _>>()?;
     let several = results.len() > 1;
     if several && format == Format::Json {
-        anyhow::bail!("--format json prints one result at a time; run `rtgauge show` once per file");
+        anyhow::bail!(
+            "--format json prints one result at a time; run `rtgauge show` once per file"
+        );
     }
     for (path, result) in args.results.iter().zip(&results) {
         match format {
