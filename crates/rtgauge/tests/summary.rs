@@ -60,47 +60,31 @@ fn quick_suite_summary_fits_one_screen_and_show_prints_the_full_tables() {
     assert!(stdout.contains(&show_hint), "{stdout}");
 
     // The full tables are one command away, in every format.
-    let full = rtgauge().arg("show").arg(&result).output().unwrap();
-    assert_success(&full);
-    let full = String::from_utf8(full.stdout).unwrap();
+    let show = |args: &[&str]| -> String {
+        let out = rtgauge()
+            .arg("show")
+            .args(args)
+            .arg(&result)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let full = show(&[]);
     assert!(full.contains("Deviation"), "{full}");
     assert!(full.lines().count() > lines.len(), "{full}");
     assert!(!has_box_drawing(&full), "{full}");
-    let md = rtgauge()
-        .args(["show", "--format", "md"])
-        .arg(&result)
-        .output()
-        .unwrap();
-    assert_success(&md);
-    assert!(String::from_utf8_lossy(&md.stdout).contains("### cyclic"));
-    let csv = rtgauge()
-        .args(["show", "--format", "csv"])
-        .arg(&result)
-        .output()
-        .unwrap();
-    assert_success(&csv);
-    let csv = String::from_utf8(csv.stdout).unwrap();
+    assert!(show(&["--format", "md"]).contains("### cyclic"));
+    let csv = show(&["--format", "csv"]);
     assert!(csv.starts_with("probe,mode,load,status,series,"), "{csv}");
-    let json = rtgauge()
-        .args(["show", "--format", "json"])
-        .arg(&result)
-        .output()
-        .unwrap();
-    assert_success(&json);
-    let rows: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let rows: serde_json::Value = serde_json::from_str(&show(&["--format", "json"])).unwrap();
     assert_eq!(
         rows.as_array().unwrap().len(),
         csv.lines().count() - 1,
         "JSON and CSV hold the same rows"
     );
     // And the summary again, as the run printed it.
-    let again = rtgauge()
-        .args(["show", "--table", "summary"])
-        .arg(&result)
-        .output()
-        .unwrap();
-    assert_success(&again);
-    assert!(stdout.starts_with(String::from_utf8_lossy(&again.stdout).as_ref()));
+    assert!(stdout.starts_with(&show(&["--table", "summary"])));
 }
 
 #[test]
