@@ -711,10 +711,9 @@ fn box_chart(
     }
     let log = hi > LOG_RATIO * lo.max(1.0);
     for (b, m) in boxes.iter_mut().zip(&members) {
-        let batch = m.series.batch.max(1) as f64;
         b.violin = violin(
             &m.series.stats,
-            |ns| ns as f64 / batch / k,
+            |ns| per_op_ns(m.series, Some(ns)).unwrap_or_default() / k,
             b.min,
             b.max,
             log,
