@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Exit status: 0 success, 1 error (bad input, a setting that cannot be applied, I/O), 2 a \
-threshold was exceeded (--max-latency, check --spec) or doctor found a failing check.
+threshold was exceeded (--max-latency, check --spec), check was given an incomplete result, \
+or doctor found a failing check.
 
 Documentation: README.md, docs/methodology.md, docs/result-schema.md.";
 
@@ -43,7 +44,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Compare results side by side: differences, a statistical test and a verdict per row.
     Compare(CompareArgs),
-    /// Check a result against a spec of limits; exit 2 when a limit is exceeded.
+    /// Check a result against a spec of limits; exit 2 when a limit is exceeded or the result
+    /// is incomplete (interrupted, a probe never ran) without --allow-incomplete.
     Check(CheckArgs),
     /// Convert a raw-sample recording (--record) to CSV or Parquet.
     Export(ExportArgs),
