@@ -203,6 +203,14 @@ fn checks_section(results: &[RunResult], names: &[String]) -> String {
     out
 }
 
+/// The remaining header cells of a table (`attrs` on each), then the body opens.
+fn close_head<'a>(out: &mut String, attrs: &str, cells: impl IntoIterator<Item = &'a str>) {
+    for c in cells {
+        let _ = write!(out, "<th{attrs}>{}</th>", esc(c));
+    }
+    out.push_str("</tr></thead><tbody>");
+}
+
 /// The run summary (what `rtgauge run` prints at the end), one table per probe.
 fn summary_section(results: &[RunResult], names: &[String]) -> String {
     let mut out = String::from("<section id=\"summary\"><h2>Summary</h2>");
@@ -222,10 +230,11 @@ fn summary_section(results: &[RunResult], names: &[String]) -> String {
                 "<div class=\"scroll\"><table class=\"stats\"><caption>{}</caption><thead><tr><th></th>",
                 esc(&sec.title)
             );
-            for c in &sec.columns {
-                let _ = write!(out, "<th class=\"num\">{}</th>", esc(c));
-            }
-            out.push_str("</tr></thead><tbody>");
+            close_head(
+                &mut out,
+                " class=\"num\"",
+                sec.columns.iter().map(String::as_str),
+            );
             for row in &sec.rows {
                 let _ = write!(out, "<tr><th scope=\"row\">{}</th>", esc(&row.label));
                 match &row.status {
@@ -376,10 +385,7 @@ fn comparison_section(c: &Comparison) -> String {
         out.push_str("<p>none</p>");
     } else {
         out.push_str("<div class=\"scroll\"><table class=\"fields\"><thead><tr><th>Field</th>");
-        for r in &c.results {
-            let _ = write!(out, "<th>{}</th>", esc(&r.name));
-        }
-        out.push_str("</tr></thead><tbody>");
+        close_head(&mut out, "", c.results.iter().map(|r| r.name.as_str()));
         for d in &c.environment {
             let _ = write!(
                 out,
