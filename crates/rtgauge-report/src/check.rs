@@ -763,7 +763,7 @@ pub fn render_csv(r: &CheckReport) -> String {
     );
     if let Some(m) = r.incomplete_message() {
         let verdict = if r.incomplete_fails() { "fail" } else { "pass" };
-        let _ = writeln!(out, "0,0,complete,*,*,*,*,,,,{verdict},{}", csv_field(&m));
+        let _ = writeln!(out, "0,0,,*,*,*,*,complete,,,{verdict},{}", csv_field(&m));
     }
     for c in &r.cases {
         let head = [

@@ -300,10 +300,8 @@ fn placement_rows(run: &ProbeRun, unit: TimeUnit, placements: &[String]) -> Vec<
     let mut rows: Vec<Cells> = Vec::new();
     for s in &run.series {
         let label = row_label(run, s, &["placement"]);
-        let at = placements
-            .iter()
-            .position(|p| Some(p) == s.labels.get("placement").or(Some(&String::new())))
-            .unwrap_or(0);
+        let placement = s.labels.get("placement").map_or("", String::as_str);
+        let at = placements.iter().position(|p| p == placement).unwrap_or(0);
         let i = match rows.iter().position(|(l, _)| *l == label) {
             Some(i) => i,
             None => {

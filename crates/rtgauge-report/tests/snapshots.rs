@@ -389,6 +389,13 @@ fn check_of_an_incomplete_result_fails_unless_allowed() {
     let text = check::render_text(&strict, Style::Plain);
     assert!(text.contains("never ran: alloc, ioport"), "{text}");
     assert!(check::render_junit(&strict).contains("incomplete result"));
+    let csv = check::render_csv(&strict);
+    assert!(
+        csv.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("0,0,,*,*,*,*,complete,,,fail,")),
+        "{csv}"
+    );
     let allowed = check::check_result_allowing(&b, &lenient, true);
     assert!(
         allowed.passed,
