@@ -610,6 +610,18 @@ pub fn render_html(input: &ReportInput) -> String {
             esc(probe),
             esc(probe)
         );
+        // The charts answer at a glance; the full table and the settings follow them.
+        let probe_charts: Vec<&Chart> = charts
+            .iter()
+            .filter(|c| c.probe == *probe && c.kind != crate::plots::ChartKind::Recording)
+            .collect();
+        if !probe_charts.is_empty() {
+            body.push_str("<div class=\"charts\">");
+            for c in probe_charts {
+                body.push_str(&chart_figure(c));
+            }
+            body.push_str("</div>");
+        }
         for (i, r) in results.iter().enumerate() {
             let runs: Vec<&ProbeRun> = r.runs.iter().filter(|run| run.title() == *probe).collect();
             if runs.is_empty() {
@@ -659,17 +671,6 @@ pub fn render_html(input: &ReportInput) -> String {
             if !params.is_empty() {
                 let _ = write!(body, "<p class=\"note\">Parameters: {}</p>", esc(&params));
             }
-        }
-        let probe_charts: Vec<&Chart> = charts
-            .iter()
-            .filter(|c| c.probe == *probe && c.kind != crate::plots::ChartKind::Recording)
-            .collect();
-        if !probe_charts.is_empty() {
-            body.push_str("<div class=\"charts\">");
-            for c in probe_charts {
-                body.push_str(&chart_figure(c));
-            }
-            body.push_str("</div>");
         }
         body.push_str("</section>");
     }
