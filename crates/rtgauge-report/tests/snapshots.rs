@@ -414,3 +414,41 @@ fn compare_lists_an_interrupted_result() {
     let text = compare::render_text(&c, Style::Plain);
     assert!(text.contains("b.json (INTERRUPTED"), "{text}");
 }
+
+#[test]
+fn report_opens_with_the_summary_and_verdicts_and_ends_with_the_system() {
+    let (a, _) = fixtures();
+    let page = rtgauge_report::render_html(&rtgauge_report::ReportInput {
+        results: std::slice::from_ref(&a),
+        names: &["idle".into()],
+        comparison: None,
+        recordings: &[],
+    });
+    let body = &page[page.find("<main>").expect("a main element")..];
+    let at = |id: &str| {
+        body.find(&format!("<section id=\"{id}\""))
+            .unwrap_or_else(|| panic!("section {id} missing"))
+    };
+    let order = [
+        at("summary"),
+        at("doctor"),
+        at("probe-cyclic"),
+        at("system"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    // The failing check is in the open; the full audit (its "why") is folded.
+    let doctor = &body[order[1]..order[2]];
+    let details = doctor.find("<details").expect("the audit is folded");
+    let failing = doctor
+        .find("Deep C-states")
+        .expect("the failing check is listed");
+    assert!(failing < details, "{doctor}");
+    assert!(
+        doctor[details..].contains("waking from deep C-states"),
+        "{doctor}"
+    );
+    assert!(
+        !doctor[..details].contains("waking from deep C-states"),
+        "{doctor}"
+    );
+}
