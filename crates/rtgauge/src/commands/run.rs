@@ -1,4 +1,4 @@
-//! `rtgauge run`: options → plan → runner → result document → tables.
+//! `rtgauge run`: options → plan → runner → result document → summary (or tables).
 
 use crate::cli::{ModeName, RtPolicy, RunArgs, TableKind};
 use crate::display::LiveDisplay;
@@ -93,10 +93,10 @@ fn report(
     spec: Option<&rtgauge_report::Spec>,
 ) -> Result<u8> {
     if !args.quiet {
-        let style = Format::Text(crate::display::text_style());
+        let format = Format::Text(crate::display::text_style());
         let text = match args.table {
-            TableKind::Summary => Summary::of(result).render(style),
-            TableKind::Full => Tables(result).render(style),
+            TableKind::Summary => Summary::of(result).render(format),
+            TableKind::Full => Tables(result).render(format),
         };
         print!("{}", text?);
         print_warnings(result);
