@@ -142,6 +142,15 @@ fn status_class(status: &str) -> &'static str {
     }
 }
 
+/// A check's status as a coloured badge.
+fn badge(status: &str) -> String {
+    format!(
+        "<span class=\"badge {}\">{}</span>",
+        status_class(status),
+        esc(status)
+    )
+}
+
 /// The doctor's verdicts: the failing and warning checks in the open, the full audit (every
 /// check with why it matters and its fix) folded behind them.
 fn checks_section(results: &[RunResult], names: &[String]) -> String {
@@ -166,12 +175,10 @@ fn checks_section(results: &[RunResult], names: &[String]) -> String {
         } else {
             out.push_str("<ul class=\"verdicts\">");
             for c in &flagged {
-                let status = c.status.name();
+                let badge = badge(c.status.name());
                 let _ = write!(
                     out,
-                    "<li><span class=\"badge {}\">{}</span> <b>{}</b>: {}</li>",
-                    status_class(status),
-                    esc(status),
+                    "<li>{badge} <b>{}</b>: {}</li>",
                     esc(&c.title),
                     esc(&c.found)
                 );
@@ -185,13 +192,11 @@ fn checks_section(results: &[RunResult], names: &[String]) -> String {
         );
         out.push_str("<div class=\"scroll\"><table class=\"checks\"><thead><tr><th>Status</th><th>Check</th><th>Found</th><th>Why it matters</th><th>Fix</th></tr></thead><tbody>");
         for c in &r.checks {
-            let status = c.status.name();
+            let badge = badge(c.status.name());
             let title = format!("{} <span class=\"id\">{}</span>", esc(&c.title), esc(&c.id));
             let _ = write!(
                 out,
-                "<tr><td><span class=\"badge {}\">{}</span></td><td>{title}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-                status_class(status),
-                esc(status),
+                "<tr><td>{badge}</td><td>{title}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
                 esc(&c.found),
                 esc(&c.why),
                 esc(c.fix.as_deref().unwrap_or_default())
