@@ -194,9 +194,15 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
 
-    /// Where to write the result document (default: ./rtgauge-results/HOST-TIME.json).
+    /// Where to write the result document (default: ./rtgauge-results/HOST-TIME.json). The
+    /// HTML report goes beside it (FILE with the extension .html), recordings too.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Replace an existing result at --output (and its report and recordings); without it
+    /// rtgauge refuses, before measuring, to overwrite a result.
+    #[arg(long)]
+    pub force: bool,
 
     /// Print nothing but errors and the result path.
     #[arg(short, long)]

@@ -10,6 +10,7 @@ use rtgauge_core::rt::{Mode, Policy};
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
 use rtgauge_core::{cpus, probes, units};
 use rtgauge_report::table::{render_tables, Style};
+use rtgauge_result::output::{self, Existing};
 use rtgauge_result::{write_atomically, RunResult, RunStatus};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +27,8 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         .as_deref()
         .map(rtgauge_report::Spec::load)
         .transpose()?;
-    let output = args.output.clone().unwrap_or_else(default_output);
+    // Every output is checked, and the result's name claimed, before the first sample.
+    let output = prepare_outputs(&args, !plan.record.is_empty())?;
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
     let display = (!args.quiet)
         .then(|| LiveDisplay::start(live.clone(), &plan.cpus))
@@ -50,9 +52,15 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let display_shared_cpus =
         display.is_some() && rtgauge_core::cpus::housekeeping_cpus(&plan.cpus).is_empty();
     drop(display);
-    let mut result = outcome?;
+    let mut result = match outcome {
+        Ok(result) => result,
+        Err(e) => {
+            release_unused(&output);
+            return Err(e.into());
+        }
+    };
     if let Some(e) = checkpoint_error {
-        return Err(e).context("the result could not be saved");
+        eprintln!("rtgauge: a checkpoint of the result could not be saved: {e}");
     }
     if display_shared_cpus {
         result.warnings.push(rtgauge_result::Warning::new(
@@ -60,8 +68,150 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
             "the live display ran on the measured CPUs (every CPU is measured): a neighbour that wakes a few times a second can lower the minima; use -q, or leave a CPU unmeasured with --cpus",
         ));
     }
-    write_atomically(&output, &result)?;
-    report(&args, &result, &output, spec.as_ref())
+    let Some(code) = save_result(&output, &result) else {
+        // Saved elsewhere: the report beside the requested path is skipped, the run failed.
+        return Ok(crate::EXIT_ERROR);
+    };
+    let code = report(&args, &result, &output, spec.as_ref()).map(|c| code.max(c))?;
+    Ok(interrupted_status(&result).unwrap_or(code))
+}
+
+/// An interrupted run exits 128 + the signal (130 for SIGINT, 143 for SIGTERM), as shells
+/// and CI runners expect, after its result was saved.
+fn interrupted_status(result: &RunResult) -> Option<u8> {
+    (result.status == RunStatus::Interrupted).then(|| {
+        let sig = rtgauge_core::signals::stop_signal().unwrap_or(libc::SIGINT);
+        u8::try_from(128 + sig).unwrap_or(crate::EXIT_ERROR)
+    })
+}
+
+/// Writes the result at its path; when that fails (disk full, directory removed), writes it
+/// to the temporary directory instead and says where, so a measurement is never discarded.
+/// `None` when it had to go elsewhere.
+fn save_result(path: &Path, result: &RunResult) -> Option<u8> {
+    let e = match write_atomically(path, result) {
+        Ok(()) => return Some(crate::EXIT_OK),
+        Err(e) => e,
+    };
+    match output::save_elsewhere(&rtgauge_result::document_bytes(result), path) {
+        Ok(saved) => {
+            eprintln!(
+                "rtgauge: {e}; the result was saved to {} instead",
+                saved.display()
+            );
+            println!("result: {}", saved.display());
+        }
+        Err(e2) => eprintln!("rtgauge: {e}; saving it to the temporary directory failed too: {e2}"),
+    }
+    None
+}
+
+/// Checks every file the run will write before it measures, and claims the result's name
+/// exclusively: two runs never share a result file, and an existing result is replaced only
+/// with --force. Returns the result path.
+fn prepare_outputs(args: &RunArgs, records: bool) -> Result<PathBuf> {
+    let existing = if args.force {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    };
+    let result = match &args.output {
+        Some(path) => {
+            let report = (!args.no_report).then(|| path.with_extension("html"));
+            if report.as_deref() == Some(path.as_path()) {
+                anyhow::bail!(
+                    "-o {}: the HTML report is written beside the result with the extension .html, so both would be this file; name the result .json (or add --no-report)",
+                    path.display()
+                );
+            }
+            let inputs: Vec<&Path> = args.spec.iter().map(PathBuf::as_path).chain(suite_file(args)).collect();
+            let mut outputs = vec![("the result", path.as_path())];
+            outputs.extend(report.as_deref().map(|r| ("the HTML report", r)));
+            output::ensure_distinct(&inputs, &outputs)?;
+            output::check(path, existing)?;
+            if let Some(report) = &report {
+                output::check(report, existing)?;
+            }
+            output::reserve(path, existing)?;
+            path.clone()
+        }
+        None => claim_default_output(args.no_report)
+            .context("cannot write the result in ./rtgauge-results (choose a place with -o FILE)")?,
+    };
+    if records {
+        check_recordings(&result, existing)?;
+    }
+    Ok(result)
+}
+
+/// The suite, when it was given as a file: an input the outputs must not overwrite.
+fn suite_file(args: &RunArgs) -> Option<&Path> {
+    args.suite
+        .as_deref()
+        .map(Path::new)
+        .filter(|p| p.is_file())
+}
+
+/// `rtgauge-results/HOST-TIME.json`, or `HOST-TIME-2.json`… when another run (even a
+/// concurrent one) already holds that name.
+fn claim_default_output(no_report: bool) -> Result<PathBuf, output::OutputError> {
+    let host = rtgauge_sysinfo::collect().hostname;
+    let host = if host.is_empty() { "host".into() } else { host };
+    let stem = format!(
+        "{host}-{}",
+        compact_utc(rtgauge_core::clock::unix_ns() / 1_000_000_000)
+    );
+    let dir = PathBuf::from("rtgauge-results");
+    output::check(&dir.join(format!("{stem}.json")), Existing::Replace)?;
+    let mut n = 1;
+    loop {
+        let name = match n {
+            1 => format!("{stem}.json"),
+            n => format!("{stem}-{n}.json"),
+        };
+        let path = dir.join(name);
+        n += 1;
+        if !no_report && path.with_extension("html").exists() {
+            continue;
+        }
+        match output::reserve(&path, Existing::Refuse) {
+            Err(output::OutputError::Exists { .. }) if n <= 1000 => continue,
+            claimed => return claimed.map(|()| path),
+        }
+    }
+}
+
+/// Recordings are named after the result (`RESULT.probe-mode-load.rtgr`) and created
+/// exclusively while measuring: old ones of the same name would make the run fail half-way,
+/// so they are refused now, or removed with --force.
+fn check_recordings(result: &Path, existing: Existing) -> Result<()> {
+    let stem = result
+        .file_stem()
+        .map(|s| format!("{}.", s.to_string_lossy()))
+        .unwrap_or_default();
+    let dir = output::directory_of(result);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with(&stem) && name.ends_with(".rtgr") {
+            let path = entry.path();
+            if existing == Existing::Refuse {
+                return Err(output::OutputError::Exists { path }.into());
+            }
+            std::fs::remove_file(&path)
+                .with_context(|| format!("--force: cannot remove the old recording {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// A run that failed before writing anything gives its claimed (still empty) name back.
+fn release_unused(path: &Path) {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Writes the document after every probe so an interrupted or killed run keeps what it
@@ -210,15 +360,6 @@ fn print_warnings(result: &RunResult) {
             eprintln!("warning: {} {}: {s}", run.probe, run.mode);
         }
     }
-}
-
-fn default_output() -> PathBuf {
-    let host = rtgauge_sysinfo::collect().hostname;
-    let host = if host.is_empty() { "host".into() } else { host };
-    PathBuf::from("rtgauge-results").join(format!(
-        "{host}-{}.json",
-        compact_utc(rtgauge_core::clock::unix_ns() / 1_000_000_000)
-    ))
 }
 
 /// `20261122T051234Z` from Unix seconds.
