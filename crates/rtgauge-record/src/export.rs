@@ -147,7 +147,11 @@ fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
     buf.extend_from_slice(&digits[i..]);
 }
 
-fn write_csv(recording: &Recording, out: &mut AtomicFile, output: &Path) -> Result<u64, RecordError> {
+fn write_csv(
+    recording: &Recording,
+    out: &mut AtomicFile,
+    output: &Path,
+) -> Result<u64, RecordError> {
     let io_err = |e: std::io::Error| RecordError::Export {
         path: output.to_path_buf(),
         detail: e.to_string(),

@@ -291,12 +291,11 @@ impl RecordingHub {
         let json = serde_json::to_vec(header).expect("a header always serialises");
         // Written in place (a killed run leaves a salvageable prefix), so created exclusively:
         // it never replaces a file nor follows a symlink planted at its name.
-        let file = rtgauge_result::output::create_new(&self.path).map_err(|e| {
-            RecordError::Create {
+        let file =
+            rtgauge_result::output::create_new(&self.path).map_err(|e| RecordError::Create {
                 path: self.path.clone(),
                 detail: e.to_string(),
-            }
-        })?;
+            })?;
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);
         out.write_all(&format::encode_preamble(json.len() as u64))
             .and_then(|_| out.write_all(&json))

@@ -1,7 +1,7 @@
 //! Writing result documents (through [`crate::output`]) and reading them back with clear errors.
 
-use crate::{RunResult, SCHEMA_VERSION};
 use crate::output;
+use crate::{RunResult, SCHEMA_VERSION};
 use std::fs;
 use std::path::{Path, PathBuf};
 

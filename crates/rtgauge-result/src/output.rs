@@ -121,13 +121,19 @@ fn refused(path: &Path, dir: &Path, e: &io::Error) -> OutputError {
             dir.display()
         ),
         io::ErrorKind::ReadOnlyFilesystem => {
-            format!("the directory {} is on a read-only file system", dir.display())
+            format!(
+                "the directory {} is on a read-only file system",
+                dir.display()
+            )
         }
         _ if is_kernel_filesystem(dir) => format!(
             "the directory {} is in a kernel file system that does not accept new files",
             dir.display()
         ),
-        _ => format!("the directory {} does not accept new files ({e})", dir.display()),
+        _ => format!(
+            "the directory {} does not accept new files ({e})",
+            dir.display()
+        ),
     };
     unusable(path, problem, fix)
 }
@@ -135,7 +141,10 @@ fn refused(path: &Path, dir: &Path, e: &io::Error) -> OutputError {
 fn is_kernel_filesystem(dir: &Path) -> bool {
     let absolute = std::env::current_dir().unwrap_or_default().join(dir);
     // The directory itself may be the thing that could not be made.
-    let existing = absolute.ancestors().find(|a| a.exists()).unwrap_or(&absolute);
+    let existing = absolute
+        .ancestors()
+        .find(|a| a.exists())
+        .unwrap_or(&absolute);
     let dir = fs::canonicalize(existing).unwrap_or_else(|_| existing.to_path_buf());
     ["/proc", "/sys", "/dev"]
         .iter()
@@ -339,7 +348,10 @@ mod tests {
         let link = dir.path().join("rec.rtgr");
         symlink(&victim, &link).unwrap();
         assert!(matches!(create_new(&link), Err(OutputError::Exists { .. })));
-        assert!(matches!(create_new(&victim), Err(OutputError::Exists { .. })));
+        assert!(matches!(
+            create_new(&victim),
+            Err(OutputError::Exists { .. })
+        ));
         assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
     }
 

@@ -42,13 +42,25 @@ fn unwritable_outputs_are_refused_before_measuring_with_the_reason() {
     for (output, says) in [
         (&["-o", "/proc/x.json"][..], "kernel file system"),
         (&["-o", "/proc/x.html", "--no-report"], "kernel file system"),
-        (&["-o", "file.json/x.json"], "file.json is a file, not a directory"),
-        (&["-o", "existing-dir/"], "is a directory; give a file name inside it"),
-        (&["-o", "existing-dir"], "is a directory; give a file name inside it"),
+        (
+            &["-o", "file.json/x.json"],
+            "file.json is a file, not a directory",
+        ),
+        (
+            &["-o", "existing-dir/"],
+            "is a directory; give a file name inside it",
+        ),
+        (
+            &["-o", "existing-dir"],
+            "is a directory; give a file name inside it",
+        ),
     ] {
         let (err, elapsed) = long_run_error(output, dir.path());
         assert!(err.contains(says), "{output:?}: {err}");
-        assert!(elapsed < Duration::from_secs(10), "{output:?} measured first");
+        assert!(
+            elapsed < Duration::from_secs(10),
+            "{output:?} measured first"
+        );
     }
 }
 
@@ -69,11 +81,7 @@ fn read_only_directory_is_refused_before_measuring_for_an_unprivileged_user() {
     };
     let locked = dir.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
-    std::fs::set_permissions(
-        &locked,
-        std::os::unix::fs::PermissionsExt::from_mode(0o555),
-    )
-    .unwrap();
+    std::fs::set_permissions(&locked, std::os::unix::fs::PermissionsExt::from_mode(0o555)).unwrap();
     let started = Instant::now();
     let out = common::as_nobody()
         .args(["run", "cyclic", "--mode", "normal", "-d", "30s", "-q", "-o"])
@@ -90,7 +98,10 @@ fn read_only_directory_is_refused_before_measuring_for_an_unprivileged_user() {
 fn a_result_named_html_is_refused_instead_of_overwritten_by_its_report() {
     let dir = tempfile::tempdir().unwrap();
     let (err, _) = long_run_error(&["-o", "X.html"], dir.path());
-    assert!(err.contains(".json") && err.contains("--no-report"), "{err}");
+    assert!(
+        err.contains(".json") && err.contains("--no-report"),
+        "{err}"
+    );
     assert!(!dir.path().join("X.html").exists());
 }
 
@@ -107,7 +118,10 @@ fn an_existing_result_is_not_replaced_without_force() {
         "-o".as_ref(),
         out.as_os_str(),
     ]);
-    assert!(err.contains("already exists") && err.contains("--force"), "{err}");
+    assert!(
+        err.contains("already exists") && err.contains("--force"),
+        "{err}"
+    );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), "precious");
 
     // Nor its report, which was not asked for by name.

@@ -1,23 +1,16 @@
 //! `rtgauge run`: options → plan → runner → result document → tables.
 
-use crate::cli::{ModeName, RtPolicy, RunArgs};
+use crate::cli::RunArgs;
 use crate::display::LiveDisplay;
 use anyhow::{Context, Result};
-use clap::ValueEnum;
-use rtgauge_core::plan::{self, Plan, ProbeRequest};
-use rtgauge_core::probe::Budget;
-use rtgauge_core::rt::{Mode, Policy};
+use rtgauge_core::plan::{self, Plan, PlanOptions};
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
-use rtgauge_core::{cpus, probes, units};
+use rtgauge_core::units;
 use rtgauge_report::table::{render_tables, Style};
 use rtgauge_result::output::{self, Existing};
 use rtgauge_result::{write_atomically, RunResult, RunStatus};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-pub const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
 
 pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let plan = build_plan(&args)?;
@@ -124,7 +117,12 @@ fn prepare_outputs(args: &RunArgs, records: bool) -> Result<PathBuf> {
                     path.display()
                 );
             }
-            let inputs: Vec<&Path> = args.spec.iter().map(PathBuf::as_path).chain(suite_file(args)).collect();
+            let inputs: Vec<&Path> = args
+                .spec
+                .iter()
+                .map(PathBuf::as_path)
+                .chain(suite_file(args))
+                .collect();
             let mut outputs = vec![("the result", path.as_path())];
             outputs.extend(report.as_deref().map(|r| ("the HTML report", r)));
             output::ensure_distinct(&inputs, &outputs)?;
@@ -135,8 +133,9 @@ fn prepare_outputs(args: &RunArgs, records: bool) -> Result<PathBuf> {
             output::reserve(path, existing)?;
             path.clone()
         }
-        None => claim_default_output(args.no_report)
-            .context("cannot write the result in ./rtgauge-results (choose a place with -o FILE)")?,
+        None => claim_default_output(args.no_report).context(
+            "cannot write the result in ./rtgauge-results (choose a place with -o FILE)",
+        )?,
     };
     if records {
         check_recordings(&result, existing)?;
@@ -146,10 +145,7 @@ fn prepare_outputs(args: &RunArgs, records: bool) -> Result<PathBuf> {
 
 /// The suite, when it was given as a file: an input the outputs must not overwrite.
 fn suite_file(args: &RunArgs) -> Option<&Path> {
-    args.suite
-        .as_deref()
-        .map(Path::new)
-        .filter(|p| p.is_file())
+    args.suite.as_deref().map(Path::new).filter(|p| p.is_file())
 }
 
 /// `rtgauge-results/HOST-TIME.json`, or `HOST-TIME-2.json`… when another run (even a
@@ -200,8 +196,12 @@ fn check_recordings(result: &Path, existing: Existing) -> Result<()> {
             if existing == Existing::Refuse {
                 return Err(output::OutputError::Exists { path }.into());
             }
-            std::fs::remove_file(&path)
-                .with_context(|| format!("--force: cannot remove the old recording {}", path.display()))?;
+            std::fs::remove_file(&path).with_context(|| {
+                format!(
+                    "--force: cannot remove the old recording {}",
+                    path.display()
+                )
+            })?;
         }
     }
     Ok(())
@@ -367,203 +367,31 @@ fn compact_utc(secs: u64) -> String {
     rtgauge_result::units::utc(secs * 1_000_000_000, "%Y%m%dT%H%M%SZ")
 }
 
-/// Options → a validated plan.
+/// The command line as plan options; the core validates them into a plan.
 fn build_plan(args: &RunArgs) -> Result<Plan> {
-    let online = rtgauge_sysinfo::online_cpus();
-    let cpus = cpus::parse_cpus(&args.cpus, &online).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
-    let flag_budget = Budget {
+    let defaults = PlanOptions::default();
+    let options = PlanOptions {
+        probes: args.probes.clone(),
+        suite: args.suite.clone(),
         duration_ns: args.duration,
         loops: args.loops,
-    };
-    let explicit_budget = args.duration.is_some() || args.loops.is_some();
-    let default_budget = if explicit_budget {
-        flag_budget
-    } else {
-        Budget {
-            duration_ns: Some(DEFAULT_DURATION_NS),
-            loops: None,
-        }
-    };
-    let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP_NS);
-
-    let suite_name = match (&args.suite, args.probes.is_empty()) {
-        (Some(s), _) => Some(s.clone()),
-        (None, true) => Some("quick".to_string()),
-        (None, false) => None,
-    };
-    let suite = suite_name.as_deref().map(plan::load_suite).transpose()?;
-    let mut requests: Vec<ProbeRequest> = match &suite {
-        Some(suite) => plan::suite_requests(suite, default_budget, warmup)?,
-        None => Vec::new(),
-    };
-    if !args.probes.is_empty() {
-        for selector in &args.probes {
-            let (name, _) = plan::split_selector(selector);
-            if probes::find(name).is_none() {
-                return Err(plan::PlanError::UnknownProbe(name.to_string()).into());
-            }
-        }
-        if suite_name.is_some() {
-            requests.retain(|r| args.probes.iter().any(|p| r.is_selected_by(p)));
-        } else {
-            // `cyclic@fast cyclic@slow` runs one probe twice, told apart by its variant.
-            requests = args
-                .probes
-                .iter()
-                .map(|selector| {
-                    let (name, variant) = plan::split_selector(selector);
-                    let variant = variant.map(str::to_string);
-                    plan::request(name, variant, BTreeMap::new(), default_budget, warmup)
-                })
-                .collect::<Result<_, _>>()?;
-        }
-    }
-    if requests.is_empty() {
-        anyhow::bail!("the selected suite has none of the probes named; see `rtgauge probes`");
-    }
-
-    // Flags override the suite: (flag as typed, probe, key, value).
-    let mut settings: Vec<(String, Option<String>, String, String)> = Vec::new();
-    if let Some(p) = args.period {
-        settings.push((
-            "--period".into(),
-            None,
-            "period".into(),
-            units::format_duration_ns(p),
-        ));
-    }
-    if let Some(t) = args.timer {
-        settings.push(("--timer".into(), None, "timer".into(), t.as_param().into()));
-    }
-    for s in &args.settings {
-        let (probe, key, value) = plan::parse_setting(s).map_err(anyhow::Error::msg)?;
-        settings.push((format!("--set {s}"), probe, key, value));
-    }
-    for (flag, probe, key, value) in &settings {
-        let targets: Vec<&mut ProbeRequest> = requests
-            .iter_mut()
-            .filter(|r| probe.as_deref().is_none_or(|p| r.is_selected_by(p)))
-            .filter(|r| {
-                probes::find(r.name)
-                    .is_some_and(|p| p.parameters().iter().any(|spec| spec.name == key.as_str()))
-            })
-            .collect();
-        if targets.is_empty() {
-            anyhow::bail!(
-                "{flag}: no selected probe takes parameter '{key}'; `rtgauge probes` lists each probe's parameters"
-            );
-        }
-        for r in targets {
-            r.params.insert(key.clone(), value.clone());
-        }
-    }
-    let mut validated = Vec::with_capacity(requests.len());
-    for mut r in requests {
-        if explicit_budget {
-            r.budget = flag_budget;
-        }
-        if args.warmup.is_some() {
-            r.warmup_ns = warmup;
-        }
-        validated.push(plan::request(
-            r.name,
-            r.variant,
-            r.params,
-            r.budget,
-            r.warmup_ns,
-        )?);
-    }
-    plan::check_unique_titles(&validated)?;
-    let record = record_names(&args.record, &validated)?;
-    let policy = match args.policy {
-        RtPolicy::Fifo => Policy::Fifo,
-        RtPolicy::Rr => Policy::Rr,
-    };
-    let period = args.period.unwrap_or(1_000_000);
-    let mode_names = match (&suite, args.mode.is_empty()) {
-        (Some(suite), true) => suite_modes(suite)?,
-        (None, true) => vec![ModeName::Rt],
-        (_, false) => args.mode.clone(),
-    };
-    let mut modes = Vec::new();
-    for m in &mode_names {
-        let mode = match m {
-            ModeName::Normal => Mode::normal(),
-            ModeName::Rt => Mode::rt(args.priority, policy),
-            ModeName::Deadline => Mode::deadline(args.dl_runtime, period, period),
-        };
-        if !modes.contains(&mode) {
-            modes.push(mode);
-        }
-    }
-    let load_text = match (&args.load, &suite) {
-        (Some(text), _) => text.clone(),
-        (None, Some(suite)) => suite.loads.clone().unwrap_or_default().join(","),
-        (None, None) => String::new(),
-    };
-    let load_text = match &suite {
-        Some(suite) => plan::expand_mixes(&load_text, &suite.mixes),
-        None => load_text,
-    };
-    let load_text = if load_text.trim().is_empty() {
-        "none".to_string()
-    } else {
-        load_text
-    };
-    let loads = rtgauge_load::expand(
-        &rtgauge_load::parse_list(&load_text).map_err(|e| anyhow::anyhow!("--load: {e}"))?,
-    );
-    let load_cpus = match &args.load_cpus {
-        Some(spec) => {
-            cpus::parse_cpus(spec, &online).map_err(|e| anyhow::anyhow!("--load-cpus: {e}"))?
-        }
-        None => Vec::new(),
-    };
-    Ok(Plan {
-        suite: suite_name,
-        probes: validated,
-        modes,
-        loads,
-        load_cpus,
-        load_disk_cap_bytes: args.load_disk_cap,
-        skip_failed_loads: args.skip_failed_loads,
-        cpus,
-        best_effort: args.best_effort,
+        warmup_ns: args.warmup,
+        period_ns: args.period,
+        timer: args.timer.map(|t| t.as_param().to_string()),
+        cpus: args.cpus.clone(),
+        modes: args.mode.clone(),
         priority: args.priority,
-        record,
-    })
-}
-
-/// The suite's `modes` (default: rt), spelled as `--mode` takes them.
-fn suite_modes(suite: &plan::SuiteFile) -> Result<Vec<ModeName>> {
-    let Some(names) = &suite.modes else {
-        return Ok(vec![ModeName::Rt]);
+        policy: args.policy,
+        dl_runtime_ns: args.dl_runtime.unwrap_or(defaults.dl_runtime_ns),
+        load: args.load.clone(),
+        load_cpus: args.load_cpus.clone(),
+        load_disk_cap_bytes: args.load_disk_cap.unwrap_or(defaults.load_disk_cap_bytes),
+        skip_failed_loads: args.skip_failed_loads,
+        settings: args.settings.clone(),
+        best_effort: args.best_effort,
+        record: args.record.clone(),
     };
-    names
-        .iter()
-        .map(|n| {
-            ModeName::from_str(n, false).map_err(|_| {
-                anyhow::anyhow!(
-                    "suite {}: mode '{n}' is not one of normal, rt, deadline",
-                    suite.name
-                )
-            })
-        })
-        .collect()
-}
-
-/// `--record` names: probes of this run (`probe` or `probe@variant`), or `all`.
-fn record_names(record: &[String], planned: &[ProbeRequest]) -> Result<Vec<String>> {
-    for name in record.iter().filter(|n| n.as_str() != "all") {
-        let (probe, _) = plan::split_selector(name);
-        if probes::find(probe).is_none() {
-            return Err(plan::PlanError::UnknownProbe(probe.to_string())).context("--record");
-        }
-        if !planned.iter().any(|r| r.is_selected_by(name)) {
-            anyhow::bail!("--record {name}: probe {name} is not part of this run");
-        }
-    }
-    Ok(record.to_vec())
+    Ok(plan::build(&options, &rtgauge_sysinfo::online_cpus())?)
 }
 
 #[cfg(test)]
