@@ -9,9 +9,10 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Exit status: 0 success, 1 error (bad input, a setting that cannot be applied, I/O), 2 a \
-threshold was exceeded (--max-latency, check --spec) or doctor found a failing check.
+threshold was exceeded (--max-latency, check --spec) or doctor found a failing check, 130/143 \
+a run interrupted by SIGINT/SIGTERM (its result is saved).
 
-Documentation: README.md, docs/methodology.md, docs/result-schema.md.";
+Documentation: README.md, docs/guarantees.md, docs/methodology.md, docs/result-schema.md.";
 
 /// rtgauge measures the real-time capabilities of a Linux machine: how late periodic tasks
 /// wake, how much periods jitter, and how all of it degrades under load; then it shows,
