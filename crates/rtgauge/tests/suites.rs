@@ -27,7 +27,10 @@ fn refusal(text: &str) -> String {
         output.to_str().unwrap(),
     ]);
     assert_eq!(checked, run, "suites and run disagree");
-    assert!(checked.contains("my-suite.toml"), "names the file: {checked}");
+    assert!(
+        checked.contains("my-suite.toml"),
+        "names the file: {checked}"
+    );
     assert!(!output.exists(), "nothing measured, nothing written");
     checked
 }

@@ -20,6 +20,8 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         .as_deref()
         .map(rtgauge_report::Spec::load)
         .transpose()?;
+    let exe =
+        std::env::current_exe().context("cannot find the rtgauge binary to start load workers")?;
     // Every output is checked, and the result's name claimed, before the first sample.
     let output = prepare_outputs(&args, !plan.record.is_empty())?;
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
@@ -30,8 +32,7 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         command_line,
         live,
         scratch_dir: std::env::temp_dir(),
-        exe: std::env::current_exe()
-            .context("cannot find the rtgauge binary to start load workers")?,
+        exe,
         record_stem: Some(output.with_extension("")),
     };
     let mut writer = CheckpointWriter {
@@ -61,11 +62,11 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
             "the live display ran on the measured CPUs (every CPU is measured): a neighbour that wakes a few times a second can lower the minima; use -q, or leave a CPU unmeasured with --cpus",
         ));
     }
-    let Some(code) = save_result(&output, &result) else {
+    if !save_result(&output, &result) {
         // Saved elsewhere: the report beside the requested path is skipped, the run failed.
         return Ok(crate::EXIT_ERROR);
-    };
-    let code = report(&args, &result, &output, spec.as_ref()).map(|c| code.max(c))?;
+    }
+    let code = report(&args, &result, &output, spec.as_ref())?;
     Ok(interrupted_status(&result).unwrap_or(code))
 }
 
@@ -80,11 +81,10 @@ fn interrupted_status(result: &RunResult) -> Option<u8> {
 
 /// Writes the result at its path; when that fails (disk full, directory removed), writes it
 /// to the temporary directory instead and says where, so a measurement is never discarded.
-/// `None` when it had to go elsewhere.
-fn save_result(path: &Path, result: &RunResult) -> Option<u8> {
-    let e = match write_atomically(path, result) {
-        Ok(()) => return Some(crate::EXIT_OK),
-        Err(e) => e,
+/// False when it had to go elsewhere.
+fn save_result(path: &Path, result: &RunResult) -> bool {
+    let Err(e) = write_atomically(path, result) else {
+        return true;
     };
     match output::save_elsewhere(&rtgauge_result::document_bytes(result), path) {
         Ok(saved) => {
@@ -96,7 +96,7 @@ fn save_result(path: &Path, result: &RunResult) -> Option<u8> {
         }
         Err(e2) => eprintln!("rtgauge: {e}; saving it to the temporary directory failed too: {e2}"),
     }
-    None
+    false
 }
 
 /// Checks every file the run will write before it measures, and claims the result's name
@@ -138,7 +138,10 @@ fn prepare_outputs(args: &RunArgs, records: bool) -> Result<PathBuf> {
         )?,
     };
     if records {
-        check_recordings(&result, existing)?;
+        if let Err(e) = check_recordings(&result, existing) {
+            release_unused(&result);
+            return Err(e);
+        }
     }
     Ok(result)
 }
