@@ -266,7 +266,7 @@ fn a_planted_symlink_is_never_followed() {
 fn a_result_whose_path_fails_at_the_end_is_saved_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("sub");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
         .args(["run", "cyclic", "--mode", "normal", "-d", "2s"])
         .args(["--warmup", "10ms", "-q", "--no-report", "-o"])
         .arg(sub.join("r.json"))
@@ -315,4 +315,33 @@ fn interrupted_status(signal: i32) -> Option<i32> {
 fn an_interrupted_run_exits_with_the_conventional_status_after_saving() {
     assert_eq!(interrupted_status(libc::SIGINT), Some(130));
     assert_eq!(interrupted_status(libc::SIGTERM), Some(143));
+}
+
+#[test]
+fn derived_outputs_say_what_is_wrong_with_their_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("r.json");
+    quick_run(&result).arg("--no-report").assert().success();
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, "").unwrap();
+    let r = result.to_str().unwrap();
+    let existing_dir = dir.path().to_str().unwrap().to_string() + "/";
+    for args in [
+        vec!["report", r, "-o", "/proc/x.html"],
+        vec!["compare", r, r, "-f", "csv", "-o", &existing_dir],
+        vec![
+            "check",
+            r,
+            "--spec",
+            spec.to_str().unwrap(),
+            "--junit",
+            "/proc/j.xml",
+        ],
+    ] {
+        let err = one_line_error(&args);
+        assert!(
+            err.contains("kernel file system") || err.contains("is a directory; give a file name"),
+            "{args:?}: {err}"
+        );
+    }
 }
