@@ -82,16 +82,7 @@ pub fn check(path: &Path, existing: Existing) -> Result<(), OutputError> {
             "give a file name inside it (e.g. DIR/result.json)",
         ));
     }
-    let dir = directory_of(path);
-    // The nearest existing ancestor must be a directory: `file.json/x.json` cannot be made.
-    if let Some(blocker) = dir.ancestors().find(|a| a.exists() && !a.is_dir()) {
-        return Err(unusable(
-            path,
-            format!("{} is a file, not a directory", blocker.display()),
-            "choose a path inside a directory",
-        ));
-    }
-    fs::create_dir_all(&dir).map_err(|e| refused(path, &dir, &e))?;
+    usable_directory(path, &directory_of(path))?;
     match fs::symlink_metadata(path) {
         Ok(m) if m.is_dir() => {
             return Err(unusable(
@@ -107,9 +98,30 @@ pub fn check(path: &Path, existing: Existing) -> Result<(), OutputError> {
         }
         _ => {}
     }
-    NamedTempFile::new_in(&dir)
+    Ok(())
+}
+
+/// Checks that files can be written into `dir` (for outputs that are a directory of files,
+/// such as `report --images DIR`), making it if missing.
+pub fn check_directory(dir: &Path) -> Result<(), OutputError> {
+    usable_directory(dir, dir)
+}
+
+/// `dir` (where `path` goes) exists or can be made, and accepts new files: proven by creating
+/// and removing a temporary file there.
+fn usable_directory(path: &Path, dir: &Path) -> Result<(), OutputError> {
+    // The nearest existing ancestor must be a directory: `file.json/x.json` cannot be made.
+    if let Some(blocker) = dir.ancestors().find(|a| a.exists() && !a.is_dir()) {
+        return Err(unusable(
+            path,
+            format!("{} is a file, not a directory", blocker.display()),
+            "choose a path inside a directory",
+        ));
+    }
+    fs::create_dir_all(dir).map_err(|e| refused(path, dir, &e))?;
+    NamedTempFile::new_in(dir)
         .map(drop)
-        .map_err(|e| refused(path, &dir, &e))
+        .map_err(|e| refused(path, dir, &e))
 }
 
 /// Says why `dir` refused a new file, and what to do about it.
@@ -394,6 +406,9 @@ mod tests {
         let e = check(Path::new("/proc/x.json"), Existing::Replace).unwrap_err();
         assert!(e.to_string().contains("kernel file system"), "{e}");
         check(&dir.path().join("new/sub/r.json"), Existing::Refuse).unwrap();
+        let e = check_directory(&file).unwrap_err();
+        assert!(e.to_string().contains("is a file, not a directory"), "{e}");
+        check_directory(&dir.path().join("images")).unwrap();
     }
 
     #[test]

@@ -11,6 +11,9 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
     output::ensure_distinct(&inputs, &[("the report", &args.output)])?;
     output::check(&args.output, Existing::Replace)?;
+    if let Some(dir) = &args.images {
+        output::check_directory(dir)?;
+    }
     let results = args
         .results
         .iter()
