@@ -25,6 +25,11 @@ pub struct ProbeRequest {
 }
 
 impl ProbeRequest {
+    /// The probe this entry runs (a request is only made for a known probe).
+    pub fn probe(&self) -> &'static dyn Probe {
+        probes::find(self.name).expect("a request is only made for a known probe")
+    }
+
     pub fn params(&self) -> Params {
         Params::new(self.name, self.params.clone())
     }
@@ -349,7 +354,8 @@ fn apply_settings(options: &PlanOptions, requests: &mut [ProbeRequest]) -> Resul
             .iter_mut()
             .filter(|r| probe.as_deref().is_none_or(|p| r.is_selected_by(p)))
         {
-            let takes_it = find_probe(r.name)?
+            let takes_it = r
+                .probe()
                 .parameters()
                 .iter()
                 .any(|spec| spec.name == key.as_str());
