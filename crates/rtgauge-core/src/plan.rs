@@ -803,61 +803,41 @@ mod tests {
 
     const CYCLIC: &str = "[[probe]]\nname = \"cyclic\"\n";
 
+    /// Each problem a suite can have, with the start of its message (file, then key).
     #[test]
-    fn suite_with_an_unknown_mode_is_refused() {
-        let e = suite_problem(&format!("name = \"t\"\nmodes = [\"bogus\"]\n{CYCLIC}"));
-        assert!(
-            e.starts_with("suite my.toml: modes: 'bogus'") && e.contains("normal, rt or deadline"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn suite_with_an_unknown_load_is_refused() {
-        let e = suite_problem(&format!("name = \"t\"\nloads = [\"bogus\"]\n{CYCLIC}"));
-        assert!(
-            e.starts_with("suite my.toml: loads:") && e.contains("bogus"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn suite_mix_with_an_unknown_load_is_refused_even_unused() {
-        let e = suite_problem(&format!(
-            "name = \"t\"\n{CYCLIC}[mixes]\noffice = [\"cpu\", \"bogus\"]\n"
-        ));
-        assert!(
-            e.starts_with("suite my.toml: mixes.office:") && e.contains("bogus"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn suite_mix_that_names_itself_is_refused() {
-        let e = suite_problem(&format!(
-            "name = \"t\"\nloads = [\"office\"]\n{CYCLIC}[mixes]\noffice = [\"office\"]\n"
-        ));
-        assert!(
-            e.contains("mixes.office: a mix cannot contain itself"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn suite_without_probes_is_refused() {
-        let e = suite_problem("name = \"t\"\n");
-        assert!(e.contains("no [[probe]] entry"), "{e}");
-    }
-
-    #[test]
-    fn suite_with_zero_loops_is_refused() {
-        let e = suite_problem(&format!("name = \"t\"\nloops = 0\n{CYCLIC}"));
-        assert!(e.starts_with("suite my.toml: loops: 0 samples"), "{e}");
-        let e = suite_problem(&format!("name = \"t\"\n{CYCLIC}loops = 0\n"));
-        assert!(
-            e.starts_with("suite my.toml: probe cyclic: loops: 0 samples"),
-            "{e}"
-        );
+    fn suite_problems_are_refused_naming_the_file_and_key() {
+        let cases = [
+            (
+                "modes = [\"bogus\"]\n{CYCLIC}",
+                "suite my.toml: modes: 'bogus' is not a mode; use normal, rt or deadline",
+            ),
+            (
+                "loads = [\"bogus\"]\n{CYCLIC}",
+                "suite my.toml: loads: invalid load `bogus`",
+            ),
+            (
+                "{CYCLIC}[mixes]\noffice = [\"cpu\", \"bogus\"]\n",
+                "suite my.toml: mixes.office: invalid load `bogus`",
+            ),
+            (
+                "loads = [\"office\"]\n{CYCLIC}[mixes]\noffice = [\"office\"]\n",
+                "suite my.toml: mixes.office: a mix cannot contain itself",
+            ),
+            ("", "suite my.toml: no [[probe]] entry"),
+            (
+                "loops = 0\n{CYCLIC}",
+                "suite my.toml: loops: 0 samples measures nothing",
+            ),
+            (
+                "{CYCLIC}loops = 0\n",
+                "suite my.toml: probe cyclic: loops: 0 samples",
+            ),
+        ];
+        for (body, expected) in cases {
+            let text = format!("name = \"t\"\n{}", body.replace("{CYCLIC}", CYCLIC));
+            let e = suite_problem(&text);
+            assert!(e.starts_with(expected), "{text}\n→ {e}");
+        }
     }
 
     #[test]
@@ -890,30 +870,21 @@ mod tests {
         assert_eq!(plan.modes, vec![Mode::normal()]);
         assert_eq!(plan.cpus, vec![0, 1]);
 
-        let e = build(
-            &PlanOptions {
+        let cyclic_with = |settings: &str, record: &str| {
+            let options = PlanOptions {
                 probes: vec!["cyclic".into()],
-                settings: vec!["nokey=1".into()],
+                settings: vec![settings.into()],
+                record: vec![record.into()],
                 ..PlanOptions::default()
-            },
-            &[0],
-        )
-        .unwrap_err()
-        .to_string();
+            };
+            build(&options, &[0]).unwrap_err().to_string()
+        };
+        let e = cyclic_with("nokey=1", "cyclic");
         assert!(
             e.starts_with("--set nokey=1: no selected probe takes parameter 'nokey'"),
             "{e}"
         );
-        let e = build(
-            &PlanOptions {
-                probes: vec!["cyclic".into()],
-                record: vec!["switch".into()],
-                ..PlanOptions::default()
-            },
-            &[0],
-        )
-        .unwrap_err()
-        .to_string();
+        let e = cyclic_with("period=1ms", "switch");
         assert!(e.contains("not part of this run"), "{e}");
     }
 

@@ -262,18 +262,24 @@ fn a_planted_symlink_is_never_followed() {
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
 
+/// A normal-mode cyclic run of `duration` in the background; `output` for its stdout and
+/// stderr.
+fn spawn_run(duration: &str, out: &Path, output: fn() -> Stdio) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args(["run", "cyclic", "--mode", "normal", "-d", duration])
+        .args(["--warmup", "10ms", "-q", "--no-report", "-o"])
+        .arg(out)
+        .stdout(output())
+        .stderr(output())
+        .spawn()
+        .unwrap()
+}
+
 #[test]
 fn a_result_whose_path_fails_at_the_end_is_saved_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let sub = dir.path().join("sub");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args(["run", "cyclic", "--mode", "normal", "-d", "2s"])
-        .args(["--warmup", "10ms", "-q", "--no-report", "-o"])
-        .arg(sub.join("r.json"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_run("2s", &sub.join("r.json"), Stdio::piped);
     // Pull the directory away while it measures: a file now stands where it was.
     std::thread::sleep(Duration::from_millis(500));
     std::fs::remove_dir_all(&sub).unwrap();
@@ -295,14 +301,7 @@ fn interrupted_status(signal: i32) -> Option<i32> {
     let _serial = common::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args(["run", "cyclic", "--mode", "normal", "-d", "60s"])
-        .args(["--warmup", "10ms", "-q", "--no-report", "-o"])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run("60s", &out, Stdio::null);
     std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, signal) };
