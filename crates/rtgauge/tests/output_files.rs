@@ -344,3 +344,26 @@ fn derived_outputs_say_what_is_wrong_with_their_path() {
         );
     }
 }
+
+#[test]
+fn force_replaces_a_result_with_its_recordings_and_nothing_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("r.json");
+    quick_run(&result)
+        .args(["--record", "cyclic"])
+        .assert()
+        .success();
+    let neighbour = dir.path().join("r.2.cyclic-normal-none.rtgr");
+    std::fs::write(&neighbour, "another result's recording").unwrap();
+    quick_run(&result)
+        .args(["--record", "cyclic", "--force"])
+        .assert()
+        .success();
+    let r = read_json(&result);
+    assert_eq!(r["status"], "complete");
+    assert_eq!(r["recordings"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(
+        std::fs::read_to_string(&neighbour).unwrap(),
+        "another result's recording"
+    );
+}

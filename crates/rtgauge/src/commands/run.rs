@@ -162,22 +162,23 @@ fn claim_default_output(no_report: bool) -> Result<PathBuf, output::OutputError>
     );
     let dir = PathBuf::from("rtgauge-results");
     output::check(&dir.join(format!("{stem}.json")), Existing::Replace)?;
-    let mut n = 1;
-    loop {
+    for n in 1..=1000 {
         let name = match n {
             1 => format!("{stem}.json"),
             n => format!("{stem}-{n}.json"),
         };
         let path = dir.join(name);
-        n += 1;
         if !no_report && path.with_extension("html").exists() {
             continue;
         }
         match output::reserve(&path, Existing::Refuse) {
-            Err(output::OutputError::Exists { .. }) if n <= 1000 => continue,
+            Err(output::OutputError::Exists { .. }) => continue,
             claimed => return claimed.map(|()| path),
         }
     }
+    Err(output::OutputError::Exists {
+        path: dir.join(format!("{stem}-1000.json")),
+    })
 }
 
 /// Recordings are named after the result (`RESULT.probe-mode-load.rtgr`) and created
@@ -192,9 +193,20 @@ fn check_recordings(result: &Path, existing: Existing) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(&dir) else {
         return Ok(());
     };
+    // The middle is `probe-mode-load`, made of these characters only, so the recordings of
+    // `r.2.json` are never taken for those of `r.json`.
+    let is_recording_of_result = |name: &str| {
+        name.strip_prefix(&stem)
+            .and_then(|rest| rest.strip_suffix(".rtgr"))
+            .is_some_and(|middle| {
+                middle
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
+    };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with(&stem) && name.ends_with(".rtgr") {
+        if is_recording_of_result(&name) {
             let path = entry.path();
             if existing == Existing::Refuse {
                 return Err(output::OutputError::Exists { path }.into());
