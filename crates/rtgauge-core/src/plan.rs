@@ -790,13 +790,17 @@ mod tests {
     fn suite_problem(text: &str) -> String {
         let mut suite: SuiteFile = toml::from_str(text).unwrap();
         suite.origin = "my.toml".into();
+        suite_problem_of(&suite)
+    }
+
+    fn suite_problem_of(suite: &SuiteFile) -> String {
         let fallback = Budget {
             duration_ns: Some(1),
             loops: None,
         };
-        suite_requests(&suite, fallback, 0)
-            .and_then(|_| suite_modes(&suite))
-            .and_then(|_| suite_loads(&suite))
+        suite_requests(suite, fallback, 0)
+            .and_then(|_| suite_modes(suite))
+            .and_then(|_| suite_loads(suite))
             .map(|_| String::new())
             .unwrap_or_else(|e| e.to_string())
     }
@@ -844,6 +848,37 @@ mod tests {
     fn suite_with_mixes_modes_and_loads_is_accepted() {
         let e = suite_problem(&format!("name = \"t\"\nmodes = [\"normal\", \"rt\"]\nloads = [\"none\", \"office\"]\n{CYCLIC}[mixes]\noffice = [\"cpu\", \"io+net\"]\n"));
         assert_eq!(e, "");
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// Hostile suite files (any mix of known and unknown keys and values, broken TOML) are
+        /// refused in one line, never with a panic.
+        #[test]
+        fn any_suite_text_is_accepted_or_refused_in_one_line(
+            lines in proptest::sample::subsequence(
+                vec![
+                    "[[probe]]", "name = \"cyclic\"", "name = \"bogus\"",
+                    "loops = 0", "loops = 18446744073709551615", "loops = -1", "duration = \"0s\"",
+                    "duration = \"1e400s\"", "warmup = \"\"", "modes = [\"rt\", \"fast\"]",
+                    "modes = []", "loads = [\"cpu\", \"office\"]", "loads = [\"\"]",
+                    "[mixes]", "office = [\"office\"]", "office = [\"io+net\", \"exec:\"]",
+                    "variant = \"a.b\"", "variant = \"x\"", "period = \"5us\"",
+                    "period = \"18446744073709551615s\"", "sizes = [1, \"4KiB\"]", "=", "[",
+                    "\u{0}", "name = 1",
+                ],
+                0..12,
+            ).prop_shuffle()
+        ) {
+            let text = format!("name = \"t\"\n{}", lines.join("\n"));
+            let Ok(mut suite) = toml::from_str::<SuiteFile>(&text) else {
+                return Ok(());
+            };
+            suite.origin = "fuzz.toml".into();
+            let e = suite_problem_of(&suite);
+            proptest::prop_assert!(!e.contains('\n'), "{}", e);
+        }
     }
 
     #[test]
