@@ -6,9 +6,10 @@
 //! is generated from these types (`rtgauge schema`).
 
 mod io;
+pub mod output;
 pub mod units;
 
-pub use io::{read_result, write_atomically, write_bytes_atomically, ResultError};
+pub use io::{document_bytes, read_result, write_atomically, write_bytes_atomically, ResultError};
 pub use rtgauge_load::LoadReport;
 pub use rtgauge_stats::Summary;
 pub use rtgauge_sysinfo::Fingerprint;

@@ -1,15 +1,18 @@
 //! Command-line definitions: the single source of `--help`, the man page and validation.
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use rtgauge_core::plan::{self, ModeName};
+use rtgauge_core::rt::Policy;
 use rtgauge_core::units;
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Exit status: 0 success, 1 error (bad input, a setting that cannot be applied, I/O), 2 a \
 threshold was exceeded (--max-latency, check --spec), check was given an incomplete result, \
-or doctor found a failing check.
+or doctor found a failing check; 130/143 a run interrupted by SIGINT/SIGTERM (its result is saved).
 
-Documentation: README.md, docs/methodology.md, docs/result-schema.md.";
+Documentation: README.md, docs/guarantees.md, docs/methodology.md, docs/result-schema.md.";
 
 /// rtgauge measures the real-time capabilities of a Linux machine: how late periodic tasks
 /// wake, how much periods jitter, and how all of it degrades under load; then it shows,
@@ -84,20 +87,21 @@ fn priority(s: &str) -> Result<i32, String> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeName {
-    /// SCHED_OTHER, nothing locked: the seeds' "user soft RT".
-    Normal,
-    /// SCHED_FIFO at --priority, memory locked, pinned, PM QoS held: "user hard RT".
-    Rt,
-    /// SCHED_DEADLINE reservation (--dl-runtime per --period).
-    Deadline,
+/// `--mode` takes the core's mode names, with their descriptions in `--help`.
+fn mode_parser() -> impl TypedValueParser<Value = ModeName> {
+    PossibleValuesParser::new(ModeName::ALL.map(|m| PossibleValue::new(m.name()).help(m.help())))
+        .try_map(|s| s.parse::<ModeName>())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RtPolicy {
-    Fifo,
-    Rr,
+/// `--policy` takes the core's policy names.
+fn policy_parser() -> impl TypedValueParser<Value = Policy> {
+    PossibleValuesParser::new(plan::RT_POLICIES.map(|(name, _)| name)).try_map(|s| {
+        plan::RT_POLICIES
+            .iter()
+            .find(|(name, _)| *name == s)
+            .map(|(_, policy)| *policy)
+            .ok_or_else(|| format!("'{s}' is not a policy; use fifo or rr"))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -160,20 +164,20 @@ pub struct RunArgs {
 
     /// Execution modes; several run one after the other and become rows of the tables.
     /// [default: the suite's `modes`, or rt]
-    #[arg(short, long, value_enum, value_delimiter = ',')]
+    #[arg(short, long, value_delimiter = ',', value_parser = mode_parser())]
     pub mode: Vec<ModeName>,
 
     /// Real-time priority of the measuring threads in `rt` mode.
-    #[arg(long, value_name = "PRIO", default_value = "95", value_parser = priority)]
+    #[arg(long, value_name = "PRIO", default_value_t = plan::DEFAULT_PRIORITY, value_parser = priority)]
     pub priority: i32,
 
     /// Real-time policy in `rt` mode.
-    #[arg(long, value_enum, default_value = "fifo")]
-    pub policy: RtPolicy,
+    #[arg(long, default_value = plan::RT_POLICIES[0].0, value_parser = policy_parser())]
+    pub policy: Policy,
 
-    /// SCHED_DEADLINE runtime per period in `deadline` mode.
-    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = duration)]
-    pub dl_runtime: u64,
+    /// SCHED_DEADLINE runtime per period in `deadline` mode. [default: 100us]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub dl_runtime: Option<u64>,
 
     /// Background loads, comma-separated; the probes run once per load (`none` is idle), e.g.
     /// `none,cpu,io,net`; `a+b` runs two at once; `exec:CMD` must come last. `rtgauge loads`
@@ -185,9 +189,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "CPUS")]
     pub load_cpus: Option<String>,
 
-    /// Most disk space the io and memory loads may use.
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = size)]
-    pub load_disk_cap: u64,
+    /// Most disk space the io and memory loads may use. [default: 256MiB]
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub load_disk_cap: Option<u64>,
 
     /// When a load cannot start (no compiler, no permission), report it and go on instead of failing.
     #[arg(long)]
@@ -198,9 +202,15 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
 
-    /// Where to write the result document (default: ./rtgauge-results/HOST-TIME.json).
+    /// Where to write the result document (default: ./rtgauge-results/HOST-TIME.json). The
+    /// HTML report goes beside it (FILE with the extension .html), recordings too.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Replace an existing result at --output (and its report and recordings); without it
+    /// rtgauge refuses, before measuring, to overwrite a result.
+    #[arg(long)]
+    pub force: bool,
 
     /// Print nothing but errors and the result path.
     #[arg(short, long)]

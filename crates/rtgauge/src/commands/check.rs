@@ -5,9 +5,17 @@ use crate::cli::{CheckArgs, CheckFormat};
 use anyhow::{Context, Result};
 use rtgauge_report::check::check_result_allowing;
 use rtgauge_report::{Format, Render, Spec, Style};
+use rtgauge_result::output::{self, Existing};
 use rtgauge_result::{read_result, write_bytes_atomically};
 
 pub fn check(args: CheckArgs) -> Result<u8> {
+    if let Some(junit) = &args.junit {
+        output::ensure_distinct(
+            &[args.result.as_path(), args.spec.as_path()],
+            &[("the JUnit report", junit)],
+        )?;
+        output::check(junit, Existing::Replace)?;
+    }
     let spec = Spec::load(&args.spec)?;
     let result = read_result(&args.result)?;
     let report = check_result_allowing(&result, &spec, args.allow_incomplete);

@@ -4,9 +4,16 @@ use crate::cli::{CompareArgs, CompareFormat};
 use anyhow::{Context, Result};
 use rtgauge_report::compare::{self, letter};
 use rtgauge_report::{result_names, write_html, Format, Render, ReportInput, Style};
+use rtgauge_result::output::{self, Existing};
 use rtgauge_result::{read_result, write_bytes_atomically};
+use std::path::{Path, PathBuf};
 
 pub fn compare(args: CompareArgs) -> Result<u8> {
+    if let Some(path) = &args.output {
+        let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+        output::ensure_distinct(&inputs, &[("the comparison", path)])?;
+        output::check(path, Existing::Replace)?;
+    }
     let results = args
         .results
         .iter()
