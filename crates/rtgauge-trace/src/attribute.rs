@@ -54,11 +54,14 @@ pub enum Cause {
     Softirq { vector: String },
     /// An NMI handler.
     Nmi { handler: String },
-    /// A task. `prio` is the kernel priority (0–99 real-time, 99 − rtprio; 100–139 normal).
+    /// A task. `prio` is the kernel priority (0–99 real-time, 99 − rtprio; 100–139 normal);
+    /// `work` is the work item a kworker was executing.
     Thread {
         comm: String,
         pid: u32,
         prio: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        work: Option<String>,
     },
     /// An interrupt handled in its own thread (`irq/NN-name`, as on PREEMPT_RT).
     ThreadedIrq {
@@ -163,10 +166,15 @@ pub fn attribute(
     let timer_deadline = timer_irq_ns.unwrap_or(end);
 
     let prios = priorities(&on_cpu);
+    let mut works: HashMap<u32, String> = HashMap::new();
+    let task_of = |comm: &str, pid: u32, works: &HashMap<u32, String>| {
+        let mut cause = task_cause(comm, pid, prios.get(&pid).copied());
+        if let Cause::Thread { work, .. } = &mut cause {
+            *work = works.get(&pid).cloned();
+        }
+        cause
+    };
     let mut timeline = Timeline::default();
-    let mut current: Option<Cause> = on_cpu
-        .first()
-        .map(|e| task_cause(&e.comm, e.pid, prios.get(&e.pid).copied()));
     let mut stack: Vec<Cause> = Vec::new();
     let mut previous_ts = start;
     let mut events_in_window = 0u32;
@@ -174,13 +182,15 @@ pub fn attribute(
         if event.ts_ns >= start.saturating_sub(TIMESTAMP_SLACK_NS) {
             events_in_window = events_in_window.saturating_add(1);
         }
-        // An exit with nothing open: that handler was running since before the margin.
+        // Every event names the task that was on the CPU when it was recorded (in interrupt
+        // context, the interrupted one), which is more robust than following sched_switch
+        // alone: some kernels drop the switch out of idle. An exit with nothing open is a
+        // handler that was running since before the margin.
         let context = stack
             .last()
             .cloned()
             .or_else(|| exit_cause(&event.kind))
-            .or_else(|| current.clone())
-            .unwrap_or(Cause::Unknown);
+            .unwrap_or_else(|| task_of(&event.comm, event.pid, &works));
         timeline.add_stretch(
             previous_ts.max(start),
             event.ts_ns.min(end),
@@ -190,9 +200,16 @@ pub fn attribute(
             config,
         );
         previous_ts = previous_ts.max(event.ts_ns);
-        apply(event, &mut stack, &mut current, &prios);
+        apply(event, &mut stack, &mut works);
     }
-    let context = stack.last().cloned().or(current).unwrap_or(Cause::Unknown);
+    // After the last event: the task it switched to, or the one it was recorded in.
+    let after_last = on_cpu
+        .last()
+        .map_or(Cause::Unknown, |event| match &event.kind {
+            EventKind::Switch { next, .. } => task_of(&next.comm, next.pid, &works),
+            _ => task_of(&event.comm, event.pid, &works),
+        });
+    let context = stack.last().cloned().unwrap_or(after_last);
     timeline.add_stretch(
         previous_ts.max(start),
         end,
@@ -247,7 +264,20 @@ fn find_timer_irq(spike: &Spike, events: &[&TraceEvent]) -> Option<u64> {
             .find(|e| wanted(&e.kind))
             .map(|e| e.ts_ns)
     };
-    let hrtimer = last_of(|k| matches!(k, EventKind::HrtimerEntry { .. }));
+    let hrtimer = before_wake
+        .iter()
+        .rev()
+        .filter(in_window)
+        .find_map(|e| match &e.kind {
+            // The expiry's own nanosecond clock reading, when it is consistent with the
+            // microsecond timestamp (same clock: mono), is the more precise time.
+            EventKind::HrtimerEntry { now_ns, .. } => Some(
+                now_ns
+                    .filter(|n| n.abs_diff(e.ts_ns) < TIMESTAMP_SLACK_NS)
+                    .unwrap_or(e.ts_ns),
+            ),
+            _ => None,
+        });
     let local_timer =
         last_of(|k| matches!(k, EventKind::VectorEntry { name } if name == "local_timer"));
     let timer = hrtimer.or(local_timer);
@@ -302,6 +332,7 @@ fn task_cause(comm: &str, pid: u32, prio: Option<i32>) -> Cause {
         comm: comm.to_string(),
         pid,
         prio,
+        work: None,
     }
 }
 
@@ -320,18 +351,10 @@ fn exit_cause(kind: &EventKind) -> Option<Cause> {
     }
 }
 
-fn apply(
-    event: &TraceEvent,
-    stack: &mut Vec<Cause>,
-    current: &mut Option<Cause>,
-    prios: &HashMap<u32, i32>,
-) {
+fn apply(event: &TraceEvent, stack: &mut Vec<Cause>, works: &mut HashMap<u32, String>) {
     match &event.kind {
-        EventKind::Switch { next, .. } => {
-            *current = Some(task_cause(&next.comm, next.pid, Some(next.prio)));
-            // A task switch happens in task context: nothing can still be open.
-            stack.clear();
-        }
+        // A task switch happens in task context: nothing can still be open.
+        EventKind::Switch { .. } => stack.clear(),
         EventKind::IrqEntry { irq, name } => stack.push(Cause::Irq {
             irq: *irq,
             name: name.clone(),
@@ -340,6 +363,12 @@ fn apply(
             vector: name.clone(),
         }),
         EventKind::VectorEntry { name } => stack.push(Cause::Vector { name: name.clone() }),
+        EventKind::WorkStart { function } => {
+            works.insert(event.pid, function.clone());
+        }
+        EventKind::WorkEnd => {
+            works.remove(&event.pid);
+        }
         EventKind::IrqExit { .. }
         | EventKind::SoftirqExit { .. }
         | EventKind::VectorExit { .. } => {
@@ -354,13 +383,6 @@ fn apply(
             }
         }
         _ => {}
-    }
-    if current.is_none() {
-        *current = Some(task_cause(
-            &event.comm,
-            event.pid,
-            prios.get(&event.pid).copied(),
-        ));
     }
 }
 

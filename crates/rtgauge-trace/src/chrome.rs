@@ -35,6 +35,12 @@ pub fn cause_name(cause: &Cause) -> String {
         Cause::Vector { name } => format!("{name} interrupt"),
         Cause::Softirq { vector } => format!("softirq {vector}"),
         Cause::Nmi { handler } => format!("NMI {handler}"),
+        Cause::Thread {
+            comm,
+            pid,
+            work: Some(work),
+            ..
+        } => format!("{comm}/{pid} ({work})"),
         Cause::Thread { comm, pid, .. } | Cause::ThreadedIrq { comm, pid, .. } => {
             format!("{comm}/{pid}")
         }

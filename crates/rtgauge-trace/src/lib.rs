@@ -33,6 +33,8 @@ mod chrome;
 mod error;
 mod parse;
 mod session;
+#[doc(hidden)]
+pub mod testing;
 
 pub use attribute::{
     attribute, Attribution, AttributionConfig, Cause, Contributor, Segment, Spike,

@@ -59,8 +59,12 @@ pub enum EventKind {
     VectorEntry { name: String },
     /// An `irq_vectors` exit.
     VectorExit { name: String },
-    /// `hrtimer_expire_entry`: a high-resolution timer's callback starts.
-    HrtimerEntry { function: String },
+    /// `hrtimer_expire_entry`: a high-resolution timer's callback starts; `now_ns` is the
+    /// kernel's nanosecond reading of the same clock when the event prints one.
+    HrtimerEntry {
+        function: String,
+        now_ns: Option<u64>,
+    },
     /// `hrtimer_expire_exit`.
     HrtimerExit,
     /// `workqueue_execute_start`: a kworker starts a work item.
@@ -212,6 +216,7 @@ fn parse_kind(name: &str, detail: &str) -> EventKind {
         }
         "hrtimer_expire_entry" => Some(EventKind::HrtimerEntry {
             function: field(detail, "function").unwrap_or("").to_string(),
+            now_ns: field(detail, "now").and_then(|n| n.parse().ok()),
         }),
         "hrtimer_expire_exit" => Some(EventKind::HrtimerExit),
         "workqueue_execute_start" => Some(EventKind::WorkStart {
@@ -403,7 +408,8 @@ mod tests {
         assert_eq!(
             e.kind,
             EventKind::HrtimerEntry {
-                function: "hrtimer_wakeup".into()
+                function: "hrtimer_wakeup".into(),
+                now_ns: Some(475416030065)
             }
         );
         let e = event(" opt-1   [001] d.s3.   475.413191: sched_waking: comm=sleep pid=28573 prio=120 target_cpu=000");
