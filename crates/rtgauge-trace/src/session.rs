@@ -5,21 +5,29 @@
 //! (CLOCK_MONOTONIC, the clock the probes read), into a bounded per-CPU ring buffer that
 //! overwrites its oldest events, only on the measured CPUs.
 
+use std::collections::VecDeque;
 use std::fs;
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::error::TraceError;
 use crate::parse::{parse_trace, TraceEvent};
+use crate::testing::now_ns;
 
 /// Where tracefs is usually mounted, in order of preference.
 pub const TRACEFS_PATHS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// Prefix of rtgauge's instance names.
 pub const INSTANCE_PREFIX: &str = "rtgauge-";
-/// Default ring buffer per CPU: see docs/trace.md for why (reading cost vs. history kept).
-pub const DEFAULT_BUFFER_SIZE_KB: u32 = 1024;
+/// Default ring buffer per CPU. Reading stops recording for a time proportional to what the
+/// buffer holds (about 11 ms for 256 KiB, 33 ms for 1 MiB on the development machine, see
+/// docs/trace.md); 256 KiB still holds about a second of a busy CPU's events, far more than
+/// the window around one spike.
+pub const DEFAULT_BUFFER_SIZE_KB: u32 = 256;
+/// How many recent recording pauses are remembered to flag windows that overlap one.
+const PAUSES_KEPT: usize = 32;
 
 /// The events asked for, as `system:event` (`*` matches within the system). Missing ones are
 /// skipped and listed in [`TraceSession::events_missing`].
@@ -72,6 +80,9 @@ pub struct CpuTrace {
     pub events_lost: bool,
     /// How long recording was stopped to read them.
     pub paused_for: Duration,
+    /// Recording was stopped (for an earlier read) during the window asked for, so events of
+    /// that stretch are missing. Only set by [`TraceSession::read_window`].
+    pub window_incomplete: bool,
 }
 
 /// rtgauge's tracefs instance; removed when dropped.
@@ -82,6 +93,8 @@ pub struct TraceSession {
     cpus: Vec<usize>,
     events_enabled: Vec<String>,
     events_missing: Vec<String>,
+    /// Recent [stopped, resumed] stretches (CLOCK_MONOTONIC ns), oldest first.
+    pauses: Mutex<VecDeque<(u64, u64)>>,
 }
 
 static INSTANCE_SEQUENCE: AtomicU32 = AtomicU32::new(0);
@@ -119,6 +132,7 @@ impl TraceSession {
             cpus: config.cpus.clone(),
             events_enabled: Vec::new(),
             events_missing: Vec::new(),
+            pauses: Mutex::new(VecDeque::with_capacity(PAUSES_KEPT)),
         };
         session.configure(config)?;
         Ok(session)
@@ -203,11 +217,13 @@ impl TraceSession {
     /// Recording resumes even when reading fails.
     pub fn read_cpu(&self, cpu: usize) -> Result<CpuTrace, TraceError> {
         let started = Instant::now();
+        let stopped_ns = now_ns();
         self.pause()?;
         let path = self.dir.join(format!("per_cpu/cpu{cpu}/trace"));
         let text = fs::read_to_string(&path);
         let resumed = self.resume();
         let paused_for = started.elapsed();
+        self.remember_pause(stopped_ns, now_ns());
         let text = text.map_err(|source| TraceError::Io { path, source })?;
         resumed?;
         let (events, events_lost) = parse_trace(&text);
@@ -216,7 +232,27 @@ impl TraceSession {
             events,
             events_lost,
             paused_for,
+            window_incomplete: false,
         })
+    }
+
+    fn remember_pause(&self, stopped_ns: u64, resumed_ns: u64) {
+        // A poisoned lock only means another reader panicked; the list is still usable.
+        let mut pauses = self.pauses.lock().unwrap_or_else(|e| e.into_inner());
+        if pauses.len() == PAUSES_KEPT {
+            pauses.pop_front();
+        }
+        pauses.push_back((stopped_ns, resumed_ns));
+    }
+
+    fn paused_during(&self, from_ns: u64, to_ns: u64) -> bool {
+        let pauses = self.pauses.lock().unwrap_or_else(|e| e.into_inner());
+        // The last pause is the read in progress, which began after the window.
+        pauses
+            .iter()
+            .rev()
+            .skip(1)
+            .any(|&(stopped, resumed)| stopped <= to_ns && resumed >= from_ns)
     }
 
     /// Reads `cpu` and keeps the events in [from_ns, to_ns] (CLOCK_MONOTONIC).
@@ -230,6 +266,7 @@ impl TraceSession {
         trace
             .events
             .retain(|e| e.ts_ns >= from_ns && e.ts_ns <= to_ns);
+        trace.window_incomplete = self.paused_during(from_ns, to_ns);
         Ok(trace)
     }
 

@@ -6,6 +6,9 @@
 //!   "spin START_NS END_NS" (CLOCK_MONOTONIC), the truth the attribution is checked against.
 //! - `hold-session CPU`: starts a trace session, prints its instance directory, and waits to
 //!   be killed (for the test of stale-instance removal after SIGKILL).
+//! - `start-unmounted CPU`: in a private mount namespace with tracefs unmounted, starts a
+//!   session (which must mount tracefs) and prints where tracefs is and how many events were
+//!   enabled; the machine's own mounts are not touched.
 
 use std::io::Write;
 
@@ -22,12 +25,13 @@ fn main() {
     match args.first().map(String::as_str) {
         Some("culprit") => culprit(number(1) as usize, number(2), number(3), number(4)),
         Some("hold-session") => hold_session(number(1) as usize),
+        Some("start-unmounted") => start_unmounted(number(1) as usize),
         _ => usage(),
     }
 }
 
 fn usage() -> ! {
-    eprintln!("usage: rtgauge-trace-helper culprit CPU SPIN_US MEAN_GAP_US DURATION_MS | hold-session CPU");
+    eprintln!("usage: rtgauge-trace-helper culprit CPU SPIN_US MEAN_GAP_US DURATION_MS | hold-session CPU | start-unmounted CPU");
     std::process::exit(2)
 }
 
@@ -68,6 +72,41 @@ fn hold_session(cpu: usize) {
                 std::thread::sleep(std::time::Duration::from_secs(3600));
             }
         }
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn start_unmounted(cpu: usize) {
+    // SAFETY: plain system calls with valid NUL-terminated strings.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            eprintln!(
+                "cannot make a private mount namespace: {}",
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(1);
+        }
+        // Keep the unmounts below from propagating to the machine's namespace.
+        libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        );
+        for path in [c"/sys/kernel/debug/tracing", c"/sys/kernel/tracing"] {
+            libc::umount2(path.as_ptr(), libc::MNT_DETACH);
+        }
+    }
+    match TraceSession::start(&TraceConfig::new(vec![cpu])) {
+        Ok(session) => println!(
+            "{} {}",
+            session.tracefs().display(),
+            session.events_enabled().len()
+        ),
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1);

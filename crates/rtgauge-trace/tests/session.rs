@@ -1,0 +1,249 @@
+//! rtgauge's own trace session on this machine's kernel. These tests need root and tracefs;
+//! without them they print why and pass (there is nothing to test).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use rtgauge_trace::testing::{now_ns, periodic_sleeper, pin_fifo};
+use rtgauge_trace::{remove_stale, EventKind, TraceConfig, TraceError, TraceSession};
+
+const HELPER: &str = env!("CARGO_BIN_EXE_rtgauge-trace-helper");
+
+/// The measured CPU of these tests: the last one (CPU 0 keeps the machine's housekeeping).
+fn test_cpu() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+}
+
+/// A session, or `None` (with the reason printed) where this machine cannot trace.
+fn session() -> Option<TraceSession> {
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: tracing needs root");
+        return None;
+    }
+    match TraceSession::start(&TraceConfig::new(vec![test_cpu()])) {
+        Ok(session) => Some(session),
+        Err(
+            e @ (TraceError::NoTracefs | TraceError::Lockdown | TraceError::NotPermitted { .. }),
+        ) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn session_records_the_measured_cpu_with_the_monotonic_clock() {
+    let Some(session) = session() else { return };
+    let cpu = test_cpu();
+    let dir = session.instance_dir().to_path_buf();
+    assert!(
+        dir.ends_with(format!("rtgauge-{}", std::process::id()))
+            || dir
+                .to_string_lossy()
+                .contains(&format!("rtgauge-{}-", std::process::id()))
+    );
+    assert!(read(&dir.join("trace_clock")).contains("[mono]"));
+    assert_eq!(read(&dir.join("tracing_on")).trim(), "1");
+    // The kernel rounds the size up to whole pages of its sub-buffers.
+    let buffer_kb: u32 = read(&dir.join("buffer_size_kb")).trim().parse().unwrap();
+    assert!((256..300).contains(&buffer_kb), "{buffer_kb} KiB");
+    assert_eq!(
+        u64::from_str_radix(
+            read(&dir.join("tracing_cpumask"))
+                .trim()
+                .replace(',', "")
+                .as_str(),
+            16
+        )
+        .unwrap(),
+        1 << cpu
+    );
+    for wanted in [
+        "sched:sched_switch",
+        "sched:sched_waking",
+        "irq:irq_handler_entry",
+        "irq:softirq_entry",
+        "irq_vectors:local_timer_entry",
+        "timer:hrtimer_expire_entry",
+    ] {
+        assert!(
+            session.events_enabled().iter().any(|e| e == wanted),
+            "{wanted} enabled: {:?}",
+            session.events_enabled()
+        );
+    }
+    assert!(!session
+        .events_enabled()
+        .iter()
+        .any(|e| e.starts_with("irq_vectors:vector_")));
+    eprintln!(
+        "events enabled: {:?}; missing: {:?}",
+        session.events_enabled(),
+        session.events_missing()
+    );
+
+    let before = now_ns();
+    let pid = std::thread::spawn(move || {
+        pin_fifo(cpu, 95).expect("FIFO 95");
+        periodic_sleeper(1_000_000, 50, u64::MAX, |_| {});
+        rtgauge_trace::testing::thread_id()
+    })
+    .join()
+    .unwrap();
+    let after = now_ns();
+    let trace = session.read_window(cpu, before, after).unwrap();
+    let wakeups = trace
+        .events
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::Wakeup { task, .. } if task.pid == pid))
+        .count();
+    assert!(
+        wakeups >= 45,
+        "the sleeper's wake-ups are recorded with monotonic times: {wakeups}"
+    );
+    assert!(trace.events.iter().all(|e| e.cpu as usize == cpu));
+    assert_eq!(
+        read(&dir.join("tracing_on")).trim(),
+        "1",
+        "recording resumes after a read"
+    );
+}
+
+#[test]
+fn dropping_the_session_removes_its_instance() {
+    let Some(session) = session() else { return };
+    let dir = session.instance_dir().to_path_buf();
+    assert!(dir.is_dir());
+    drop(session);
+    assert!(!dir.exists());
+}
+
+#[test]
+fn instance_of_a_sigkilled_run_is_removed_by_the_next_start() {
+    let Some(live) = session() else { return };
+    let mut child = Command::new(HELPER)
+        .args(["hold-session", &test_cpu().to_string()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let stale = PathBuf::from(line.trim());
+    assert!(stale.is_dir(), "the helper created {line}");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    child.wait().unwrap();
+    assert!(stale.is_dir(), "SIGKILL leaves the instance behind");
+
+    let removed = remove_stale().unwrap();
+    assert!(
+        removed.contains(&stale.file_name().unwrap().to_string_lossy().into_owned()),
+        "{removed:?}"
+    );
+    assert!(!stale.exists());
+    assert!(
+        live.instance_dir().is_dir(),
+        "a live run's instance is kept"
+    );
+}
+
+/// The top-level tracefs files a session could conceivably affect.
+const GLOBAL_FILES: &[&str] = &[
+    "current_tracer",
+    "trace_clock",
+    "tracing_on",
+    "buffer_size_kb",
+    "buffer_total_size_kb",
+    "set_event",
+    "set_event_pid",
+    "tracing_cpumask",
+    "trace_options",
+    "tracing_thresh",
+    "saved_cmdlines_size",
+    "buffer_percent",
+    "options/overwrite",
+    "events/enable",
+    "events/sched/enable",
+    "events/sched/sched_switch/enable",
+    "events/sched/sched_switch/filter",
+    "events/irq/enable",
+    "events/irq_vectors/enable",
+    "events/timer/hrtimer_expire_entry/enable",
+    "per_cpu/cpu0/buffer_size_kb",
+];
+
+fn snapshot(tracefs: &Path) -> BTreeMap<&'static str, Vec<u8>> {
+    GLOBAL_FILES
+        .iter()
+        .filter_map(|f| std::fs::read(tracefs.join(f)).ok().map(|bytes| (*f, bytes)))
+        .collect()
+}
+
+#[test]
+fn global_tracing_settings_are_byte_for_byte_unchanged_by_a_session() {
+    let Some(probe) = session() else { return };
+    let tracefs = probe.tracefs().to_path_buf();
+    drop(probe);
+    let before = snapshot(&tracefs);
+    assert!(before.len() >= 15, "the files exist: {:?}", before.keys());
+    {
+        let session = session().unwrap();
+        periodic_sleeper(1_000_000, 20, u64::MAX, |_| {});
+        session.read_window(test_cpu(), 0, now_ns()).unwrap();
+        session.clear().unwrap();
+    }
+    assert_eq!(snapshot(&tracefs), before);
+}
+
+#[test]
+fn tracefs_is_mounted_when_it_is_not() {
+    if session().is_none() {
+        return;
+    }
+    let output = Command::new(HELPER)
+        .args(["start-unmounted", &test_cpu().to_string()])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let (path, events) = stdout.trim().split_once(' ').unwrap();
+    assert_eq!(path, "/sys/kernel/tracing");
+    assert!(events.parse::<usize>().unwrap() > 10);
+}
+
+#[test]
+fn unprivileged_start_says_in_one_line_that_tracing_needs_root() {
+    if session().is_none() {
+        return;
+    }
+    // The helper as user nobody, like a run without root.
+    let output = Command::new(HELPER)
+        .args(["hold-session", &test_cpu().to_string()])
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("tracing needs root") && stderr.contains("run as root"),
+        "{stderr}"
+    );
+}
+
+use std::os::unix::process::CommandExt as _;
