@@ -39,7 +39,7 @@ fn main() {
     };
 
     println!("reading one CPU's window (stop, read, parse, resume):");
-    for buffer_size_kb in [256, 1024, 4096] {
+    for buffer_size_kb in [64, 128, 256, 1024, 4096] {
         let session = TraceSession::start(&TraceConfig {
             cpus: vec![cpu],
             buffer_size_kb,
@@ -88,6 +88,9 @@ fn main() {
         );
         off.extend(off_round);
         on.extend(on_round);
+    }
+    if rounds == 0 {
+        return;
     }
     let (off_median, off_p99) = median_p99(off.clone());
     let (on_median, on_p99) = median_p99(on.clone());

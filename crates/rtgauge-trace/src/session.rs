@@ -262,12 +262,33 @@ impl TraceSession {
         from_ns: u64,
         to_ns: u64,
     ) -> Result<CpuTrace, TraceError> {
-        let mut trace = self.read_cpu(cpu)?;
-        trace
-            .events
-            .retain(|e| e.ts_ns >= from_ns && e.ts_ns <= to_ns);
-        trace.window_incomplete = self.paused_during(from_ns, to_ns);
-        Ok(trace)
+        let mut windows = self.read_windows(cpu, &[(from_ns, to_ns)])?;
+        Ok(windows.remove(0))
+    }
+
+    /// Reads `cpu` once (one stop of recording) and returns the events of each window
+    /// [from_ns, to_ns]: spikes that came close together cost one read.
+    pub fn read_windows(
+        &self,
+        cpu: usize,
+        windows: &[(u64, u64)],
+    ) -> Result<Vec<CpuTrace>, TraceError> {
+        let trace = self.read_cpu(cpu)?;
+        Ok(windows
+            .iter()
+            .map(|&(from_ns, to_ns)| CpuTrace {
+                cpu,
+                events: trace
+                    .events
+                    .iter()
+                    .filter(|e| e.ts_ns >= from_ns && e.ts_ns <= to_ns)
+                    .cloned()
+                    .collect(),
+                events_lost: trace.events_lost,
+                paused_for: trace.paused_for,
+                window_incomplete: self.paused_during(from_ns, to_ns),
+            })
+            .collect())
     }
 
     /// Empties the ring buffers (all CPUs of the instance).
