@@ -240,3 +240,13 @@ fn attribution_round_trips_through_json() {
         assert_eq!(back, a);
     }
 }
+
+#[test]
+fn attribution_has_a_json_schema_for_the_result_document() {
+    let schema = serde_json::to_value(schemars::schema_for!(Attribution)).unwrap();
+    let properties = schema["properties"].as_object().unwrap();
+    for field in ["irq_latency_ns", "thread_latency_ns", "contributors", "dominant", "segments"] {
+        assert!(properties.contains_key(field), "{field} in the schema");
+    }
+    assert!(schema.to_string().contains("threaded_irq"), "causes are tagged by kind");
+}
