@@ -6,6 +6,7 @@
 //!    session off and on, in interleaved rounds; median and p99 of its wake-up latency.
 //!
 //! cargo run --release -p rtgauge-trace --example trace_cost -- CPU ROUNDS SAMPLES_PER_ROUND
+//! (2 CPUs at least: the reader runs on another CPU than the measured one)
 
 use std::time::Instant;
 
@@ -38,34 +39,39 @@ fn main() {
         _ => (1, 10, 5000),
     };
 
-    println!("reading one CPU's window (stop, read, parse, resume):");
-    for buffer_size_kb in [64, 128, 256, 1024, 4096] {
+    // The reader runs off the measured CPU at SCHED_FIFO 50, as a runner's helper thread
+    // would: at SCHED_OTHER on a loaded machine it is preempted while recording is stopped.
+    let reader_cpu = if cpu == 0 { 1 } else { 0 };
+    pin_fifo(reader_cpu, 50).expect("SCHED_FIFO 50 needs root");
+    println!("reading one CPU (stop, take the events, resume; then parse), reader at FIFO 50 on CPU {reader_cpu}:");
+    for buffer_size_kb in [64, 256, 1024, 4096] {
         let session = TraceSession::start(&TraceConfig {
             cpus: vec![cpu],
             buffer_size_kb,
         })
         .expect("trace session");
-        // Fill the buffer: a sleeper on the CPU, plus whatever the machine does.
+        // Fill the buffer: a sleeper on the CPU for 3 s, plus whatever the machine does.
         sleeper_latencies(cpu, 3000);
+        let started = Instant::now();
+        let full = session.read_cpu(cpu).expect("read");
+        let full_total = started.elapsed();
+        // Then reads every 100 ms while the sleeper keeps the CPU busy: each takes only what
+        // was recorded since the previous one.
+        let busy = std::thread::spawn(move || sleeper_latencies(cpu, 1700));
         let mut paused = Vec::new();
-        let mut total = Vec::new();
-        let mut events = 0;
         for _ in 0..15 {
-            let started = Instant::now();
-            let trace = session.read_cpu(cpu).expect("read");
-            total.push(started.elapsed().as_nanos() as u64);
-            paused.push(trace.paused_for.as_nanos() as u64);
-            events = trace.events.len();
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            paused.push(session.read_cpu(cpu).expect("read").paused_for.as_nanos() as u64);
         }
-        let (paused_median, paused_max) =
-            (median_p99(paused.clone()).0, *paused.iter().max().unwrap());
-        let (total_median, total_max) = (median_p99(total.clone()).0, *total.iter().max().unwrap());
+        busy.join().unwrap();
+        let (median, _) = median_p99(paused.clone());
         println!(
-            "  buffer {buffer_size_kb:>5} KiB: {events:>6} events; recording stopped {:.1} ms median ({:.1} max); with parsing {:.1} ms median ({:.1} max)",
-            us(paused_median) / 1000.0,
-            us(paused_max) / 1000.0,
-            us(total_median) / 1000.0,
-            us(total_max) / 1000.0
+            "  buffer {buffer_size_kb:>5} KiB: full buffer {:>6} events, recording stopped {:.1} ms, with parsing {:.1} ms; reads every 100 ms: stopped {:.2} ms median ({:.2} max)",
+            full.events.len(),
+            full.paused_for.as_secs_f64() * 1000.0,
+            full_total.as_secs_f64() * 1000.0,
+            us(median) / 1000.0,
+            us(*paused.iter().max().unwrap()) / 1000.0
         );
     }
 

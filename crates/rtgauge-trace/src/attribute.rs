@@ -191,14 +191,30 @@ pub fn attribute(
             .cloned()
             .or_else(|| exit_cause(&event.kind))
             .unwrap_or_else(|| task_of(&event.comm, event.pid, &works));
+        // An NMI is recorded when its handler ends, with how long it ran.
+        let nmi_start = match &event.kind {
+            EventKind::Nmi { delta_ns, .. } => {
+                event.ts_ns.saturating_sub(*delta_ns).max(previous_ts)
+            }
+            _ => event.ts_ns,
+        };
         timeline.add_stretch(
             previous_ts.max(start),
-            event.ts_ns.min(end),
+            nmi_start.min(end),
             previous_ts,
             context,
             timer_deadline,
             config,
         );
+        if let EventKind::Nmi { handler, .. } = &event.kind {
+            timeline.push(
+                nmi_start.max(start),
+                event.ts_ns.min(end),
+                Cause::Nmi {
+                    handler: handler.clone(),
+                },
+            );
+        }
         previous_ts = previous_ts.max(event.ts_ns);
         apply(event, &mut stack, &mut works);
     }

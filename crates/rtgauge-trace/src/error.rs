@@ -20,6 +20,8 @@ pub enum TraceError {
     },
     #[error("tracing needs at least one CPU to record; name the measured CPUs")]
     NoCpus,
+    #[error("CPU {cpu} is not traced (the session records CPUs {traced:?}); read one of those")]
+    CpuNotTraced { cpu: usize, traced: Vec<usize> },
     #[error("could not use the trace file {}: {source}; check that tracefs is mounted and not used up by another tracer", path.display())]
     Io {
         path: PathBuf,

@@ -245,8 +245,47 @@ fn attribution_round_trips_through_json() {
 fn attribution_has_a_json_schema_for_the_result_document() {
     let schema = serde_json::to_value(schemars::schema_for!(Attribution)).unwrap();
     let properties = schema["properties"].as_object().unwrap();
-    for field in ["irq_latency_ns", "thread_latency_ns", "contributors", "dominant", "segments"] {
+    for field in [
+        "irq_latency_ns",
+        "thread_latency_ns",
+        "contributors",
+        "dominant",
+        "segments",
+    ] {
         assert!(properties.contains_key(field), "{field} in the schema");
     }
-    assert!(schema.to_string().contains("threaded_irq"), "causes are tagged by kind");
+    assert!(
+        schema.to_string().contains("threaded_irq"),
+        "causes are tagged by kind"
+    );
+}
+
+#[test]
+fn nmi_handler_time_is_taken_from_its_recorded_duration() {
+    // A perf NMI of 60 µs (it is recorded at its end) while the thread was already woken.
+    let text = "\
+        worker-77 [000] d.h.. 100.000001: local_timer_entry: vector=236
+        worker-77 [000] d.h.. 100.000001: hrtimer_expire_entry: hrtimer=1 function=hrtimer_wakeup now=100000001000
+        worker-77 [000] d.h.. 100.000002: sched_waking: comm=cyclic pid=500 prio=4 target_cpu=000
+        worker-77 [000] d.h.. 100.000003: local_timer_exit: vector=236
+        worker-77 [000] d.Z.. 100.000075: nmi_handler: perf_event_nmi_handler() delta_ns: 60000 handled: 1
+        worker-77 [000] d..2. 100.000080: sched_switch: prev_comm=worker prev_pid=77 prev_prio=120 prev_state=R+ ==> next_comm=cyclic next_pid=500 next_prio=4
+";
+    let (events, _) = parse_trace(text);
+    let spike = Spike {
+        cpu: 0,
+        programmed_ns: 100_000_000_000,
+        woke_ns: 100_000_082_000,
+        thread_pid: 500,
+    };
+    let a = attribute(&spike, &events, false, &AttributionConfig::default());
+    assert_eq!(
+        dominant(&a),
+        &Cause::Nmi {
+            handler: "perf_event_nmi_handler".into()
+        }
+    );
+    assert_eq!(a.dominant_contributor().unwrap().duration_ns, 60_000);
+    let total: u64 = a.contributors.iter().map(|c| c.duration_ns).sum();
+    assert_eq!(total, a.latency_ns);
 }
