@@ -439,13 +439,16 @@ impl Timeline {
         if silence >= config.gap_threshold_ns && in_task {
             let idle = context == Cause::Idle;
             let gap_end = if idle { to } else { to.min(timer_deadline) };
+            // The unexplained part itself must reach the threshold: a task that ran silently
+            // up to the programmed time, then an interrupt a few µs late, is not a gap.
+            let gap_end = if gap_end.saturating_sub(from) >= config.gap_threshold_ns {
+                gap_end
+            } else {
+                from
+            };
             if gap_end > from && context != Cause::Unknown {
                 self.push(from, gap_end, Cause::Gap { idle });
                 self.push(gap_end, to, context);
-                return;
-            }
-            if context == Cause::Unknown && gap_end > from {
-                self.push(from, to, Cause::Unknown);
                 return;
             }
         }

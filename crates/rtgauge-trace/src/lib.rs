@@ -46,5 +46,5 @@ pub use parse::{parse_line, parse_trace, EventKind, Line, Task, TraceEvent};
 pub use session::{
     cpumask, instance_pid, lockdown_forbids_tracing, remove_stale, remove_stale_in,
     tracefs_in_mount_table, CpuTrace, TraceConfig, TraceSession, DEFAULT_BUFFER_SIZE_KB,
-    HISTORY_NS, INSTANCE_PREFIX, TRACEFS_PATHS, WANTED_EVENTS,
+    INSTANCE_PREFIX, TRACEFS_PATHS, WANTED_EVENTS,
 };

@@ -5,11 +5,9 @@
 //! (CLOCK_MONOTONIC, the clock the probes read), into a bounded per-CPU ring buffer that
 //! overwrites its oldest events, only on the measured CPUs.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::fs;
 use std::io::ErrorKind;
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -28,9 +26,6 @@ pub const INSTANCE_PREFIX: &str = "rtgauge-";
 /// docs/trace.md); 256 KiB still holds about a second of a busy CPU's events, far more than
 /// the window around one spike.
 pub const DEFAULT_BUFFER_SIZE_KB: u32 = 256;
-/// How far back the session keeps events it already took from the ring buffer (per CPU),
-/// so that a window's margin can reach before the previous read.
-pub const HISTORY_NS: u64 = 2_000_000_000;
 /// How many recent recording pauses are remembered to flag windows that overlap one.
 const PAUSES_KEPT: usize = 32;
 
@@ -100,8 +95,6 @@ pub struct TraceSession {
     events_missing: Vec<String>,
     /// Recent [stopped, resumed] stretches (CLOCK_MONOTONIC ns), oldest first.
     pauses: Mutex<VecDeque<(u64, u64)>>,
-    /// Events already taken from the ring buffer, per CPU, the last [`HISTORY_NS`] of them.
-    history: Mutex<HashMap<usize, Vec<TraceEvent>>>,
 }
 
 static INSTANCE_SEQUENCE: AtomicU32 = AtomicU32::new(0);
@@ -140,7 +133,6 @@ impl TraceSession {
             events_enabled: Vec::new(),
             events_missing: Vec::new(),
             pauses: Mutex::new(VecDeque::with_capacity(PAUSES_KEPT)),
-            history: Mutex::new(HashMap::new()),
         };
         session.configure(config)?;
         Ok(session)
@@ -221,24 +213,9 @@ impl TraceSession {
         self.write("tracing_on", "1")
     }
 
-    /// Stops recording, takes every event the ring buffer of `cpu` holds, and resumes
-    /// (resuming even when reading fails). Taking consumes them (`trace_pipe`), so a read
-    /// costs in proportion to what was recorded since the last one, not to the buffer size;
-    /// the session keeps the last [`HISTORY_NS`] of events per CPU so later windows can still
-    /// look back. Returns that history.
+    /// Stops recording, reads and parses everything the buffer of `cpu` holds, and resumes.
+    /// Recording resumes even when reading fails.
     pub fn read_cpu(&self, cpu: usize) -> Result<CpuTrace, TraceError> {
-        let (events_lost, paused_for) = self.take_new_events(cpu)?;
-        let history = self.history.lock().unwrap_or_else(|e| e.into_inner());
-        Ok(CpuTrace {
-            cpu,
-            events: history.get(&cpu).cloned().unwrap_or_default(),
-            events_lost,
-            paused_for,
-            window_incomplete: false,
-        })
-    }
-
-    fn take_new_events(&self, cpu: usize) -> Result<(bool, Duration), TraceError> {
         if !self.cpus.contains(&cpu) {
             return Err(TraceError::CpuNotTraced {
                 cpu,
@@ -248,22 +225,21 @@ impl TraceSession {
         let started = Instant::now();
         let stopped_ns = now_ns();
         self.pause()?;
-        let path = self.dir.join(format!("per_cpu/cpu{cpu}/trace_pipe"));
-        let text = read_available(&path);
+        let path = self.dir.join(format!("per_cpu/cpu{cpu}/trace"));
+        let text = fs::read_to_string(&path);
         let resumed = self.resume();
         let paused_for = started.elapsed();
         self.remember_pause(stopped_ns, now_ns());
         let text = text.map_err(|source| TraceError::Io { path, source })?;
         resumed?;
-        let (new_events, events_lost) = parse_trace(&text);
-        let mut history = self.history.lock().unwrap_or_else(|e| e.into_inner());
-        let events = history.entry(cpu).or_default();
-        events.extend(new_events);
-        if let Some(newest) = events.last().map(|e| e.ts_ns) {
-            let keep_from = events.partition_point(|e| e.ts_ns.saturating_add(HISTORY_NS) < newest);
-            events.drain(..keep_from);
-        }
-        Ok((events_lost, paused_for))
+        let (events, events_lost) = parse_trace(&text);
+        Ok(CpuTrace {
+            cpu,
+            events,
+            events_lost,
+            paused_for,
+            window_incomplete: false,
+        })
     }
 
     fn remember_pause(&self, stopped_ns: u64, resumed_ns: u64) {
@@ -303,32 +279,27 @@ impl TraceSession {
         cpu: usize,
         windows: &[(u64, u64)],
     ) -> Result<Vec<CpuTrace>, TraceError> {
-        let (events_lost, paused_for) = self.take_new_events(cpu)?;
-        let history = self.history.lock().unwrap_or_else(|e| e.into_inner());
-        let events = history.get(&cpu).map_or(&[][..], Vec::as_slice);
+        let trace = self.read_cpu(cpu)?;
         Ok(windows
             .iter()
             .map(|&(from_ns, to_ns)| CpuTrace {
                 cpu,
-                events: events
+                events: trace
+                    .events
                     .iter()
                     .filter(|e| e.ts_ns >= from_ns && e.ts_ns <= to_ns)
                     .cloned()
                     .collect(),
-                events_lost,
-                paused_for,
+                events_lost: trace.events_lost,
+                paused_for: trace.paused_for,
                 window_incomplete: self.paused_during(from_ns, to_ns),
             })
             .collect())
     }
 
-    /// Empties the ring buffers (all CPUs of the instance) and the kept history. Slow (the
-    /// kernel waits for an RCU grace period, 10–130 ms measured): not for use between reads.
+    /// Empties the ring buffers (all CPUs of the instance). Slow (the kernel waits for an RCU
+    /// grace period, 10–130 ms measured): not for use between reads.
     pub fn clear(&self) -> Result<(), TraceError> {
-        self.history
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clear();
         self.write("trace", "")
     }
 
@@ -356,27 +327,6 @@ impl Drop for TraceSession {
             std::thread::sleep(Duration::from_millis(10));
         }
     }
-}
-
-/// Everything a trace_pipe holds now, without waiting for more.
-fn read_available(path: &Path) -> std::io::Result<String> {
-    let mut file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
-    let mut bytes = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
-    loop {
-        match file.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => bytes.extend_from_slice(&chunk[..n]),
-            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
-            Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    // Task names are not guaranteed UTF-8.
-    Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn remove_instance(dir: &Path) -> std::io::Result<()> {

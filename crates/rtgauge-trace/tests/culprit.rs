@@ -77,8 +77,9 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
             .iter()
             .map(|w| (w.programmed_ns - MARGIN_NS, w.woke_ns))
             .collect();
+        let read_at = rtgauge_trace::testing::now_ns();
         let traces = session.read_windows(cpu, &ranges).unwrap();
-        windows.extend(batch.into_iter().zip(traces));
+        windows.extend(batch.into_iter().zip(traces).map(|(w, t)| (w, t, read_at)));
     }
     let wakeups = measuring.join().unwrap();
     let spins: Vec<(u64, u64)> = String::from_utf8(culprit.wait_with_output().unwrap().stdout)
@@ -92,7 +93,7 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
     assert!(spins.len() > 100, "the culprit spun: {}", spins.len());
 
     let (mut caused, mut named, mut accurate, mut incomplete) = (0, 0, 0, 0);
-    for (wakeup, trace) in &windows {
+    for &(wakeup, ref trace, read_at) in &windows {
         let spike = Spike {
             cpu: cpu as u32,
             programmed_ns: wakeup.programmed_ns,
@@ -114,12 +115,16 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
         );
         let dominant = a.dominant_contributor();
         eprintln!(
-            "spike {:>6.1} us: culprit spun {:>6.1} us in it; dominant {} {:.1} us (IRQ latency {:?} ns){}",
+            "spike {:>6.1} us at {}: culprit spun {:>6.1} us in it; dominant {} {:.1} us (IRQ latency {:?} ns; {} events{}, read {:.1} ms after){}",
             a.latency_ns as f64 / 1000.0,
+            spike.programmed_ns,
             truth as f64 / 1000.0,
             dominant.map_or("none".to_string(), |c| cause_name(&c.cause)),
             dominant.map_or(0.0, |c| c.duration_ns as f64 / 1000.0),
             a.irq_latency_ns,
+            trace.events.len(),
+            if trace.events_lost { ", some lost" } else { "" },
+            read_at.saturating_sub(spike.woke_ns) as f64 / 1e6,
             if trace.window_incomplete { " [recording was stopped in the window]" } else { "" },
         );
         if truth * 2 < a.latency_ns {
