@@ -43,7 +43,7 @@ fn main() {
     // would: at SCHED_OTHER on a loaded machine it is preempted while recording is stopped.
     let reader_cpu = if cpu == 0 { 1 } else { 0 };
     pin_fifo(reader_cpu, 50).expect("SCHED_FIFO 50 needs root");
-    println!("reading one CPU (stop, take the events, resume; then parse), reader at FIFO 50 on CPU {reader_cpu}:");
+    println!("reading one CPU (stop, read the buffer, resume; then parse), reader at FIFO 50 on CPU {reader_cpu}:");
     for buffer_size_kb in [64, 256, 1024, 4096] {
         let session = TraceSession::start(&TraceConfig {
             cpus: vec![cpu],
@@ -55,8 +55,8 @@ fn main() {
         let started = Instant::now();
         let full = session.read_cpu(cpu).expect("read");
         let full_total = started.elapsed();
-        // Then reads every 100 ms while the sleeper keeps the CPU busy: each takes only what
-        // was recorded since the previous one.
+        // Then reads every 100 ms while the sleeper keeps the CPU busy (each reads the whole
+        // buffer again: reading does not consume).
         let busy = std::thread::spawn(move || sleeper_latencies(cpu, 1700));
         let mut paused = Vec::new();
         for _ in 0..15 {

@@ -22,7 +22,7 @@ pub const TRACEFS_PATHS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/
 /// Prefix of rtgauge's instance names.
 pub const INSTANCE_PREFIX: &str = "rtgauge-";
 /// Default ring buffer per CPU. Reading stops recording for a time proportional to what the
-/// buffer holds (about 11 ms for 256 KiB, 33 ms for 1 MiB on the development machine, see
+/// buffer holds (about 5 ms for 256 KiB, 20 ms for 1 MiB on the development machine, see
 /// docs/trace.md); 256 KiB still holds about a second of a busy CPU's events, far more than
 /// the window around one spike.
 pub const DEFAULT_BUFFER_SIZE_KB: u32 = 256;
