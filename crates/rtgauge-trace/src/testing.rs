@@ -133,3 +133,30 @@ pub fn median_p99(mut latencies: Vec<u64>) -> (u64, u64) {
     };
     (rank(0.5), rank(0.99))
 }
+
+/// The last CPU: the one the tests measure (CPU 0 keeps the machine's housekeeping).
+pub fn last_cpu() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+}
+
+/// A session on `cpus`, or `None` with the reason printed where this machine cannot trace
+/// (not root, no tracefs, lockdown): the tests that need one then have nothing to test.
+/// Any other error is a failure.
+pub fn session_or_skip(cpus: Vec<usize>) -> Option<crate::TraceSession> {
+    use crate::TraceError;
+    // SAFETY: geteuid has no arguments and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: tracing needs root");
+        return None;
+    }
+    match crate::TraceSession::start(&crate::TraceConfig::new(cpus)) {
+        Ok(session) => Some(session),
+        Err(
+            e @ (TraceError::NoTracefs | TraceError::Lockdown | TraceError::NotPermitted { .. }),
+        ) => {
+            eprintln!("skipped: {e}");
+            None
+        }
+        Err(e) => panic!("{e}"),
+    }
+}

@@ -9,10 +9,10 @@
 use std::process::{Command, Stdio};
 use std::sync::mpsc::sync_channel;
 
-use rtgauge_trace::testing::{periodic_sleeper, pin_fifo, thread_id, Wakeup};
-use rtgauge_trace::{
-    attribute, cause_name, AttributionConfig, Cause, Spike, TraceConfig, TraceError, TraceSession,
+use rtgauge_trace::testing::{
+    last_cpu, periodic_sleeper, pin_fifo, session_or_skip, thread_id, Wakeup,
 };
+use rtgauge_trace::{attribute, cause_name, AttributionConfig, Cause, Spike};
 
 const HELPER: &str = env!("CARGO_BIN_EXE_rtgauge-trace-helper");
 const LATE_NS: u64 = 200_000;
@@ -21,26 +21,13 @@ const DURATION_MS: u64 = 15_000;
 
 #[test]
 fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: tracing needs root");
-        return;
-    }
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if cpus < 2 {
+    if last_cpu() == 0 {
         eprintln!("skipped: needs two CPUs (one measured, one for reading the trace)");
         return;
     }
-    let cpu = cpus - 1;
-    let session = match TraceSession::start(&TraceConfig::new(vec![cpu])) {
-        Ok(session) => session,
-        Err(
-            e @ (TraceError::NoTracefs | TraceError::Lockdown | TraceError::NotPermitted { .. }),
-        ) => {
-            eprintln!("skipped: {e}");
-            return;
-        }
-        Err(e) => panic!("{e}"),
+    let cpu = last_cpu();
+    let Some(session) = session_or_skip(vec![cpu]) else {
+        return;
     };
     let culprit = Command::new(HELPER)
         .args([

@@ -5,29 +5,17 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use rtgauge_trace::testing::{now_ns, periodic_sleeper};
-use rtgauge_trace::{tracefs_in_mount_table, TraceConfig, TraceError, TraceSession};
+use rtgauge_trace::testing::{last_cpu, now_ns, periodic_sleeper, session_or_skip};
+use rtgauge_trace::{tracefs_in_mount_table, TraceConfig, TraceSession};
 
 /// The mounted tracefs, without starting a session unless tracefs must first be mounted.
 fn tracefs() -> Option<PathBuf> {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: tracing needs root");
-        return None;
-    }
     let mounted = || tracefs_in_mount_table(&std::fs::read_to_string("/proc/self/mounts").ok()?);
-    if let Some(path) = mounted() {
-        return Some(path);
-    }
-    match TraceSession::start(&TraceConfig::new(vec![0])) {
-        Ok(_) => mounted(),
-        Err(
-            e @ (TraceError::NoTracefs | TraceError::Lockdown | TraceError::NotPermitted { .. }),
-        ) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-        Err(e) => panic!("{e}"),
+    match mounted() {
+        // Not root: the mount table is readable, but there is nothing to test.
+        // SAFETY: geteuid has no arguments and cannot fail.
+        Some(path) if unsafe { libc::geteuid() } == 0 => Some(path),
+        _ => session_or_skip(vec![last_cpu()]).and_then(|_| mounted()),
     }
 }
 
@@ -60,7 +48,7 @@ fn snapshot(tracefs: &Path) -> BTreeMap<&'static str, String> {
     GLOBAL_FILES
         .iter()
         .filter_map(|f| {
-            // Compared byte for byte; kept as text only so that a difference reads well.
+            // The files are ASCII: as text, a difference reads well.
             let bytes = std::fs::read(tracefs.join(f)).ok()?;
             Some((*f, String::from_utf8_lossy(&bytes).into_owned()))
         })
@@ -70,7 +58,7 @@ fn snapshot(tracefs: &Path) -> BTreeMap<&'static str, String> {
 #[test]
 fn global_tracing_settings_are_byte_for_byte_unchanged_by_a_session() {
     let Some(tracefs) = tracefs() else { return };
-    let cpu = std::thread::available_parallelism().map_or(1, |n| n.get()) - 1;
+    let cpu = last_cpu();
     let before = snapshot(&tracefs);
     assert!(before.len() >= 15, "the files exist: {:?}", before.keys());
     {

@@ -2,36 +2,21 @@
 //! without them they print why and pass (there is nothing to test).
 
 use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use rtgauge_trace::testing::{now_ns, periodic_sleeper, pin_fifo};
-use rtgauge_trace::{remove_stale, EventKind, TraceConfig, TraceError, TraceSession};
+use rtgauge_trace::testing::{last_cpu, now_ns, periodic_sleeper, pin_fifo, session_or_skip};
+use rtgauge_trace::{remove_stale, EventKind, TraceSession};
 
 const HELPER: &str = env!("CARGO_BIN_EXE_rtgauge-trace-helper");
 
-/// The measured CPU of these tests: the last one (CPU 0 keeps the machine's housekeeping).
 fn test_cpu() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()) - 1
+    last_cpu()
 }
 
-/// A session, or `None` (with the reason printed) where this machine cannot trace.
 fn session() -> Option<TraceSession> {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: tracing needs root");
-        return None;
-    }
-    match TraceSession::start(&TraceConfig::new(vec![test_cpu()])) {
-        Ok(session) => Some(session),
-        Err(
-            e @ (TraceError::NoTracefs | TraceError::Lockdown | TraceError::NotPermitted { .. }),
-        ) => {
-            eprintln!("skipped: {e}");
-            None
-        }
-        Err(e) => panic!("{e}"),
-    }
+    session_or_skip(vec![test_cpu()])
 }
 
 fn read(path: &Path) -> String {
@@ -196,5 +181,3 @@ fn unprivileged_start_says_in_one_line_that_tracing_needs_root() {
         "{stderr}"
     );
 }
-
-use std::os::unix::process::CommandExt as _;
