@@ -120,6 +120,10 @@ pub struct Attribution {
     pub segments: Vec<Segment>,
     /// The ring buffer overwrote events, so part of the window may be missing.
     pub events_lost: bool,
+    /// Recording was stopped (for reading an earlier spike) inside the window, so what ran
+    /// then is missing.
+    #[serde(default)]
+    pub recording_stopped: bool,
     /// Events recorded on the CPU inside the window.
     pub events_in_window: u32,
 }
@@ -254,8 +258,21 @@ pub fn attribute(
         dominant,
         segments,
         events_lost,
+        recording_stopped: false,
         events_in_window,
     }
+}
+
+/// [`attribute`] on a window read by [`crate::TraceSession::read_windows`], carrying over
+/// whether events were lost or recording was stopped inside it.
+pub fn attribute_trace(
+    spike: &Spike,
+    trace: &crate::CpuTrace,
+    config: &AttributionConfig,
+) -> Attribution {
+    let mut attribution = attribute(spike, &trace.events, trace.events_lost, config);
+    attribution.recording_stopped = trace.window_incomplete;
+    attribution
 }
 
 fn is_thread(cause: &Cause, pid: u32) -> bool {

@@ -12,7 +12,7 @@ use std::sync::mpsc::sync_channel;
 use rtgauge_trace::testing::{
     last_cpu, periodic_sleeper, pin_fifo, session_or_skip, thread_id, Wakeup,
 };
-use rtgauge_trace::{attribute, cause_name, AttributionConfig, Cause, Spike};
+use rtgauge_trace::{attribute_trace, cause_name, AttributionConfig, Cause, Spike};
 
 const HELPER: &str = env!("CARGO_BIN_EXE_rtgauge-trace-helper");
 const LATE_NS: u64 = 200_000;
@@ -94,12 +94,7 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
                     .saturating_sub(start.max(spike.programmed_ns))
             })
             .sum();
-        let a = attribute(
-            &spike,
-            &trace.events,
-            trace.events_lost,
-            &AttributionConfig::default(),
-        );
+        let a = attribute_trace(&spike, trace, &AttributionConfig::default());
         let dominant = a.dominant_contributor();
         eprintln!(
             "spike {:>6.1} us at {}: culprit spun {:>6.1} us in it; dominant {} {:.1} us (IRQ latency {:?} ns; {} events{}, read {:.1} ms after){}",
@@ -112,13 +107,13 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
             trace.events.len(),
             if trace.events_lost { ", some lost" } else { "" },
             read_at.saturating_sub(spike.woke_ns) as f64 / 1e6,
-            if trace.window_incomplete { " [recording was stopped in the window]" } else { "" },
+            if a.recording_stopped { " [recording was stopped in the window]" } else { "" },
         );
         if truth * 2 < a.latency_ns {
             continue;
         }
         caused += 1;
-        incomplete += usize::from(trace.window_incomplete);
+        incomplete += usize::from(a.recording_stopped);
         let Some(c) = dominant else { continue };
         if matches!(&c.cause, Cause::Thread { comm, .. } if comm == "rtg-culprit") {
             named += 1;

@@ -91,7 +91,11 @@ fn session_records_the_measured_cpu_with_the_monotonic_clock() {
         .count();
     assert!(
         wakeups >= 45,
-        "the sleeper's wake-ups are recorded with monotonic times: {wakeups}"
+        "the sleeper's wake-ups are recorded with monotonic times: {wakeups} of 50 between {before} and {after}; {} events in the window, lost: {}, first {:?}, last {:?}",
+        trace.events.len(),
+        trace.events_lost,
+        trace.events.first(),
+        trace.events.last()
     );
     assert!(trace.events.iter().all(|e| e.cpu as usize == cpu));
     assert_eq!(

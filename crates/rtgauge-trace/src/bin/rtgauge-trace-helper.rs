@@ -90,13 +90,20 @@ fn start_unmounted(cpu: usize) {
             std::process::exit(1);
         }
         // Keep the unmounts below from propagating to the machine's namespace.
-        libc::mount(
+        if libc::mount(
             std::ptr::null(),
             c"/".as_ptr(),
             std::ptr::null(),
             libc::MS_REC | libc::MS_PRIVATE,
             std::ptr::null(),
-        );
+        ) != 0
+        {
+            eprintln!(
+                "cannot make the mounts private: {}",
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(1);
+        }
         for path in [c"/sys/kernel/debug/tracing", c"/sys/kernel/tracing"] {
             libc::umount2(path.as_ptr(), libc::MNT_DETACH);
         }
