@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
 
 use rtgauge_trace::testing::{last_cpu, now_ns, periodic_sleeper, pin_fifo, session_or_skip};
 use rtgauge_trace::{remove_stale, EventKind, TraceSession};
@@ -13,6 +14,16 @@ const HELPER: &str = env!("CARGO_BIN_EXE_rtgauge-trace-helper");
 
 fn test_cpu() -> usize {
     last_cpu()
+}
+
+/// The tests of this file take turns: run concurrently with the stale-instance test (a
+/// helper process creating, and this process removing, another instance on the same CPU), the
+/// recording test now and then found no event at all in its window; why is not yet
+/// understood (see docs/trace.md), and two rtgauge runs at once are not a supported setup.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn session() -> Option<TraceSession> {
@@ -25,6 +36,7 @@ fn read(path: &Path) -> String {
 
 #[test]
 fn session_records_the_measured_cpu_with_the_monotonic_clock() {
+    let _turn = one_at_a_time();
     let Some(session) = session() else { return };
     let cpu = test_cpu();
     let dir = session.instance_dir().to_path_buf();
@@ -107,6 +119,7 @@ fn session_records_the_measured_cpu_with_the_monotonic_clock() {
 
 #[test]
 fn dropping_the_session_removes_its_instance() {
+    let _turn = one_at_a_time();
     let Some(session) = session() else { return };
     let dir = session.instance_dir().to_path_buf();
     assert!(dir.is_dir());
@@ -116,6 +129,7 @@ fn dropping_the_session_removes_its_instance() {
 
 #[test]
 fn instance_of_a_sigkilled_run_is_removed_by_the_next_start() {
+    let _turn = one_at_a_time();
     let Some(live) = session() else { return };
     let mut child = Command::new(HELPER)
         .args(["hold-session", &test_cpu().to_string()])
@@ -147,6 +161,7 @@ fn instance_of_a_sigkilled_run_is_removed_by_the_next_start() {
 
 #[test]
 fn tracefs_is_mounted_when_it_is_not() {
+    let _turn = one_at_a_time();
     if session().is_none() {
         return;
     }
@@ -167,6 +182,7 @@ fn tracefs_is_mounted_when_it_is_not() {
 
 #[test]
 fn unprivileged_start_says_in_one_line_that_tracing_needs_root() {
+    let _turn = one_at_a_time();
     if session().is_none() {
         return;
     }
