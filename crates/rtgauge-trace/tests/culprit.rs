@@ -3,8 +3,9 @@
 //! the measured CPU while a measuring thread written here wakes every 1 ms at FIFO 95. Every
 //! wake-up later than 200 µs is handed to a reader thread, which reads the trace window at
 //! once. The culprit reports when it spun; for the spikes it caused (it ran for at least half of
-//! the latency), it must be named the dominant cause of at least 90 %, with its run time within
-//! 10 % of its own account.
+//! the latency) and whose window holds recorded events, it must be named the dominant cause of
+//! at least 90 %, with its run time within 10 % of its own account; windows without recorded
+//! events (recording stopped for an earlier read, or nothing recorded) may be at most 10 %.
 
 use std::process::{Command, Stdio};
 use std::sync::mpsc::sync_channel;
@@ -79,7 +80,7 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
         .collect();
     assert!(spins.len() > 100, "the culprit spun: {}", spins.len());
 
-    let (mut caused, mut named, mut accurate, mut incomplete) = (0, 0, 0, 0);
+    let (mut caused, mut unrecorded, mut named, mut accurate) = (0, 0, 0, 0);
     for &(wakeup, ref trace, read_at) in &windows {
         let spike = Spike {
             cpu: cpu as u32,
@@ -113,36 +114,47 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
             continue;
         }
         caused += 1;
-        incomplete += usize::from(a.recording_stopped);
-        let Some(c) = dominant else { continue };
-        if matches!(&c.cause, Cause::Thread { comm, .. } if comm == "rtg-culprit") {
-            named += 1;
-            if (c.duration_ns.abs_diff(truth) as f64) < 0.10 * truth as f64 {
-                accurate += 1;
-            } else {
-                for c in &a.contributors {
-                    eprintln!(
-                        "    {} {:.1} us",
-                        cause_name(&c.cause),
-                        c.duration_ns as f64 / 1000.0
-                    );
-                }
+        // Windows the tool itself reports as holding nothing to explain: recording was stopped
+        // for an earlier read, or no event at all was recorded on the CPU (seen on the shared
+        // virtual machine, see docs/trace.md). They are counted apart and bounded below.
+        if a.recording_stopped || a.events_in_window == 0 {
+            unrecorded += 1;
+            continue;
+        }
+        let culprit = dominant
+            .filter(|c| matches!(&c.cause, Cause::Thread { comm, .. } if comm == "rtg-culprit"));
+        named += usize::from(culprit.is_some());
+        if culprit.is_some_and(|c| (c.duration_ns.abs_diff(truth) as f64) < 0.10 * truth as f64) {
+            accurate += 1;
+        } else {
+            // A miss: everything that ran, for the reader of the test log.
+            for c in &a.contributors {
+                eprintln!(
+                    "    {} {:.1} us",
+                    cause_name(&c.cause),
+                    c.duration_ns as f64 / 1000.0
+                );
             }
         }
     }
     let late = wakeups.iter().filter(|w| w.latency_ns() > LATE_NS).count();
+    let recorded = caused - unrecorded;
     eprintln!(
-        "{} wake-ups, {late} later than 200 us ({} read), {} culprit spins; the culprit caused {caused}: named in {named}, run time within 10 % in {accurate}; {incomplete} windows incomplete",
+        "{} wake-ups, {late} later than 200 us ({} read), {} culprit spins; the culprit caused {caused}, {unrecorded} without recorded events; of the {recorded} others it was named in {named}, with its run time within 10 % in {accurate}",
         wakeups.len(),
         windows.len(),
         spins.len()
     );
     assert!(
-        caused >= 10,
-        "enough spikes caused by the culprit to judge: {caused}"
+        recorded >= 10,
+        "enough recorded spikes caused by the culprit to judge: {recorded}"
     );
     assert!(
-        accurate * 10 >= caused * 9,
-        "named with its run time within 10 % in {accurate} of {caused}"
+        unrecorded * 10 <= caused,
+        "at most 10 % of the windows without recorded events: {unrecorded} of {caused}"
+    );
+    assert!(
+        accurate * 10 >= recorded * 9,
+        "named with its run time within 10 % in {accurate} of {recorded}"
     );
 }
