@@ -1,0 +1,575 @@
+//! rtgauge's own tracefs instance.
+//!
+//! Everything is done inside `instances/rtgauge-<pid>[-<n>]`, so the top-level (the user's)
+//! tracing settings are never written. The instance records with the `mono` clock
+//! (CLOCK_MONOTONIC, the clock the probes read), into a bounded per-CPU ring buffer that
+//! overwrites its oldest events, only on the measured CPUs.
+
+use std::collections::VecDeque;
+use std::fs;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::error::TraceError;
+use crate::parse::{parse_trace, TraceEvent};
+use crate::testing::now_ns;
+
+/// Where tracefs is usually mounted, in order of preference.
+pub const TRACEFS_PATHS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+/// Prefix of rtgauge's instance names.
+pub const INSTANCE_PREFIX: &str = "rtgauge-";
+/// Default ring buffer per CPU. Reading stops recording for a time proportional to what the
+/// buffer holds (about 5 ms for 256 KiB, 20 ms for 1 MiB on the development machine, see
+/// docs/trace.md); 256 KiB still holds about a second of a busy CPU's events, far more than
+/// the window around one spike.
+pub const DEFAULT_BUFFER_SIZE_KB: u32 = 256;
+/// How many recent recording pauses are remembered to flag windows that overlap one.
+const PAUSES_KEPT: usize = 32;
+
+/// The events asked for, as `system:event` (`*` matches within the system). Missing ones are
+/// skipped and listed in [`TraceSession::events_missing`].
+pub const WANTED_EVENTS: &[&str] = &[
+    "sched:sched_switch",
+    "sched:sched_wakeup",
+    "sched:sched_waking",
+    "sched:sched_migrate_task",
+    "irq:irq_handler_entry",
+    "irq:irq_handler_exit",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "irq:softirq_raise",
+    // Entries and exits of the system vectors (local timer, reschedule, call function, …);
+    // the vector_* allocation events of the same system are not about latency.
+    "irq_vectors:*_entry",
+    "irq_vectors:*_exit",
+    "timer:hrtimer_expire_entry",
+    "timer:hrtimer_expire_exit",
+    "workqueue:workqueue_execute_start",
+    "workqueue:workqueue_execute_end",
+    "ipi:*",
+    "nmi:nmi_handler",
+];
+
+/// What to trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceConfig {
+    /// The measured CPUs (the instance records only these).
+    pub cpus: Vec<usize>,
+    /// Ring buffer size per CPU in KiB.
+    pub buffer_size_kb: u32,
+}
+
+impl TraceConfig {
+    pub fn new(cpus: Vec<usize>) -> Self {
+        Self {
+            cpus,
+            buffer_size_kb: DEFAULT_BUFFER_SIZE_KB,
+        }
+    }
+}
+
+/// Events read from one CPU, with what they cost to read.
+#[derive(Debug, Clone)]
+pub struct CpuTrace {
+    pub cpu: usize,
+    pub events: Vec<TraceEvent>,
+    /// The ring buffer overwrote events before they were read.
+    pub events_lost: bool,
+    /// How long recording was stopped to read them.
+    pub paused_for: Duration,
+    /// Recording was stopped (for an earlier read) during the window asked for, so events of
+    /// that stretch are missing. Only set by [`TraceSession::read_window`].
+    pub window_incomplete: bool,
+}
+
+/// rtgauge's tracefs instance; removed when dropped.
+#[derive(Debug)]
+pub struct TraceSession {
+    tracefs: PathBuf,
+    dir: PathBuf,
+    cpus: Vec<usize>,
+    events_enabled: Vec<String>,
+    events_missing: Vec<String>,
+    /// Recent [stopped, resumed] stretches (CLOCK_MONOTONIC ns), oldest first.
+    pauses: Mutex<VecDeque<(u64, u64)>>,
+}
+
+static INSTANCE_SEQUENCE: AtomicU32 = AtomicU32::new(0);
+
+impl TraceSession {
+    /// Finds (or mounts) tracefs, creates the instance, configures and starts it.
+    pub fn start(config: &TraceConfig) -> Result<Self, TraceError> {
+        if config.cpus.is_empty() {
+            return Err(TraceError::NoCpus);
+        }
+        check_lockdown()?;
+        let tracefs = find_or_mount_tracefs()?;
+        let instances = tracefs.join("instances");
+        let sequence = INSTANCE_SEQUENCE.fetch_add(1, Ordering::Relaxed);
+        let name = if sequence == 0 {
+            format!("{INSTANCE_PREFIX}{}", std::process::id())
+        } else {
+            format!("{INSTANCE_PREFIX}{}-{sequence}", std::process::id())
+        };
+        let dir = instances.join(&name);
+        match fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::PermissionDenied => {
+                return Err(TraceError::NotPermitted { path: dir })
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(TraceError::NoInstances { path: instances })
+            }
+            Err(source) => return Err(TraceError::Io { path: dir, source }),
+        }
+        // From here on, Drop removes the instance whatever fails.
+        let mut session = Self {
+            tracefs,
+            dir,
+            cpus: config.cpus.clone(),
+            events_enabled: Vec::new(),
+            events_missing: Vec::new(),
+            pauses: Mutex::new(VecDeque::with_capacity(PAUSES_KEPT)),
+        };
+        session.configure(config)?;
+        Ok(session)
+    }
+
+    fn configure(&mut self, config: &TraceConfig) -> Result<(), TraceError> {
+        self.write("tracing_on", "0")?;
+        self.write("trace_clock", "mono")?;
+        self.write("buffer_size_kb", &config.buffer_size_kb.to_string())?;
+        // Overwrite the oldest events when full: the newest window is the one wanted.
+        self.write("options/overwrite", "1")?;
+        self.write("tracing_cpumask", &cpumask(&config.cpus))?;
+        for wanted in WANTED_EVENTS {
+            let found = self.enable_events(wanted)?;
+            if found.is_empty() {
+                self.events_missing.push((*wanted).to_string());
+            }
+            self.events_enabled.extend(found);
+        }
+        self.write("tracing_on", "1")
+    }
+
+    /// Enables `system:pattern` where `pattern` is a name, `*`, `*_entry` or `*_exit`.
+    fn enable_events(&self, wanted: &str) -> Result<Vec<String>, TraceError> {
+        let (system, pattern) = wanted.split_once(':').unwrap_or((wanted, "*"));
+        let system_dir = self.dir.join("events").join(system);
+        let Ok(entries) = fs::read_dir(&system_dir) else {
+            return Ok(Vec::new());
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter(|e| e.path().join("enable").is_file())
+            .filter_map(|e| e.file_name().into_string().ok())
+            .filter(|name| matches_pattern(name, pattern))
+            .collect();
+        names.sort();
+        for name in &names {
+            self.write(&format!("events/{system}/{name}/enable"), "1")?;
+        }
+        Ok(names
+            .into_iter()
+            .map(|name| format!("{system}:{name}"))
+            .collect())
+    }
+
+    /// The events enabled, as `system:event`.
+    pub fn events_enabled(&self) -> &[String] {
+        &self.events_enabled
+    }
+
+    /// The wanted events this kernel does not have.
+    pub fn events_missing(&self) -> &[String] {
+        &self.events_missing
+    }
+
+    /// The instance's directory in tracefs.
+    pub fn instance_dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The tracefs mount in use.
+    pub fn tracefs(&self) -> &Path {
+        &self.tracefs
+    }
+
+    /// The CPUs recorded.
+    pub fn cpus(&self) -> &[usize] {
+        &self.cpus
+    }
+
+    /// Stops recording (the buffer keeps its contents).
+    pub fn pause(&self) -> Result<(), TraceError> {
+        self.write("tracing_on", "0")
+    }
+
+    /// Resumes recording.
+    pub fn resume(&self) -> Result<(), TraceError> {
+        self.write("tracing_on", "1")
+    }
+
+    /// Stops recording, reads and parses everything the buffer of `cpu` holds, and resumes.
+    /// Recording resumes even when reading fails.
+    pub fn read_cpu(&self, cpu: usize) -> Result<CpuTrace, TraceError> {
+        if !self.cpus.contains(&cpu) {
+            return Err(TraceError::CpuNotTraced {
+                cpu,
+                traced: self.cpus.clone(),
+            });
+        }
+        let started = Instant::now();
+        let stopped_ns = now_ns();
+        self.pause()?;
+        let path = self.dir.join(format!("per_cpu/cpu{cpu}/trace"));
+        let text = fs::read_to_string(&path);
+        let resumed = self.resume();
+        let paused_for = started.elapsed();
+        self.remember_pause(stopped_ns, now_ns());
+        let text = text.map_err(|source| TraceError::Io { path, source })?;
+        resumed?;
+        let (events, events_lost) = parse_trace(&text);
+        Ok(CpuTrace {
+            cpu,
+            events,
+            events_lost,
+            paused_for,
+            window_incomplete: false,
+        })
+    }
+
+    fn remember_pause(&self, stopped_ns: u64, resumed_ns: u64) {
+        // A poisoned lock only means another reader panicked; the list is still usable.
+        let mut pauses = self.pauses.lock().unwrap_or_else(|e| e.into_inner());
+        if pauses.len() == PAUSES_KEPT {
+            pauses.pop_front();
+        }
+        pauses.push_back((stopped_ns, resumed_ns));
+    }
+
+    fn paused_during(&self, from_ns: u64, to_ns: u64) -> bool {
+        let pauses = self.pauses.lock().unwrap_or_else(|e| e.into_inner());
+        // The last pause is the read in progress, which began after the window.
+        pauses
+            .iter()
+            .rev()
+            .skip(1)
+            .any(|&(stopped, resumed)| stopped <= to_ns && resumed >= from_ns)
+    }
+
+    /// Reads `cpu` and keeps the events in [from_ns, to_ns] (CLOCK_MONOTONIC).
+    pub fn read_window(
+        &self,
+        cpu: usize,
+        from_ns: u64,
+        to_ns: u64,
+    ) -> Result<CpuTrace, TraceError> {
+        let mut windows = self.read_windows(cpu, &[(from_ns, to_ns)])?;
+        Ok(windows.remove(0))
+    }
+
+    /// Reads `cpu` once (one stop of recording) and returns the events of each window
+    /// [from_ns, to_ns]: spikes that came close together cost one read.
+    pub fn read_windows(
+        &self,
+        cpu: usize,
+        windows: &[(u64, u64)],
+    ) -> Result<Vec<CpuTrace>, TraceError> {
+        let trace = self.read_cpu(cpu)?;
+        Ok(windows
+            .iter()
+            .map(|&(from_ns, to_ns)| CpuTrace {
+                cpu,
+                events: trace
+                    .events
+                    .iter()
+                    .filter(|e| e.ts_ns >= from_ns && e.ts_ns <= to_ns)
+                    .cloned()
+                    .collect(),
+                events_lost: trace.events_lost,
+                paused_for: trace.paused_for,
+                window_incomplete: self.paused_during(from_ns, to_ns),
+            })
+            .collect())
+    }
+
+    /// Empties the ring buffers (all CPUs of the instance). Slow (the kernel waits for an RCU
+    /// grace period, 10–130 ms measured): not for use between reads.
+    pub fn clear(&self) -> Result<(), TraceError> {
+        self.write("trace", "")
+    }
+
+    fn write(&self, file: &str, value: &str) -> Result<(), TraceError> {
+        let path = self.dir.join(file);
+        fs::write(&path, value).map_err(|source| {
+            if source.kind() == ErrorKind::PermissionDenied {
+                TraceError::NotPermitted { path }
+            } else {
+                TraceError::Io { path, source }
+            }
+        })
+    }
+}
+
+impl Drop for TraceSession {
+    fn drop(&mut self) {
+        let _ = self.write("tracing_on", "0");
+        // rmdir fails while events are being read; a short retry covers a reader that is
+        // just finishing.
+        for _ in 0..10 {
+            if remove_instance(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+fn remove_instance(dir: &Path) -> std::io::Result<()> {
+    match fs::remove_dir(dir) {
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        other => other,
+    }
+}
+
+/// Removes the instances `rtgauge-<pid>[-<n>]` whose process no longer exists (left by a run
+/// killed with SIGKILL). Returns the names removed; does nothing when tracefs is not mounted.
+pub fn remove_stale() -> Result<Vec<String>, TraceError> {
+    let Some(tracefs) = mounted_tracefs() else {
+        return Ok(Vec::new());
+    };
+    remove_stale_in(&tracefs)
+}
+
+/// [`remove_stale`] for a given tracefs mount.
+pub fn remove_stale_in(tracefs: &Path) -> Result<Vec<String>, TraceError> {
+    let instances = tracefs.join("instances");
+    let entries = match fs::read_dir(&instances) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) if e.kind() == ErrorKind::PermissionDenied => {
+            return Err(TraceError::NotPermitted { path: instances })
+        }
+        Err(source) => {
+            return Err(TraceError::Io {
+                path: instances,
+                source,
+            })
+        }
+    };
+    let mut removed = Vec::new();
+    for entry in entries.filter_map(|e| e.ok()) {
+        let Ok(name) = entry.file_name().into_string() else {
+            continue;
+        };
+        let Some(pid) = instance_pid(&name) else {
+            continue;
+        };
+        if process_exists(pid) {
+            continue;
+        }
+        let dir = entry.path();
+        let _ = fs::write(dir.join("tracing_on"), "0");
+        remove_instance(&dir).map_err(|source| TraceError::Io { path: dir, source })?;
+        removed.push(name);
+    }
+    removed.sort();
+    Ok(removed)
+}
+
+/// The pid in `rtgauge-<pid>` or `rtgauge-<pid>-<n>`.
+pub fn instance_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(INSTANCE_PREFIX)?;
+    let pid = rest.split_once('-').map_or(rest, |(pid, n)| {
+        if n.bytes().all(|b| b.is_ascii_digit()) && !n.is_empty() {
+            pid
+        } else {
+            ""
+        }
+    });
+    pid.parse().ok().filter(|&p| p > 0)
+}
+
+fn process_exists(pid: i32) -> bool {
+    // kill(pid, 0) checks existence without signalling; EPERM means it exists.
+    // SAFETY: signal 0 sends nothing.
+    let result = unsafe { libc::kill(pid, 0) };
+    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// The tracing_cpumask text for a CPU list: comma-separated 32-bit hex words, most
+/// significant first, as the kernel prints it.
+pub fn cpumask(cpus: &[usize]) -> String {
+    let words = cpus.iter().max().map_or(1, |&m| m / 32 + 1);
+    let mut mask = vec![0u32; words];
+    for &cpu in cpus {
+        mask[cpu / 32] |= 1 << (cpu % 32);
+    }
+    mask.iter()
+        .rev()
+        .map(|w| format!("{w:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn matches_pattern(name: &str, pattern: &str) -> bool {
+    match pattern.strip_prefix('*') {
+        Some(suffix) => name.ends_with(suffix),
+        None => name == pattern,
+    }
+}
+
+/// The first tracefs mount point listed in a mount table (/proc/self/mounts text).
+pub fn tracefs_in_mount_table(mounts: &str) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = mounts
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let _source = fields.next()?;
+            let target = fields.next()?;
+            let fstype = fields.next()?;
+            (fstype == "tracefs").then(|| PathBuf::from(target.replace("\\040", " ")))
+        })
+        .collect();
+    // Prefer the standard places (in their order), then whatever comes first.
+    found.sort_by_key(|p| {
+        TRACEFS_PATHS
+            .iter()
+            .position(|s| Path::new(s) == p)
+            .unwrap_or(TRACEFS_PATHS.len())
+    });
+    found.into_iter().next()
+}
+
+fn mounted_tracefs() -> Option<PathBuf> {
+    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
+    tracefs_in_mount_table(&mounts)
+}
+
+fn kernel_has_tracefs() -> bool {
+    fs::read_to_string("/proc/filesystems")
+        .map(|t| {
+            t.lines()
+                .any(|l| l.split_whitespace().last() == Some("tracefs"))
+        })
+        .unwrap_or(false)
+}
+
+/// The tracefs mount, mounting it at /sys/kernel/tracing when it is not mounted. It stays
+/// mounted afterwards (as systemd leaves it at boot): unmounting could pull it from under
+/// another tracing user.
+fn find_or_mount_tracefs() -> Result<PathBuf, TraceError> {
+    if let Some(path) = mounted_tracefs() {
+        return Ok(path);
+    }
+    if !kernel_has_tracefs() {
+        return Err(TraceError::NoTracefs);
+    }
+    let target = PathBuf::from(TRACEFS_PATHS[0]);
+    if !target.is_dir() {
+        return Err(TraceError::NoTracefs);
+    }
+    let c_target = std::ffi::CString::new(TRACEFS_PATHS[0]).expect("no NUL in a constant");
+    let c_type = c"tracefs";
+    // SAFETY: valid NUL-terminated strings; no data argument.
+    let result = unsafe {
+        libc::mount(
+            c"nodev".as_ptr(),
+            c_target.as_ptr(),
+            c_type.as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        )
+    };
+    if result != 0 {
+        let error = std::io::Error::last_os_error();
+        return Err(match error.raw_os_error() {
+            Some(libc::EPERM) | Some(libc::EACCES) => TraceError::NotPermitted { path: target },
+            _ => TraceError::Mount {
+                path: target,
+                source: error,
+            },
+        });
+    }
+    Ok(target)
+}
+
+/// Kernel lockdown in `confidentiality` mode forbids tracefs.
+fn check_lockdown() -> Result<(), TraceError> {
+    let Ok(text) = fs::read_to_string("/sys/kernel/security/lockdown") else {
+        return Ok(());
+    };
+    if lockdown_forbids_tracing(&text) {
+        return Err(TraceError::Lockdown);
+    }
+    Ok(())
+}
+
+/// "none integrity [confidentiality]" → true.
+pub fn lockdown_forbids_tracing(lockdown: &str) -> bool {
+    lockdown.contains("[confidentiality]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpumask_is_written_as_the_kernel_prints_it() {
+        assert_eq!(cpumask(&[0]), "00000001");
+        assert_eq!(cpumask(&[1, 3]), "0000000a");
+        assert_eq!(cpumask(&[0, 33]), "00000002,00000001");
+    }
+
+    #[test]
+    fn instance_names_give_their_pid() {
+        assert_eq!(instance_pid("rtgauge-123"), Some(123));
+        assert_eq!(instance_pid("rtgauge-123-4"), Some(123));
+        assert_eq!(instance_pid("rtgauge-abc"), None);
+        assert_eq!(instance_pid("rtgauge-12-x"), None);
+        assert_eq!(instance_pid("mine-123"), None);
+        assert_eq!(instance_pid("rtgauge-0"), None);
+    }
+
+    #[test]
+    fn tracefs_is_found_in_the_mount_table() {
+        let table = "sysfs /sys sysfs rw 0 0\n\
+                     tracefs /sys/kernel/debug/tracing tracefs rw 0 0\n\
+                     tracefs /sys/kernel/tracing tracefs rw 0 0\n";
+        assert_eq!(
+            tracefs_in_mount_table(table),
+            Some(PathBuf::from("/sys/kernel/tracing"))
+        );
+        assert_eq!(tracefs_in_mount_table("sysfs /sys sysfs rw 0 0\n"), None);
+        assert_eq!(
+            tracefs_in_mount_table("none /mnt/my\\040trace tracefs rw 0 0\n"),
+            Some(PathBuf::from("/mnt/my trace"))
+        );
+    }
+
+    #[test]
+    fn only_confidentiality_lockdown_forbids_tracing() {
+        assert!(lockdown_forbids_tracing(
+            "none integrity [confidentiality]\n"
+        ));
+        assert!(!lockdown_forbids_tracing(
+            "[none] integrity confidentiality\n"
+        ));
+        assert!(!lockdown_forbids_tracing(
+            "none [integrity] confidentiality\n"
+        ));
+    }
+
+    #[test]
+    fn event_patterns_match_entries_and_exits() {
+        assert!(matches_pattern("local_timer_entry", "*_entry"));
+        assert!(!matches_pattern("vector_alloc", "*_entry"));
+        assert!(matches_pattern("ipi_send_cpu", "*"));
+        assert!(matches_pattern("sched_switch", "sched_switch"));
+        assert!(!matches_pattern("sched_switch_x", "sched_switch"));
+    }
+}
