@@ -6,12 +6,14 @@
 //! is generated from these types (`rtgauge schema`).
 
 mod io;
+mod load;
+mod system;
 pub mod units;
 
 pub use io::{read_result, write_atomically, write_bytes_atomically, ResultError};
-pub use rtgauge_load::LoadReport;
+pub use load::{LoadMetric, LoadReport};
 pub use rtgauge_stats::Summary;
-pub use rtgauge_sysinfo::Fingerprint;
+pub use system::{Check, Fingerprint, Status};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -35,7 +37,7 @@ pub struct RunResult {
     pub fingerprint: Fingerprint,
     /// Doctor verdicts at the time of the run (absent when not collected).
     #[serde(default)]
-    pub checks: Vec<rtgauge_sysinfo::Check>,
+    pub checks: Vec<Check>,
     pub config: RunConfig,
     pub calibration: Calibration,
     /// One entry per probe × mode × load, in the order they ran.

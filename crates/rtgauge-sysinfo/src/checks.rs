@@ -10,7 +10,6 @@ use crate::kernel::{self, KernelConfig};
 use crate::platform::{self, Virtualization};
 use crate::procs::{self, Task, CAP_IPC_LOCK, CAP_SYS_NICE};
 use crate::root::{Fact, SysRoot, Unknown};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// rtgauge's default measuring priority (product rule: 95, never 99, which belongs to
@@ -21,75 +20,14 @@ pub const MEASURE_PRIORITY: u32 = 95;
 /// typically 1-2 µs and C1E about 10 µs; C3 and deeper take tens to hundreds.
 pub const DEEP_CSTATE_US: u64 = 10;
 
-/// The verdict of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Nothing here weakens a real-time measurement.
-    Ok,
-    /// Results are valid but describe a less-than-ideal setup, or are noisier than needed.
-    Warn,
-    /// Measurements on this machine would be invalid (e.g. no high-resolution timers).
-    Fail,
-    /// The fact could not be read; `found` says why.
-    Unknown,
+pub use rtgauge_result::{Check, Status};
+
+/// Constructors only the doctor needs.
+trait CheckExt: Sized {
+    fn unknown(id: &str, title: &str, why: &str, u: &Unknown) -> Self;
 }
 
-impl Status {
-    /// The short tag used in text output.
-    /// The status as it is serialised: ok, warn, fail, unknown.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-            Status::Unknown => "unknown",
-        }
-    }
-
-    pub fn tag(self) -> &'static str {
-        match self {
-            Status::Ok => "OK",
-            Status::Warn => "WARN",
-            Status::Fail => "FAIL",
-            Status::Unknown => "??",
-        }
-    }
-}
-
-/// One audited aspect of the machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Check {
-    /// Stable identifier (`preempt_rt`, `rt_throttling`, ...), for scripts and tests.
-    pub id: String,
-    /// Short human title.
-    pub title: String,
-    pub status: Status,
-    /// What was seen, or why it could not be seen.
-    pub found: String,
-    /// Why it matters for latency.
-    pub why: String,
-    /// A concrete remedy: boot parameter, sysctl or command. Never executed by rtgauge.
-    pub fix: Option<String>,
-}
-
-impl Check {
-    fn new(id: &str, title: &str, status: Status, found: impl Into<String>, why: &str) -> Self {
-        Self {
-            id: id.into(),
-            title: title.into(),
-            status,
-            found: found.into(),
-            why: why.into(),
-            fix: None,
-        }
-    }
-
-    fn fix(mut self, fix: impl Into<String>) -> Self {
-        self.fix = Some(fix.into());
-        self
-    }
-
+impl CheckExt for Check {
     /// An unknown verdict; suggests running as root when the reason is a permission problem.
     fn unknown(id: &str, title: &str, why: &str, u: &Unknown) -> Self {
         let c = Self::new(id, title, Status::Unknown, format!("unknown: {u}"), why);
