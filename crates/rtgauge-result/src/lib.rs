@@ -7,10 +7,12 @@
 
 mod io;
 mod load;
+pub mod read;
 mod system;
 pub mod units;
 
-pub use io::{read_result, write_atomically, write_bytes_atomically, ResultError};
+pub use io::{write_atomically, write_bytes_atomically, ResultError};
+pub use read::{parse_result, read_result};
 pub use load::{LoadMetric, LoadReport};
 pub use rtgauge_stats::Summary;
 pub use system::{Check, Fingerprint, Status};

@@ -1,0 +1,204 @@
+//! Reading a result document refuses what no run could have written, naming the field.
+//!
+//! Each test damages one field of a real document (the corpus the fuzz tests start from) and
+//! checks the one-line refusal; before validation on read, every one of these was accepted
+//! and rendered as if measured.
+
+use rtgauge_result::{parse_result, read_result, ResultError};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn corpus(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/result").join(name)
+}
+
+fn idle() -> Value {
+    serde_json::from_slice(&std::fs::read(corpus("idle.json")).unwrap()).unwrap()
+}
+
+/// The error message for `doc` read from a file, so the test sees what a user sees.
+fn refusal(doc: &Value) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("damaged.json");
+    std::fs::write(&path, serde_json::to_vec(doc).unwrap()).unwrap();
+    let err = read_result(&path).expect_err("a damaged document must be refused");
+    let message = err.to_string();
+    assert!(!message.contains('\n'), "one line: {message}");
+    assert!(message.contains("damaged.json"), "names the file: {message}");
+    message
+}
+
+fn first_stats(doc: &mut Value) -> &mut Value {
+    &mut doc["runs"][0]["series"][0]["stats"]
+}
+
+#[test]
+fn the_corpus_documents_are_accepted() {
+    for name in ["idle.json", "loaded.json", "clock.json"] {
+        read_result(&corpus(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+#[test]
+fn min_above_max_is_refused_with_the_field_path() {
+    let mut doc = idle();
+    first_stats(&mut doc)["min_ns"] = json!(5_000_000);
+    first_stats(&mut doc)["max_ns"] = json!(10);
+    let msg = refusal(&doc);
+    assert!(
+        msg.contains("runs[0].series[0].stats.min_ns (5000000) is above max_ns (10)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn histogram_counts_that_overflow_are_refused() {
+    let mut doc = idle();
+    first_stats(&mut doc)["histogram"]["buckets"] = json!([[31200, u64::MAX], [31296, 5]]);
+    let msg = refusal(&doc);
+    assert!(msg.contains("runs[0].series[0].stats.histogram.buckets"), "{msg}");
+    assert!(msg.contains("2^64"), "{msg}");
+}
+
+#[test]
+fn a_count_of_two_to_the_64_is_refused_even_when_the_buckets_agree() {
+    let mut doc = idle();
+    let stats = first_stats(&mut doc);
+    stats["count"] = json!(u64::MAX);
+    stats["histogram"]["buckets"] = json!([[31200, u64::MAX]]);
+    stats["max_ns"] = json!(31200);
+    stats["min_ns"] = json!(31200);
+    let msg = refusal(&doc);
+    assert!(msg.contains("stats.count"), "{msg}");
+}
+
+#[test]
+fn a_count_that_differs_from_the_histogram_is_refused() {
+    let mut doc = idle();
+    first_stats(&mut doc)["count"] = json!(3);
+    assert!(refusal(&doc).contains("differs from the histogram"));
+}
+
+#[test]
+fn unsorted_histogram_buckets_are_refused() {
+    let mut doc = idle();
+    let buckets = first_stats(&mut doc)["histogram"]["buckets"]
+        .as_array_mut()
+        .unwrap();
+    buckets.swap(1, 2);
+    let msg = refusal(&doc);
+    assert!(msg.contains("histogram.buckets[2]"), "{msg}");
+    assert!(msg.contains("increasing order"), "{msg}");
+}
+
+#[test]
+fn significant_digits_zero_and_255_are_refused() {
+    for digits in [0, 6, 255] {
+        let mut doc = idle();
+        first_stats(&mut doc)["histogram"]["significant_digits"] = json!(digits);
+        let msg = refusal(&doc);
+        assert!(msg.contains("histogram.significant_digits"), "{digits}: {msg}");
+    }
+}
+
+#[test]
+fn batch_zero_is_refused() {
+    let mut doc = idle();
+    doc["runs"][1]["series"][1]["batch"] = json!(0);
+    assert!(refusal(&doc).contains("runs[1].series[1].batch is 0"));
+}
+
+#[test]
+fn interval_zero_with_interval_maxima_is_refused() {
+    let mut doc = idle();
+    first_stats(&mut doc)["intervals"]["interval_ns"] = json!(0);
+    assert!(refusal(&doc).contains("stats.intervals.interval_ns is 0"));
+}
+
+#[test]
+fn percentiles_out_of_order_are_refused() {
+    let mut doc = idle();
+    first_stats(&mut doc)["percentiles"]["p99_ns"] = json!(1);
+    let msg = refusal(&doc);
+    assert!(msg.contains("percentiles.p90_ns"), "{msg}");
+}
+
+#[test]
+fn a_recording_outside_the_result_directory_is_refused() {
+    for path in ["/etc/passwd", "../elsewhere.rtgr", ""] {
+        let mut doc = idle();
+        doc["recordings"] = json!([{
+            "path": path, "probe": "cyclic", "mode": "rt", "load": "none",
+            "format_version": 1, "samples_written": 0, "samples_dropped": 0, "bytes": 0
+        }]);
+        assert!(refusal(&doc).contains("recordings[0].path"), "{path}");
+    }
+}
+
+#[test]
+fn schema_version_zero_is_refused() {
+    let mut doc = idle();
+    doc["schema_version"] = json!(0);
+    let msg = refusal(&doc);
+    assert!(msg.contains("schema_version is 0"), "{msg}");
+}
+
+#[test]
+fn a_schema_version_that_is_not_a_whole_number_is_named_as_it_is() {
+    for (version, said) in [
+        (json!("1"), "schema_version is a string (\"1\")"),
+        (json!(-1), "schema_version is -1"),
+        (json!(1.5), "schema_version is 1.5"),
+        (
+            serde_json::from_str::<Value>("1180591620717411303424").unwrap(),
+            "schema_version is 1.1805916207174113e+21",
+        ),
+    ] {
+        let mut doc = idle();
+        doc["schema_version"] = version;
+        let msg = refusal(&doc);
+        assert!(msg.contains(said), "expected {said:?} in: {msg}");
+        assert!(!msg.contains("no schema_version field"), "{msg}");
+    }
+}
+
+#[test]
+fn a_missing_schema_version_is_still_called_missing() {
+    let mut doc = idle();
+    doc.as_object_mut().unwrap().remove("schema_version");
+    assert!(refusal(&doc).contains("no schema_version field"));
+}
+
+#[test]
+fn a_future_schema_version_asks_for_an_upgrade() {
+    let mut doc = idle();
+    doc["schema_version"] = json!(99);
+    assert!(refusal(&doc).contains("upgrade rtgauge"));
+}
+
+#[test]
+fn a_huge_bad_value_is_not_echoed_whole() {
+    let mut doc = idle();
+    doc["schema_version"] = json!("x".repeat(100_000));
+    let msg = refusal(&doc);
+    assert!(msg.len() < 400, "{} characters", msg.len());
+}
+
+#[test]
+fn a_document_that_is_not_an_object_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("list.json");
+    std::fs::write(&path, "[1, 2]").unwrap();
+    let err = read_result(&path).unwrap_err();
+    assert!(matches!(err, ResultError::Malformed { .. }), "{err}");
+    assert!(err.to_string().contains("JSON array"), "{err}");
+}
+
+#[test]
+fn a_series_without_samples_may_keep_an_empty_histogram() {
+    // What the primitive probe stores for a call it could not time.
+    let mut doc = idle();
+    let stats = rtgauge_stats::Summary::default();
+    *first_stats(&mut doc) = serde_json::to_value(stats).unwrap();
+    parse_result(&serde_json::to_vec(&doc).unwrap()).expect("an empty series is valid");
+}
