@@ -6,14 +6,16 @@
 //! is generated from these types (`rtgauge schema`).
 
 mod io;
+mod key;
 mod load;
 pub mod read;
 mod system;
 pub mod units;
 
 pub use io::{write_atomically, write_bytes_atomically, ResultError};
-pub use read::{parse_result, read_result};
+pub use key::{file_safe, RunKey, SeriesKey};
 pub use load::{LoadMetric, LoadReport};
+pub use read::{parse_result, read_result};
 pub use rtgauge_stats::Summary;
 pub use system::{Check, Fingerprint, Status};
 
@@ -232,11 +234,7 @@ impl Series {
 
     /// A short name for tables: `latency cpu=1`.
     pub fn display_name(&self) -> String {
-        let mut name = self.name.clone();
-        for (k, v) in &self.labels {
-            name.push_str(&format!(" {k}={v}"));
-        }
-        name
+        key::labelled_name(&self.name, &self.labels)
     }
 }
 

@@ -271,22 +271,30 @@ pub fn validate_stats(at: &str, s: &Summary) -> Result<(), Problem> {
             .into_iter()
             .find(|(_, v)| v.is_some())
         {
-            return Err(Problem::invalid(
-                field(name),
-                "is set although count is 0",
-            ));
+            return Err(Problem::invalid(field(name), "is set although count is 0"));
         }
         return Ok(());
     }
     let (Some(min), Some(max)) = (s.min_ns, s.max_ns) else {
-        let missing = if s.min_ns.is_none() { "min_ns" } else { "max_ns" };
+        let missing = if s.min_ns.is_none() {
+            "min_ns"
+        } else {
+            "max_ns"
+        };
         return Err(Problem::invalid(
             field(missing),
             format!("is missing although count is {}", s.count),
         ));
     };
     ordered(at, &[("min_ns", Some(min)), ("max_ns", Some(max))])?;
-    ordered(at, &[("min_ns", Some(min)), ("mean_ns", s.mean_ns), ("max_ns", Some(max))])?;
+    ordered(
+        at,
+        &[
+            ("min_ns", Some(min)),
+            ("mean_ns", s.mean_ns),
+            ("max_ns", Some(max)),
+        ],
+    )?;
     if let (Some(&(first, _)), Some(&(last, _))) = (h.buckets.first(), h.buckets.last()) {
         if first > min {
             return Err(Problem::invalid(

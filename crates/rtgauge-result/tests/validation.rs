@@ -9,7 +9,9 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 fn corpus(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/result").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/result")
+        .join(name)
 }
 
 fn idle() -> Value {
@@ -24,7 +26,10 @@ fn refusal(doc: &Value) -> String {
     let err = read_result(&path).expect_err("a damaged document must be refused");
     let message = err.to_string();
     assert!(!message.contains('\n'), "one line: {message}");
-    assert!(message.contains("damaged.json"), "names the file: {message}");
+    assert!(
+        message.contains("damaged.json"),
+        "names the file: {message}"
+    );
     message
 }
 
@@ -56,7 +61,10 @@ fn histogram_counts_that_overflow_are_refused() {
     let mut doc = idle();
     first_stats(&mut doc)["histogram"]["buckets"] = json!([[31200, u64::MAX], [31296, 5]]);
     let msg = refusal(&doc);
-    assert!(msg.contains("runs[0].series[0].stats.histogram.buckets"), "{msg}");
+    assert!(
+        msg.contains("runs[0].series[0].stats.histogram.buckets"),
+        "{msg}"
+    );
     assert!(msg.contains("2^64"), "{msg}");
 }
 
@@ -97,7 +105,10 @@ fn significant_digits_zero_and_255_are_refused() {
         let mut doc = idle();
         first_stats(&mut doc)["histogram"]["significant_digits"] = json!(digits);
         let msg = refusal(&doc);
-        assert!(msg.contains("histogram.significant_digits"), "{digits}: {msg}");
+        assert!(
+            msg.contains("histogram.significant_digits"),
+            "{digits}: {msg}"
+        );
     }
 }
 
