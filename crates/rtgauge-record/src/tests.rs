@@ -293,7 +293,11 @@ fn unfinished_recordings_are_salvaged_up_to_the_last_complete_record() {
         let e = Recording::open(&p).unwrap_err();
         one_line_naming(&e, &p, "export --salvage");
         // A cut through the trailer once counted the trailer's bytes as records.
-        one_line_naming(&e, &p, &format!(" {records} complete records precede the cut"));
+        one_line_naming(
+            &e,
+            &p,
+            &format!(" {records} complete records precede the cut"),
+        );
         let salvaged = Recording::salvage(&p).unwrap();
         assert!(!salvaged.finished());
         assert_eq!(salvaged.sample_count(), records as u64, "cut at {cut}");

@@ -42,6 +42,8 @@ impl CheckExt for Check {
 /// Shared facts, read once.
 struct Ctx<'a> {
     root: &'a SysRoot,
+    /// The priority the measurement will run at.
+    priority: u32,
     online: Fact<Vec<usize>>,
     /// The CPUs that will be measured (the requested ones, else all online ones).
     measured: Vec<usize>,
@@ -60,7 +62,8 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(root: &'a SysRoot, measured_cpus: &[usize]) -> Self {
+    fn new(root: &'a SysRoot, settings: &DoctorSettings) -> Self {
+        let measured_cpus = settings.cpus.as_slice();
         let online = cpu::online(root);
         let mut measured: Vec<usize> = if measured_cpus.is_empty() {
             online.clone().unwrap_or_default()
@@ -86,6 +89,7 @@ impl<'a> Ctx<'a> {
             .unwrap_or_default();
         Self {
             root,
+            priority: settings.priority,
             measured,
             not_online,
             all_measured,
@@ -191,7 +195,47 @@ impl<'a> Ctx<'a> {
 /// checks are unknown and say so. The checks come in a fixed order with stable ids. Only
 /// reads files; never changes the system.
 pub fn doctor(root: &SysRoot, measured_cpus: &[usize]) -> Vec<Check> {
-    let ctx = Ctx::new(root, measured_cpus);
+    doctor_with(root, &DoctorSettings::for_cpus(measured_cpus))
+}
+
+/// The settings of the run the doctor judges the machine for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoctorSettings {
+    /// CPUs the measurement will use; empty means every online CPU.
+    pub cpus: Vec<usize>,
+    /// The real-time priority the measuring threads will run at (`--priority`): a permission
+    /// limit below it, or a task at or above it on the measured CPUs, weakens the run.
+    pub priority: u32,
+}
+
+impl Default for DoctorSettings {
+    fn default() -> Self {
+        DoctorSettings {
+            cpus: Vec::new(),
+            priority: MEASURE_PRIORITY,
+        }
+    }
+}
+
+impl DoctorSettings {
+    /// The default priority on these CPUs.
+    pub fn for_cpus(cpus: &[usize]) -> Self {
+        DoctorSettings {
+            cpus: cpus.to_vec(),
+            ..DoctorSettings::default()
+        }
+    }
+
+    /// The same settings at another measuring priority.
+    pub fn at_priority(mut self, priority: u32) -> Self {
+        self.priority = priority;
+        self
+    }
+}
+
+/// [`doctor`], judging against the settings of a particular run rather than the defaults.
+pub fn doctor_with(root: &SysRoot, settings: &DoctorSettings) -> Vec<Check> {
+    let ctx = Ctx::new(root, settings);
     vec![
         preempt_rt(&ctx),
         rt_throttling(&ctx),
@@ -1508,9 +1552,7 @@ fn rtprio_permission(ctx: &Ctx) -> Check {
     );
     match limit {
         None => Check::new(ID, TITLE, Status::Ok, found, WHY),
-        Some(n) if n >= u64::from(MEASURE_PRIORITY) => {
-            Check::new(ID, TITLE, Status::Ok, found, WHY)
-        }
+        Some(n) if n >= u64::from(ctx.priority) => Check::new(ID, TITLE, Status::Ok, found, WHY),
         Some(0) => Check::new(
             ID,
             TITLE,
@@ -1524,7 +1566,8 @@ fn rtprio_permission(ctx: &Ctx) -> Check {
             TITLE,
             Status::Warn,
             format!(
-                "{found}: priorities above {n} refused (rtgauge measures at {MEASURE_PRIORITY})"
+                "{found}: priorities above {n} refused (rtgauge measures at {})",
+                ctx.priority
             ),
             WHY,
         )
@@ -1590,7 +1633,7 @@ fn rt_tasks(ctx: &Ctx) -> Check {
     const ID: &str = "rt_tasks";
     const TITLE: &str = "Other real-time tasks";
     const WHY: &str = "A task at a higher real-time priority preempts the measurement thread \
-        (at 95) and one at the same priority is not preempted by it, so their run time on a \
+        (at --priority, 95 by default) and one at the same priority is not preempted by it, so their run time on a \
         measured CPU becomes measured latency; a SCHED_DEADLINE task outranks every FIFO task. \
         Priority 99 is meant for kernel housekeeping such as migration/N, which rtgauge \
         tolerates; anything else up there deserves a look.";
@@ -1604,7 +1647,7 @@ fn rt_tasks(ctx: &Ctx) -> Check {
         .copied()
         .filter(|t| !bound_elsewhere(t, &ctx.measured))
         .filter(|t| !t.comm.starts_with("migration/"))
-        .partition(|t| t.policy == procs::SCHED_DEADLINE || t.rt_priority >= MEASURE_PRIORITY);
+        .partition(|t| t.policy == procs::SCHED_DEADLINE || t.rt_priority >= ctx.priority);
     let describe = |t: &&Task| {
         let prio = if t.policy == procs::SCHED_DEADLINE {
             String::new()
@@ -1648,7 +1691,10 @@ fn rt_tasks(ctx: &Ctx) -> Check {
             ID,
             TITLE,
             Status::Ok,
-            format!("none at or above priority {MEASURE_PRIORITY} that could run on the measured CPUs{lower_txt}{hk_txt}"),
+            format!(
+                "none at or above priority {} that could run on the measured CPUs{lower_txt}{hk_txt}",
+                ctx.priority
+            ),
             WHY,
         );
     }
@@ -1664,15 +1710,18 @@ fn rt_tasks(ctx: &Ctx) -> Check {
         TITLE,
         Status::Warn,
         format!(
-            "{} at or above priority {MEASURE_PRIORITY}: {}{more}{lower_txt}",
+            "{} at or above priority {}: {}{more}{lower_txt}",
             competing.len(),
+            ctx.priority,
             shown.join(", ")
         ),
         WHY,
     )
     .fix(format!(
-        "lower them (chrt -f -p 80 <pid>, or fix the priority where the service or kthread is \
-         configured), or keep them off the measured CPUs (taskset -pc {} <pid>)",
+        "lower them below {} (chrt -f -p {} <pid>, or fix the priority where the service or \
+         kthread is configured), or keep them off the measured CPUs (taskset -pc {} <pid>)",
+        ctx.priority,
+        ctx.priority.saturating_sub(1).max(1),
         format_cpu_list(&hk)
     ))
 }

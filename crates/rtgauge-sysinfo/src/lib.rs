@@ -20,7 +20,7 @@ pub mod procs;
 mod render;
 pub mod root;
 
-pub use checks::{doctor, Check, Status};
+pub use checks::{doctor, doctor_with, Check, DoctorSettings, Status};
 pub use fingerprint::{collect, collect_from, Fingerprint};
 pub use render::{exit_code, render_fix_hints, render_text, run_warnings};
 pub use root::{Fact, SysRoot, Unknown};
