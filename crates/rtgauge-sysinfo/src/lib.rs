@@ -25,19 +25,35 @@ pub use fingerprint::{collect, collect_from, Fingerprint};
 pub use render::{exit_code, render_fix_hints, render_text, run_warnings};
 pub use root::{Fact, SysRoot, Unknown};
 
-/// Parses a kernel CPU list such as `0-3,8,10-11`.
+/// CPU numbers at or above this cannot exist: Linux supports at most 8192 CPUs (NR_CPUS with
+/// MAXSMP), and this leaves room for growth. Checking before expanding a range keeps
+/// `0-18446744073709551615` from allocating (or overflowing) anything.
+pub const CPU_ID_LIMIT: usize = 1 << 16;
+
+/// Parses a kernel CPU list such as `0-3,8,10-11`; `None` for anything else, including CPU
+/// numbers no machine has (see [`CPU_ID_LIMIT`]).
 pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
+    let cpu = |text: &str| -> Option<usize> {
+        text.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|&c| c < CPU_ID_LIMIT)
+    };
     let mut cpus = Vec::new();
     for part in list.trim().split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                let (a, b) = (cpu(a)?, cpu(b)?);
                 if a > b {
                     return None;
                 }
                 cpus.extend(a..=b);
             }
-            None => cpus.push(part.trim().parse().ok()?),
+            None => cpus.push(cpu(part)?),
+        }
+        if cpus.len() > CPU_ID_LIMIT {
+            // Repeated ranges could still add up; no real list is this long.
+            return None;
         }
     }
     Some(cpus)
@@ -86,6 +102,16 @@ mod tests {
         assert_eq!(parse_cpu_list(""), Some(vec![]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);
+    }
+
+    #[test]
+    fn huge_cpu_range_is_refused_without_allocating() {
+        assert_eq!(parse_cpu_list("0-18446744073709551615"), None);
+        assert_eq!(parse_cpu_list("0-4000000000"), None);
+        assert_eq!(parse_cpu_list("99999999999999999999999"), None);
+        let repeated = vec!["0-65535"; 1000].join(",");
+        assert_eq!(parse_cpu_list(&repeated), None);
+        assert_eq!(parse_cpu_list("0-8191").map(|c| c.len()), Some(8192));
     }
 
     #[test]
