@@ -80,7 +80,7 @@ pub fn parse_result(bytes: &[u8]) -> Result<RunResult, Problem> {
         if e.is_eof() {
             Problem::Truncated(format!("JSON ends early at line {}", e.line()))
         } else {
-            Problem::Malformed(e.to_string())
+            Problem::Malformed(clip(&e.to_string()))
         }
     })?;
     if !value.is_object() {
@@ -91,7 +91,7 @@ pub fn parse_result(bytes: &[u8]) -> Result<RunResult, Problem> {
     }
     check_version(value.get("schema_version"))?;
     let result: RunResult =
-        serde_json::from_value(value).map_err(|e| Problem::Malformed(e.to_string()))?;
+        serde_json::from_value(value).map_err(|e| Problem::Malformed(clip(&e.to_string())))?;
     validate(&result)?;
     Ok(result)
 }
@@ -146,13 +146,30 @@ fn check_version(version: Option<&serde_json::Value>) -> Result<(), Problem> {
 }
 
 /// At most 40 characters of a value, so a huge bad value is not echoed whole.
-fn shorten(text: &str) -> String {
+pub(crate) fn shorten(text: &str) -> String {
     const LIMIT: usize = 40;
     if text.chars().count() <= LIMIT {
         return text.to_string();
     }
     let head: String = text.chars().take(LIMIT).collect();
     format!("{head}… ({} characters)", text.chars().count())
+}
+
+/// A parser's message with any long value it quotes cut out of the middle: the start says
+/// what was wrong, the end where (`… at line 3 column 200012`).
+fn clip(message: &str) -> String {
+    const HEAD: usize = 120;
+    const TAIL: usize = 80;
+    let chars = message.chars().count();
+    if chars <= HEAD + TAIL {
+        return message.to_string();
+    }
+    let head: String = message.chars().take(HEAD).collect();
+    let tail: String = message.chars().skip(chars - TAIL).collect();
+    format!(
+        "{head}… ({} characters left out) …{tail}",
+        chars - HEAD - TAIL
+    )
 }
 
 /// Checks the invariants every document rtgauge writes satisfies; the first broken one is

@@ -1,0 +1,147 @@
+//! Suite files: whatever the file says, loading and planning it refuses in one line naming
+//! the suite, never panics and never hangs.
+
+use proptest::prelude::*;
+use rtgauge_core::plan;
+use rtgauge_core::probe::Budget;
+use rtgauge_fuzz::*;
+
+/// Loads `text` as a suite file and turns it into probe requests, as `run --suite` does.
+fn plan_suite(text: Vec<u8>) -> Result<(), TestCaseError> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("suite.toml");
+    std::fs::write(&path, &text).unwrap();
+    let name = path.display().to_string();
+    let loader_name = name.clone();
+    let outcome = within("planning a suite", move || {
+        let suite = plan::load_suite(&loader_name).map_err(|e| (true, e.to_string()))?;
+        plan::suite_requests(
+            &suite,
+            Budget {
+                duration_ns: Some(1_000_000_000),
+                loops: None,
+            },
+            0,
+        )
+        .map(|_| ())
+        .map_err(|e| (false, e.to_string()))
+    })?;
+    match outcome {
+        // A file that does not load is named by its path.
+        Err((true, message)) => check_refusal(&message, &name)?,
+        // Planning names the problem; some planning errors (a bad variant, an unknown probe)
+        // do not name the suite yet, which the command line adds.
+        Err((false, message)) => check_refusal(&message, "")?,
+        Ok(()) => {}
+    }
+    Ok(())
+}
+
+/// A suite assembled from hostile pieces: unknown and huge values where numbers, durations,
+/// modes, loads and parameters go.
+fn hostile_suite() -> impl Strategy<Value = String> {
+    let word = prop_oneof![
+        Just("rt".to_string()),
+        Just("normal".to_string()),
+        Just("cpu".to_string()),
+        Just("office".to_string()),
+        Just("none".to_string()),
+        "\\PC{0,12}",
+    ];
+    let duration = prop_oneof![
+        hostile_value_text(),
+        Just("1ms".to_string()),
+        Just("18446744073709551615s".to_string()),
+    ];
+    let probe = (
+        prop_oneof![
+            Just("cyclic"),
+            Just("alloc"),
+            Just("primitive"),
+            Just("switch"),
+            Just("nosuchprobe")
+        ],
+        proptest::option::of("[a-z0-9@_ -]{0,8}"),
+        proptest::option::of(duration.clone()),
+        proptest::option::of(any::<i64>()),
+        proptest::option::of((
+            proptest::sample::select(vec!["period", "timer", "sizes", "sources", "bogus"]),
+            hostile_value_text(),
+        )),
+    );
+    (
+        proptest::option::of(duration),
+        proptest::collection::vec(word.clone(), 0..4),
+        proptest::collection::vec(word.clone(), 0..4),
+        proptest::collection::vec((word.clone(), proptest::collection::vec(word, 0..3)), 0..3),
+        proptest::collection::vec(probe, 0..4),
+    )
+        .prop_map(|(duration, modes, loads, mixes, probes)| {
+            let quote = |s: &str| format!("{s:?}");
+            let list = |v: &[String]| v.iter().map(|s| quote(s)).collect::<Vec<_>>().join(", ");
+            let mut text = String::from("name = \"hostile\"\n");
+            if let Some(d) = duration {
+                text += &format!("duration = {}\n", quote(&d));
+            }
+            text += &format!("modes = [{}]\nloads = [{}]\n", list(&modes), list(&loads));
+            if !mixes.is_empty() {
+                text += "[mixes]\n";
+                for (name, parts) in &mixes {
+                    text += &format!("{} = [{}]\n", quote(name), list(parts));
+                }
+            }
+            for (name, variant, duration, loops, param) in probes {
+                text += &format!("[[probe]]\nname = {}\n", quote(name));
+                if let Some(v) = variant {
+                    text += &format!("variant = {}\n", quote(&v));
+                }
+                if let Some(d) = duration {
+                    text += &format!("duration = {}\n", quote(&d));
+                }
+                if let Some(l) = loops {
+                    text += &format!("loops = {l}\n");
+                }
+                if let Some((key, value)) = param {
+                    text += &format!("{key} = {}\n", quote(&value));
+                }
+            }
+            text
+        })
+}
+
+#[test]
+fn the_corpus_and_built_in_suites_plan() {
+    for (name, bytes) in corpus("suite") {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(&name);
+        std::fs::write(&path, bytes).unwrap();
+        let suite = plan::load_suite(&path.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
+        plan::suite_requests(
+            &suite,
+            Budget {
+                duration_ns: None,
+                loops: None,
+            },
+            0,
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn damaged_suite_files_are_refused_in_one_line(
+        which in any::<usize>(),
+        edits in byte_edits(),
+    ) {
+        let files = corpus("suite");
+        plan_suite(apply_edits(&files[which % files.len()].1, &edits))?;
+    }
+
+    #[test]
+    fn hostile_suites_are_refused_in_one_line(text in hostile_suite()) {
+        plan_suite(text.into_bytes())?;
+    }
+}
