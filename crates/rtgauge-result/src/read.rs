@@ -327,9 +327,12 @@ pub fn validate_stats(at: &str, s: &Summary) -> Result<(), Problem> {
         }
     }
     let p = &s.percentiles;
+    // Quantiles come from the histogram clamped to the exact extremes, so they lie between
+    // them and grow with the quantile.
     ordered(
         at,
         &[
+            ("min_ns", Some(min)),
             ("p25_ns", s.p25_ns),
             ("median_ns", s.median_ns),
             ("p75_ns", s.p75_ns),
@@ -338,6 +341,7 @@ pub fn validate_stats(at: &str, s: &Summary) -> Result<(), Problem> {
             ("percentiles.p99_9_ns", p.p99_9_ns),
             ("percentiles.p99_99_ns", p.p99_99_ns),
             ("percentiles.p99_999_ns", p.p99_999_ns),
+            ("max_ns", Some(max)),
         ],
     )?;
     if s.intervals.interval_ns == 0 && !s.intervals.max_ns.is_empty() {
