@@ -67,6 +67,33 @@ pub fn corpus(kind: &str) -> Vec<(String, Vec<u8>)> {
     files
 }
 
+/// `bytes` written to a fresh file named `name`, as users hand files to rtgauge; the
+/// directory lives as long as the returned guard.
+pub fn input_file(name: &str, bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join(name);
+    std::fs::write(&path, bytes).expect("temporary file");
+    (dir, path)
+}
+
+/// A file of corpus `kind` with a few byte edits (see [`byte_edits`]).
+pub fn damaged_corpus_file(kind: &'static str) -> impl Strategy<Value = Vec<u8>> {
+    (any::<usize>(), byte_edits()).prop_map(move |(which, edits)| {
+        let files = corpus(kind);
+        apply_edits(&files[which % files.len()].1, &edits)
+    })
+}
+
+/// One of `choices`, or any short text made of `pattern`.
+pub fn word_or(choices: &[&str], pattern: &'static str) -> BoxedStrategy<String> {
+    let choices: Vec<String> = choices.iter().map(|s| s.to_string()).collect();
+    prop_oneof![
+        3 => proptest::sample::select(choices),
+        1 => proptest::string::string_regex(pattern).expect("a valid pattern"),
+    ]
+    .boxed()
+}
+
 /// Runs `f` on its own thread and fails if it panics or takes longer than [`HANG_LIMIT`].
 pub fn within<T: Send + 'static>(
     what: &str,

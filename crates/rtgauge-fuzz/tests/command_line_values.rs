@@ -35,21 +35,15 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn durations_are_read_or_refused_in_one_line(text in hostile_value_text()) {
-        let input = text.clone();
-        let outcome = within("parse_duration_ns", move || {
-            rtgauge_result::units::parse_duration_ns(&input).map_err(|e| e.to_string())
-        })?;
-        check(outcome, &text)?;
-    }
-
-    #[test]
-    fn sizes_are_read_or_refused_in_one_line(text in hostile_value_text()) {
-        let input = text.clone();
-        let outcome = within("parse_size", move || {
-            rtgauge_result::units::parse_size(&input).map_err(|e| e.to_string())
-        })?;
-        check(outcome, &text)?;
+    fn durations_and_sizes_are_read_or_refused_in_one_line(text in hostile_value_text()) {
+        for (what, parse) in [
+            ("parse_duration_ns", rtgauge_result::units::parse_duration_ns as fn(&str) -> _),
+            ("parse_size", rtgauge_result::units::parse_size),
+        ] {
+            let input = text.clone();
+            let outcome = within(what, move || parse(&input).map_err(|e| e.to_string()))?;
+            check(outcome, &text)?;
+        }
     }
 
     #[test]

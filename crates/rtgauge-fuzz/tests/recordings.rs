@@ -8,9 +8,7 @@ use rtgauge_record::{export, ExportFormat, Recording};
 /// Opens, salvages, streams and exports `bytes` as a recording; every refusal keeps the
 /// contract.
 fn exercise(bytes: Vec<u8>) -> Result<(), TestCaseError> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("run.rtgr");
-    std::fs::write(&path, &bytes).unwrap();
+    let (dir, path) = input_file("run.rtgr", &bytes);
     let name = path.display().to_string();
     let out = dir.path().join("run.csv");
     let messages = within("reading a recording", move || {
@@ -57,9 +55,7 @@ fn exercise(bytes: Vec<u8>) -> Result<(), TestCaseError> {
 #[test]
 fn the_corpus_recordings_open() {
     for (name, bytes) in corpus("recording") {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(&name);
-        std::fs::write(&path, bytes).unwrap();
+        let (_dir, path) = input_file(&name, &bytes);
         let rec = Recording::open(&path).unwrap_or_else(|e| panic!("{e}"));
         assert!(rec.sample_count() > 0, "{name}");
     }
@@ -70,11 +66,9 @@ proptest! {
 
     #[test]
     fn damaged_recordings_are_refused_in_one_line_or_read_to_the_end(
-        which in any::<usize>(),
-        edits in byte_edits(),
+        bytes in damaged_corpus_file("recording"),
     ) {
-        let files = corpus("recording");
-        exercise(apply_edits(&files[which % files.len()].1, &edits))?;
+        exercise(bytes)?;
     }
 
     #[test]

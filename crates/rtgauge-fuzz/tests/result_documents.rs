@@ -6,7 +6,6 @@ use proptest::prelude::*;
 use rtgauge_fuzz::*;
 use rtgauge_result::{read_result, RunResult};
 use serde_json::Value;
-use std::path::PathBuf;
 
 fn corpus_documents() -> Vec<Value> {
     corpus("result")
@@ -19,9 +18,7 @@ fn corpus_documents() -> Vec<Value> {
 
 /// Reads `bytes` as a result file; a refusal must keep the contract.
 fn read(bytes: Vec<u8>) -> Result<Option<RunResult>, TestCaseError> {
-    let dir = tempfile::tempdir().unwrap();
-    let path: PathBuf = dir.path().join("result.json");
-    std::fs::write(&path, &bytes).unwrap();
+    let (_dir, path) = input_file("result.json", &bytes);
     let reader_path = path.clone();
     let outcome = within("read_result", move || read_result(&reader_path))?;
     match outcome {
@@ -84,12 +81,7 @@ proptest! {
     }
 
     #[test]
-    fn damaged_files_are_refused_in_one_line_or_render(
-        which in any::<usize>(),
-        edits in byte_edits(),
-    ) {
-        let files = corpus("result");
-        let bytes = apply_edits(&files[which % files.len()].1, &edits);
+    fn damaged_files_are_refused_in_one_line_or_render(bytes in damaged_corpus_file("result")) {
         if let Some(result) = read(bytes)? {
             render(result)?;
         }

@@ -8,9 +8,7 @@ use rtgauge_fuzz::*;
 
 /// Loads `text` as a suite file and turns it into probe requests, as `run --suite` does.
 fn plan_suite(text: Vec<u8>) -> Result<(), TestCaseError> {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("suite.toml");
-    std::fs::write(&path, &text).unwrap();
+    let (_dir, path) = input_file("suite.toml", &text);
     let name = path.display().to_string();
     let loader_name = name.clone();
     let outcome = within("planning a suite", move || {
@@ -40,27 +38,14 @@ fn plan_suite(text: Vec<u8>) -> Result<(), TestCaseError> {
 /// A suite assembled from hostile pieces: unknown and huge values where numbers, durations,
 /// modes, loads and parameters go.
 fn hostile_suite() -> impl Strategy<Value = String> {
-    let word = prop_oneof![
-        Just("rt".to_string()),
-        Just("normal".to_string()),
-        Just("cpu".to_string()),
-        Just("office".to_string()),
-        Just("none".to_string()),
-        "\\PC{0,12}",
-    ];
+    let word = word_or(&["rt", "normal", "cpu", "office", "none"], "\\PC{0,12}");
     let duration = prop_oneof![
         hostile_value_text(),
         Just("1ms".to_string()),
         Just("18446744073709551615s".to_string()),
     ];
     let probe = (
-        prop_oneof![
-            Just("cyclic"),
-            Just("alloc"),
-            Just("primitive"),
-            Just("switch"),
-            Just("nosuchprobe")
-        ],
+        word_or(&["cyclic", "alloc", "primitive", "switch"], "[a-z]{1,9}"),
         proptest::option::of("[a-z0-9@_ -]{0,8}"),
         proptest::option::of(duration.clone()),
         proptest::option::of(any::<i64>()),
@@ -91,7 +76,7 @@ fn hostile_suite() -> impl Strategy<Value = String> {
                 }
             }
             for (name, variant, duration, loops, param) in probes {
-                text += &format!("[[probe]]\nname = {}\n", quote(name));
+                text += &format!("[[probe]]\nname = {}\n", quote(&name));
                 if let Some(v) = variant {
                     text += &format!("variant = {}\n", quote(&v));
                 }
@@ -112,9 +97,7 @@ fn hostile_suite() -> impl Strategy<Value = String> {
 #[test]
 fn the_corpus_and_built_in_suites_plan() {
     for (name, bytes) in corpus("suite") {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join(&name);
-        std::fs::write(&path, bytes).unwrap();
+        let (_dir, path) = input_file(&name, &bytes);
         let suite = plan::load_suite(&path.display().to_string()).unwrap_or_else(|e| panic!("{e}"));
         plan::suite_requests(
             &suite,
@@ -132,12 +115,8 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn damaged_suite_files_are_refused_in_one_line(
-        which in any::<usize>(),
-        edits in byte_edits(),
-    ) {
-        let files = corpus("suite");
-        plan_suite(apply_edits(&files[which % files.len()].1, &edits))?;
+    fn damaged_suite_files_are_refused_in_one_line(bytes in damaged_corpus_file("suite")) {
+        plan_suite(bytes)?;
     }
 
     #[test]

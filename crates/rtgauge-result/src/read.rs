@@ -124,7 +124,7 @@ fn check_version(version: Option<&serde_json::Value>) -> Result<(), Problem> {
         Some(n) => n,
         None => {
             let what = match v {
-                serde_json::Value::Number(_) => format!("{}", shorten(&v.to_string())),
+                serde_json::Value::Number(_) => shorten(&v.to_string()),
                 other => format!("a {} ({})", json_kind(other), shorten(&other.to_string())),
             };
             return Err(Problem::invalid(
