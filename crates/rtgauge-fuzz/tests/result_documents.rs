@@ -107,3 +107,17 @@ fn deeply_nested_documents_are_refused_without_overflowing_the_stack() {
     let text = "[".repeat(1_000_000);
     assert!(read(text.into_bytes()).unwrap().is_none());
 }
+
+/// Inputs that once broke the contract (found by the coverage-guided fuzzer, `.ci/fuzz`),
+/// replayed on every test run.
+#[test]
+fn past_findings_are_refused_in_one_line() {
+    for (name, bytes) in corpus("result-findings") {
+        assert!(
+            read(bytes)
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+                .is_none(),
+            "{name} is accepted"
+        );
+    }
+}

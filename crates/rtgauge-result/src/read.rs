@@ -145,14 +145,32 @@ fn check_version(version: Option<&serde_json::Value>) -> Result<(), Problem> {
     Ok(())
 }
 
-/// At most 40 characters of a value, so a huge bad value is not echoed whole.
+/// At most 40 characters of a value, on one line, so a huge bad value is not echoed whole.
 pub(crate) fn shorten(text: &str) -> String {
     const LIMIT: usize = 40;
     if text.chars().count() <= LIMIT {
-        return text.to_string();
+        return one_line(text);
     }
     let head: String = text.chars().take(LIMIT).collect();
-    format!("{head}… ({} characters)", text.chars().count())
+    format!(
+        "{} ({} characters)",
+        one_line(&(head + "…")),
+        text.chars().count()
+    )
+}
+
+/// `text` with line breaks and other control characters written as escapes (`\n`), so a
+/// quoted value cannot break a one-line message.
+pub(crate) fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// A parser's message with any long value it quotes cut out of the middle: the start says
@@ -160,9 +178,10 @@ pub(crate) fn shorten(text: &str) -> String {
 fn clip(message: &str) -> String {
     const HEAD: usize = 120;
     const TAIL: usize = 80;
+    let message = one_line(message);
     let chars = message.chars().count();
     if chars <= HEAD + TAIL {
-        return message.to_string();
+        return message;
     }
     let head: String = message.chars().take(HEAD).collect();
     let tail: String = message.chars().skip(chars - TAIL).collect();

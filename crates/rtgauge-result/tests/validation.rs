@@ -229,3 +229,20 @@ fn a_series_without_samples_may_keep_an_empty_histogram() {
     *first_stats(&mut doc) = serde_json::to_value(stats).unwrap();
     parse_result(&serde_json::to_vec(&doc).unwrap()).expect("an empty series is valid");
 }
+
+#[test]
+fn a_quoted_value_with_a_line_break_does_not_break_the_message() {
+    let mut doc = idle();
+    doc["checks"] = json!([{
+        "id": "x", "title": "x", "status": "line one\nline two",
+        "found": "", "why": "", "fix": null
+    }]);
+    let msg = refusal(&doc);
+    assert!(msg.contains(r"line one\nline two"), "{msg}");
+}
+
+#[test]
+fn a_unit_error_stays_on_one_line() {
+    let err = rtgauge_result::units::parse_duration_ns("1\nfortnight").unwrap_err();
+    assert!(!err.to_string().contains('\n'), "{err}");
+}
