@@ -2,11 +2,12 @@
 //!
 //! A plan comes from command-line flags, from a suite (a TOML file users can write; the
 //! built-in `quick`, `standard` and `full` suites are such files compiled in), or both, flags
-//! winning.
+//! winning. [`build`] is the one place a plan is made and validated: `rtgauge run` and
+//! `rtgauge suites FILE` both go through it, so a suite is judged the same wherever it is read.
 
-use crate::probe::{Budget, Params, ProbeError};
+use crate::probe::{Budget, Params, Probe, ProbeError};
 use crate::probes;
-use crate::rt::Mode;
+use crate::rt::{Mode, Policy};
 use crate::units;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -24,6 +25,11 @@ pub struct ProbeRequest {
 }
 
 impl ProbeRequest {
+    /// The probe this entry runs (a request is only made for a known probe).
+    pub fn probe(&self) -> &'static dyn Probe {
+        probes::find(self.name).expect("a request is only made for a known probe")
+    }
+
     pub fn params(&self) -> Params {
         Params::new(self.name, self.params.clone())
     }
@@ -75,6 +81,360 @@ pub enum PlanError {
     DuplicateProbe(String),
     #[error("suite {path}: {detail}")]
     Suite { path: String, detail: String },
+    #[error("{flag}: {detail}")]
+    Flag { flag: String, detail: String },
+    #[error("{0}")]
+    Selection(String),
+}
+
+/// How long each probe measures when neither a flag nor the suite says: 10 s.
+pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
+/// Warm-up discarded before counting when neither a flag nor the suite says: 1 s.
+pub const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
+/// The period a deadline reservation uses when no `--period` is given: 1 ms.
+pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
+/// Measuring priority in `rt` mode: high, but below 99 where kernel housekeeping runs.
+pub const DEFAULT_PRIORITY: i32 = 95;
+/// SCHED_DEADLINE runtime per period in `deadline` mode: 100 µs.
+pub const DEFAULT_DL_RUNTIME_NS: u64 = 100_000;
+/// Most disk space the io and memory loads may use: 256 MiB.
+pub const DEFAULT_LOAD_DISK_CAP_BYTES: u64 = 256 << 20;
+/// The suite run when neither probes nor a suite are named.
+pub const DEFAULT_SUITE: &str = "quick";
+
+/// The execution modes a run can measure in, by the names flags and suites use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModeName {
+    /// SCHED_OTHER, nothing locked: "user soft RT".
+    Normal,
+    /// SCHED_FIFO/RR at the priority, memory locked, pinned, PM QoS held: "user hard RT".
+    Rt,
+    /// A SCHED_DEADLINE reservation (runtime per period).
+    Deadline,
+}
+
+impl ModeName {
+    pub const ALL: [ModeName; 3] = [ModeName::Normal, ModeName::Rt, ModeName::Deadline];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ModeName::Normal => "normal",
+            ModeName::Rt => "rt",
+            ModeName::Deadline => "deadline",
+        }
+    }
+
+    /// One line for `--help`.
+    pub fn help(self) -> &'static str {
+        match self {
+            ModeName::Normal => "SCHED_OTHER, nothing locked: user soft real time",
+            ModeName::Rt => {
+                "SCHED_FIFO at --priority, memory locked, pinned, PM QoS held: user hard real time"
+            }
+            ModeName::Deadline => "SCHED_DEADLINE reservation (--dl-runtime per --period)",
+        }
+    }
+}
+
+impl std::str::FromStr for ModeName {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<ModeName, String> {
+        ModeName::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| format!("'{s}' is not a mode; use normal, rt or deadline"))
+    }
+}
+
+/// Real-time policies of `rt` mode, by the names `--policy` takes.
+pub const RT_POLICIES: [(&str, Policy); 2] = [("fifo", Policy::Fifo), ("rr", Policy::Rr)];
+
+/// Everything a user can ask of a run, as typed values; filled by the command line (or any
+/// other front end), turned into a [`Plan`] by [`build`].
+#[derive(Debug, Clone)]
+pub struct PlanOptions {
+    /// Probe selectors (`cyclic`, `cyclic@100us`); empty: the suite's probes.
+    pub probes: Vec<String>,
+    /// A built-in suite or the path of a suite file; none and no probes: [`DEFAULT_SUITE`].
+    pub suite: Option<String>,
+    pub duration_ns: Option<u64>,
+    pub loops: Option<u64>,
+    pub warmup_ns: Option<u64>,
+    /// `--period`: the cyclic probe's period, and the deadline reservation's.
+    pub period_ns: Option<u64>,
+    /// `--timer`: the cyclic probe's timer, by its parameter name.
+    pub timer: Option<String>,
+    /// `all` or a CPU list (`0-3,6`).
+    pub cpus: String,
+    /// Empty: the suite's modes, or rt.
+    pub modes: Vec<ModeName>,
+    pub priority: i32,
+    pub policy: Policy,
+    pub dl_runtime_ns: u64,
+    /// A comma-separated load list; none: the suite's loads, or idle.
+    pub load: Option<String>,
+    pub load_cpus: Option<String>,
+    pub load_disk_cap_bytes: u64,
+    pub skip_failed_loads: bool,
+    /// `--set` values: `key=value`, `probe.key=value`.
+    pub settings: Vec<String>,
+    pub best_effort: bool,
+    /// Probes whose raw samples are recorded, or `all`.
+    pub record: Vec<String>,
+}
+
+impl Default for PlanOptions {
+    fn default() -> PlanOptions {
+        PlanOptions {
+            probes: Vec::new(),
+            suite: None,
+            duration_ns: None,
+            loops: None,
+            warmup_ns: None,
+            period_ns: None,
+            timer: None,
+            cpus: "all".into(),
+            modes: Vec::new(),
+            priority: DEFAULT_PRIORITY,
+            policy: Policy::Fifo,
+            dl_runtime_ns: DEFAULT_DL_RUNTIME_NS,
+            load: None,
+            load_cpus: None,
+            load_disk_cap_bytes: DEFAULT_LOAD_DISK_CAP_BYTES,
+            skip_failed_loads: false,
+            settings: Vec::new(),
+            best_effort: false,
+            record: Vec::new(),
+        }
+    }
+}
+
+/// The one lookup of a probe by name.
+pub fn find_probe(name: &str) -> Result<&'static dyn Probe, PlanError> {
+    probes::find(name).ok_or_else(|| PlanError::UnknownProbe(name.to_string()))
+}
+
+/// Options → a validated plan. `online` are the CPUs the plan may measure on.
+pub fn build(options: &PlanOptions, online: &[usize]) -> Result<Plan, PlanError> {
+    let flag_error = |flag: &str, detail: String| PlanError::Flag {
+        flag: flag.into(),
+        detail,
+    };
+    let cpus = crate::cpus::parse_cpus(&options.cpus, online)
+        .map_err(|e| flag_error("--cpus", e.to_string()))?;
+    let flag_budget = Budget {
+        duration_ns: options.duration_ns,
+        loops: options.loops,
+    };
+    let explicit_budget = options.duration_ns.is_some() || options.loops.is_some();
+    let default_budget = if explicit_budget {
+        flag_budget
+    } else {
+        Budget {
+            duration_ns: Some(DEFAULT_DURATION_NS),
+            loops: None,
+        }
+    };
+    let warmup = options.warmup_ns.unwrap_or(DEFAULT_WARMUP_NS);
+
+    let suite_name = match (&options.suite, options.probes.is_empty()) {
+        (Some(s), _) => Some(s.clone()),
+        (None, true) => Some(DEFAULT_SUITE.to_string()),
+        (None, false) => None,
+    };
+    let suite = suite_name.as_deref().map(load_suite).transpose()?;
+    let mut requests: Vec<ProbeRequest> = match &suite {
+        Some(suite) => suite_requests(suite, default_budget, warmup)?,
+        None => Vec::new(),
+    };
+    if !options.probes.is_empty() {
+        for selector in &options.probes {
+            find_probe(split_selector(selector).0)?;
+        }
+        if suite_name.is_some() {
+            requests.retain(|r| options.probes.iter().any(|p| r.is_selected_by(p)));
+        } else {
+            // `cyclic@fast cyclic@slow` runs one probe twice, told apart by its variant.
+            requests = options
+                .probes
+                .iter()
+                .map(|selector| {
+                    let (name, variant) = split_selector(selector);
+                    let variant = variant.map(str::to_string);
+                    request(name, variant, BTreeMap::new(), default_budget, warmup)
+                })
+                .collect::<Result<_, _>>()?;
+        }
+    }
+    if requests.is_empty() {
+        return Err(PlanError::Selection(
+            "the selected suite has none of the probes named; see `rtgauge probes`".into(),
+        ));
+    }
+    apply_settings(options, &mut requests)?;
+    let mut validated = Vec::with_capacity(requests.len());
+    for mut r in requests {
+        if explicit_budget {
+            r.budget = flag_budget;
+        }
+        if options.warmup_ns.is_some() {
+            r.warmup_ns = warmup;
+        }
+        validated.push(request(r.name, r.variant, r.params, r.budget, r.warmup_ns)?);
+    }
+    check_unique_titles(&validated)?;
+    check_record_names(&options.record, &validated)?;
+    // The suite's modes are checked even when --mode replaces them.
+    let suite_modes = suite.as_ref().map(suite_modes).transpose()?;
+    let mode_names = match (options.modes.is_empty(), suite_modes) {
+        (false, _) => options.modes.clone(),
+        (true, Some(modes)) => modes,
+        (true, None) => vec![ModeName::Rt],
+    };
+    let period = options.period_ns.unwrap_or(DEFAULT_PERIOD_NS);
+    let mut modes = Vec::new();
+    for m in mode_names {
+        let mode = match m {
+            ModeName::Normal => Mode::normal(),
+            ModeName::Rt => Mode::rt(options.priority, options.policy),
+            ModeName::Deadline => Mode::deadline(options.dl_runtime_ns, period, period),
+        };
+        if !modes.contains(&mode) {
+            modes.push(mode);
+        }
+    }
+    // The suite's own loads are checked even when --load replaces them.
+    let suite_loads = suite.as_ref().map(suite_loads).transpose()?;
+    let loads = match (&options.load, suite_loads) {
+        (Some(text), _) => parse_loads(text, suite.as_ref().map(|s| &s.mixes))
+            .map_err(|detail| flag_error("--load", detail))?,
+        (None, Some(loads)) => loads,
+        (None, None) => parse_loads("none", None).map_err(|detail| flag_error("--load", detail))?,
+    };
+    let load_cpus = match &options.load_cpus {
+        Some(spec) => crate::cpus::parse_cpus(spec, online)
+            .map_err(|e| flag_error("--load-cpus", e.to_string()))?,
+        None => Vec::new(),
+    };
+    Ok(Plan {
+        suite: suite_name,
+        probes: validated,
+        modes,
+        loads,
+        load_cpus,
+        load_disk_cap_bytes: options.load_disk_cap_bytes,
+        skip_failed_loads: options.skip_failed_loads,
+        cpus,
+        best_effort: options.best_effort,
+        priority: options.priority,
+        record: options.record.clone(),
+    })
+}
+
+/// Flags override the suite: `--period`, `--timer` and `--set` reach every selected probe
+/// that takes the parameter; one that reaches none is refused.
+fn apply_settings(options: &PlanOptions, requests: &mut [ProbeRequest]) -> Result<(), PlanError> {
+    // (flag as typed, probe, key, value)
+    let mut settings: Vec<(String, Option<String>, String, String)> = Vec::new();
+    if let Some(p) = options.period_ns {
+        let value = units::format_duration_ns(p);
+        settings.push(("--period".into(), None, "period".into(), value));
+    }
+    if let Some(t) = &options.timer {
+        settings.push(("--timer".into(), None, "timer".into(), t.clone()));
+    }
+    for s in &options.settings {
+        let (probe, key, value) = parse_setting(s).map_err(PlanError::Selection)?;
+        settings.push((format!("--set {s}"), probe, key, value));
+    }
+    for (flag, probe, key, value) in &settings {
+        let mut reached = false;
+        for r in requests
+            .iter_mut()
+            .filter(|r| probe.as_deref().is_none_or(|p| r.is_selected_by(p)))
+        {
+            let takes_it = r
+                .probe()
+                .parameters()
+                .iter()
+                .any(|spec| spec.name == key.as_str());
+            if takes_it {
+                r.params.insert(key.clone(), value.clone());
+                reached = true;
+            }
+        }
+        if !reached {
+            return Err(PlanError::Flag {
+                flag: flag.clone(),
+                detail: format!("no selected probe takes parameter '{key}'; `rtgauge probes` lists each probe's parameters"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// `--record` names: probes of this run (`probe` or `probe@variant`), or `all`.
+fn check_record_names(record: &[String], planned: &[ProbeRequest]) -> Result<(), PlanError> {
+    for name in record.iter().filter(|n| n.as_str() != "all") {
+        find_probe(split_selector(name).0).map_err(|e| PlanError::Flag {
+            flag: "--record".into(),
+            detail: e.to_string(),
+        })?;
+        if !planned.iter().any(|r| r.is_selected_by(name)) {
+            return Err(PlanError::Flag {
+                flag: format!("--record {name}"),
+                detail: format!("probe {name} is not part of this run"),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A load list, with a suite's named mixes replaced by their conditions.
+fn parse_loads(
+    text: &str,
+    mixes: Option<&BTreeMap<String, Vec<String>>>,
+) -> Result<Vec<rtgauge_load::LoadSpec>, String> {
+    let text = match mixes {
+        Some(mixes) => expand_mixes(text, mixes),
+        None => text.to_string(),
+    };
+    let text = if text.trim().is_empty() {
+        "none"
+    } else {
+        &text
+    };
+    rtgauge_load::parse_list(text)
+        .map(|specs| rtgauge_load::expand(&specs))
+        .map_err(|e| e.to_string())
+}
+
+/// The suite's `modes` (default: rt).
+fn suite_modes(suite: &SuiteFile) -> Result<Vec<ModeName>, PlanError> {
+    let Some(names) = &suite.modes else {
+        return Ok(vec![ModeName::Rt]);
+    };
+    names
+        .iter()
+        .map(|n| n.parse().map_err(|e| suite.error(format!("modes: {e}"))))
+        .collect()
+}
+
+/// The suite's `loads` (default: idle) after checking every mix: each names known loads and
+/// none names itself.
+fn suite_loads(suite: &SuiteFile) -> Result<Vec<rtgauge_load::LoadSpec>, PlanError> {
+    for (name, conditions) in &suite.mixes {
+        if conditions.iter().any(|c| c.trim() == name) {
+            return Err(suite.error(format!(
+                "mixes.{name}: a mix cannot contain itself; list load names (`rtgauge loads`)"
+            )));
+        }
+        parse_loads(&conditions.join(","), None)
+            .map_err(|e| suite.error(format!("mixes.{name}: {e}")))?;
+    }
+    let list = suite.loads.clone().unwrap_or_default().join(",");
+    parse_loads(&list, Some(&suite.mixes)).map_err(|e| suite.error(format!("loads: {e}")))
 }
 
 /// The text of a suite file.
@@ -95,6 +455,21 @@ pub struct SuiteFile {
     pub mixes: BTreeMap<String, Vec<String>>,
     #[serde(rename = "probe", default)]
     pub probes: Vec<SuiteProbe>,
+    /// Where the suite came from (`built-in quick`, or the file's path), for messages.
+    #[serde(skip)]
+    pub origin: String,
+}
+
+impl SuiteFile {
+    /// A problem with this suite, naming where it came from.
+    fn error(&self, detail: String) -> PlanError {
+        let path = if self.origin.is_empty() {
+            self.name.clone()
+        } else {
+            self.origin.clone()
+        };
+        PlanError::Suite { path, detail }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -139,20 +514,33 @@ pub fn load_suite(name_or_path: &str) -> Result<SuiteFile, PlanError> {
             (name_or_path.to_string(), text)
         }
     };
-    toml::from_str(&text).map_err(|e| PlanError::Suite {
-        path: origin,
+    let mut suite: SuiteFile = toml::from_str(&text).map_err(|e| PlanError::Suite {
+        path: origin.clone(),
         detail: e.message().to_string(),
-    })
+    })?;
+    suite.origin = origin;
+    Ok(suite)
 }
 
-fn suite_duration(origin: &str, key: &str, v: &Option<String>) -> Result<Option<u64>, PlanError> {
+fn suite_duration(
+    suite: &SuiteFile,
+    key: &str,
+    v: &Option<String>,
+) -> Result<Option<u64>, PlanError> {
     v.as_deref()
         .map(units::parse_duration_ns)
         .transpose()
-        .map_err(|e| PlanError::Suite {
-            path: origin.into(),
-            detail: format!("{key}: {e}"),
-        })
+        .map_err(|e| suite.error(format!("{key}: {e}")))
+}
+
+/// `loops = 0` would be a run of no samples that claims to be complete.
+fn suite_loops(suite: &SuiteFile, key: &str, v: Option<u64>) -> Result<Option<u64>, PlanError> {
+    match v {
+        Some(0) => Err(suite.error(format!(
+            "{key}: 0 samples measures nothing; give at least 1, or leave it out to measure for the duration"
+        ))),
+        v => Ok(v),
+    }
 }
 
 /// Turns a suite into probe requests. `fallback` budget and warm-up apply where the suite is
@@ -162,10 +550,15 @@ pub fn suite_requests(
     fallback: Budget,
     fallback_warmup_ns: u64,
 ) -> Result<Vec<ProbeRequest>, PlanError> {
-    let origin = &suite.name;
-    let default_duration = suite_duration(origin, "duration", &suite.duration)?;
+    if suite.probes.is_empty() {
+        return Err(suite.error(
+            "no [[probe]] entry; add one, e.g. [[probe]] with name = \"cyclic\" (`rtgauge probes` lists them)".into(),
+        ));
+    }
+    let default_duration = suite_duration(suite, "duration", &suite.duration)?;
+    let default_loops = suite_loops(suite, "loops", suite.loops)?;
     let default_warmup =
-        suite_duration(origin, "warmup", &suite.warmup)?.unwrap_or(fallback_warmup_ns);
+        suite_duration(suite, "warmup", &suite.warmup)?.unwrap_or(fallback_warmup_ns);
     let requests = suite
         .probes
         .iter()
@@ -190,8 +583,10 @@ pub fn suite_requests(
                     (k.clone(), text)
                 })
                 .collect();
-            let duration = suite_duration(origin, "duration", &p.duration)?.or(default_duration);
-            let loops = p.loops.or(suite.loops);
+            let key = |k: &str| format!("probe {}: {k}", p.name);
+            let duration =
+                suite_duration(suite, &key("duration"), &p.duration)?.or(default_duration);
+            let loops = suite_loops(suite, &key("loops"), p.loops)?.or(default_loops);
             let budget = if duration.is_none() && loops.is_none() {
                 fallback
             } else {
@@ -205,14 +600,15 @@ pub fn suite_requests(
                 p.variant.clone(),
                 params,
                 budget,
-                suite_duration(origin, "warmup", &p.warmup)?.unwrap_or(default_warmup),
+                suite_duration(suite, &key("warmup"), &p.warmup)?.unwrap_or(default_warmup),
             )
+            .map_err(|e| match e {
+                e @ PlanError::Suite { .. } => e,
+                e => suite.error(e.to_string()),
+            })
         })
         .collect::<Result<Vec<_>, _>>()?;
-    check_unique_titles(&requests).map_err(|e| PlanError::Suite {
-        path: origin.clone(),
-        detail: e.to_string(),
-    })?;
+    check_unique_titles(&requests).map_err(|e| suite.error(e.to_string()))?;
     Ok(requests)
 }
 
@@ -243,7 +639,7 @@ pub fn request(
     budget: Budget,
     warmup_ns: u64,
 ) -> Result<ProbeRequest, PlanError> {
-    let probe = probes::find(name).ok_or_else(|| PlanError::UnknownProbe(name.to_string()))?;
+    let probe = find_probe(name)?;
     // A variant becomes part of result titles, file names and `--set` selectors.
     if let Some(v) = variant.as_deref().filter(|v| {
         v.is_empty()
@@ -388,6 +784,143 @@ mod tests {
             e.contains("cyclic@a.b") && e.contains("letters, digits"),
             "{e}"
         );
+    }
+
+    /// Every check a suite gets, in the order `build` applies them.
+    fn suite_problem(text: &str) -> String {
+        let mut suite: SuiteFile = toml::from_str(text).unwrap();
+        suite.origin = "my.toml".into();
+        suite_problem_of(&suite)
+    }
+
+    fn suite_problem_of(suite: &SuiteFile) -> String {
+        let fallback = Budget {
+            duration_ns: Some(1),
+            loops: None,
+        };
+        suite_requests(suite, fallback, 0)
+            .and_then(|_| suite_modes(suite))
+            .and_then(|_| suite_loads(suite))
+            .map(|_| String::new())
+            .unwrap_or_else(|e| e.to_string())
+    }
+
+    const CYCLIC: &str = "[[probe]]\nname = \"cyclic\"\n";
+
+    /// Each problem a suite can have, with the start of its message (file, then key).
+    #[test]
+    fn suite_problems_are_refused_naming_the_file_and_key() {
+        let cases = [
+            (
+                "modes = [\"bogus\"]\n{CYCLIC}",
+                "suite my.toml: modes: 'bogus' is not a mode; use normal, rt or deadline",
+            ),
+            (
+                "loads = [\"bogus\"]\n{CYCLIC}",
+                "suite my.toml: loads: invalid load `bogus`",
+            ),
+            (
+                "{CYCLIC}[mixes]\noffice = [\"cpu\", \"bogus\"]\n",
+                "suite my.toml: mixes.office: invalid load `bogus`",
+            ),
+            (
+                "loads = [\"office\"]\n{CYCLIC}[mixes]\noffice = [\"office\"]\n",
+                "suite my.toml: mixes.office: a mix cannot contain itself",
+            ),
+            ("", "suite my.toml: no [[probe]] entry"),
+            (
+                "loops = 0\n{CYCLIC}",
+                "suite my.toml: loops: 0 samples measures nothing",
+            ),
+            (
+                "{CYCLIC}loops = 0\n",
+                "suite my.toml: probe cyclic: loops: 0 samples",
+            ),
+        ];
+        for (body, expected) in cases {
+            let text = format!("name = \"t\"\n{}", body.replace("{CYCLIC}", CYCLIC));
+            let e = suite_problem(&text);
+            assert!(e.starts_with(expected), "{text}\n→ {e}");
+        }
+    }
+
+    #[test]
+    fn suite_with_mixes_modes_and_loads_is_accepted() {
+        let e = suite_problem(&format!("name = \"t\"\nmodes = [\"normal\", \"rt\"]\nloads = [\"none\", \"office\"]\n{CYCLIC}[mixes]\noffice = [\"cpu\", \"io+net\"]\n"));
+        assert_eq!(e, "");
+    }
+
+    use proptest::strategy::Strategy as _;
+
+    proptest::proptest! {
+        /// Hostile suite files (any mix of known and unknown keys and values, broken TOML) are
+        /// refused in one line, never with a panic.
+        #[test]
+        fn any_suite_text_is_accepted_or_refused_in_one_line(
+            lines in proptest::sample::subsequence(
+                vec![
+                    "[[probe]]", "name = \"cyclic\"", "name = \"bogus\"",
+                    "loops = 0", "loops = 18446744073709551615", "loops = -1", "duration = \"0s\"",
+                    "duration = \"1e400s\"", "warmup = \"\"", "modes = [\"rt\", \"fast\"]",
+                    "modes = []", "loads = [\"cpu\", \"office\"]", "loads = [\"\"]",
+                    "[mixes]", "office = [\"office\"]", "office = [\"io+net\", \"exec:\"]",
+                    "variant = \"a.b\"", "variant = \"x\"", "period = \"5us\"",
+                    "period = \"18446744073709551615s\"", "sizes = [1, \"4KiB\"]", "=", "[",
+                    "\u{0}", "name = 1",
+                ],
+                0..12,
+            ).prop_shuffle()
+        ) {
+            let text = format!("name = \"t\"\n{}", lines.join("\n"));
+            let Ok(mut suite) = toml::from_str::<SuiteFile>(&text) else {
+                return Ok(());
+            };
+            suite.origin = "fuzz.toml".into();
+            let e = suite_problem_of(&suite);
+            proptest::prop_assert!(!e.contains('\n'), "{}", e);
+        }
+    }
+
+    #[test]
+    fn mode_names_round_trip() {
+        for m in ModeName::ALL {
+            assert_eq!(m.name().parse::<ModeName>(), Ok(m));
+        }
+        assert!("fast".parse::<ModeName>().is_err());
+    }
+
+    #[test]
+    fn built_plan_applies_flags_over_the_suite() {
+        let options = PlanOptions {
+            probes: vec!["cyclic".into()],
+            loops: Some(5),
+            modes: vec![ModeName::Normal],
+            settings: vec!["cyclic.period=250us".into()],
+            ..PlanOptions::default()
+        };
+        let plan = build(&options, &[0, 1]).unwrap();
+        assert_eq!(plan.probes.len(), 1);
+        assert_eq!(plan.probes[0].params["period"], "250us");
+        assert_eq!(plan.probes[0].budget.loops, Some(5));
+        assert_eq!(plan.modes, vec![Mode::normal()]);
+        assert_eq!(plan.cpus, vec![0, 1]);
+
+        let cyclic_with = |settings: &str, record: &str| {
+            let options = PlanOptions {
+                probes: vec!["cyclic".into()],
+                settings: vec![settings.into()],
+                record: vec![record.into()],
+                ..PlanOptions::default()
+            };
+            build(&options, &[0]).unwrap_err().to_string()
+        };
+        let e = cyclic_with("nokey=1", "cyclic");
+        assert!(
+            e.starts_with("--set nokey=1: no selected probe takes parameter 'nokey'"),
+            "{e}"
+        );
+        let e = cyclic_with("period=1ms", "switch");
+        assert!(e.contains("not part of this run"), "{e}");
     }
 
     #[test]

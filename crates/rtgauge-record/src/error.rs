@@ -14,6 +14,8 @@ pub enum RecordError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("cannot create recording {path}: {detail}")]
+    Create { path: PathBuf, detail: String },
     #[error("{path} is not an rtgauge recording: {detail}")]
     NotARecording { path: PathBuf, detail: String },
     #[error(

@@ -2,7 +2,7 @@
 //!
 //! Both formats have the same columns: `series` (id), `name`, one column per label key of the
 //! series table (e.g. `cpu`), `at_ns`, `value_ns`. The output appears only when complete: it is
-//! written to a temporary file beside it and renamed.
+//! streamed to an exclusive temporary file beside it and renamed (rtgauge_result::output).
 
 use crate::error::RecordError;
 use crate::format::{Header, Sample};
@@ -13,9 +13,9 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, Type};
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use rtgauge_result::output::{AtomicFile, Existing};
+use std::io::Write;
+use std::path::Path;
 use std::sync::Arc;
 
 /// Rows per Parquet row group: 2^20. Export memory is about 40 bytes per row of one group
@@ -56,31 +56,17 @@ pub fn export_recording(
         path: output.to_path_buf(),
         detail,
     };
-    let tmp = temporary_beside(output);
-    let file = File::create(&tmp).map_err(|e| out_err(e.to_string()))?;
-    let outcome = match format {
-        ExportFormat::Csv => write_csv(recording, file, output),
-        ExportFormat::Parquet => write_parquet(recording, file, output),
-    }
-    .and_then(|rows| {
-        std::fs::rename(&tmp, output).map_err(|e| out_err(e.to_string()))?;
-        let bytes = std::fs::metadata(output)
-            .map_err(|e| out_err(e.to_string()))?
-            .len();
-        Ok(ExportSummary { rows, bytes })
-    });
-    if outcome.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    outcome
-}
-
-fn temporary_beside(output: &Path) -> PathBuf {
-    let name = output
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "export".into());
-    output.with_file_name(format!(".{name}.{}.tmp", std::process::id()))
+    let mut file = AtomicFile::new(output).map_err(|e| out_err(e.to_string()))?;
+    let rows = match format {
+        ExportFormat::Csv => write_csv(recording, &mut file, output),
+        ExportFormat::Parquet => write_parquet(recording, &mut file, output),
+    }?;
+    file.commit(Existing::Replace)
+        .map_err(|e| out_err(e.to_string()))?;
+    let bytes = std::fs::metadata(output)
+        .map_err(|e| out_err(e.to_string()))?
+        .len();
+    Ok(ExportSummary { rows, bytes })
 }
 
 /// Column names: `series`, `name`, the label keys (prefixed `label_` if one would clash with a
@@ -161,14 +147,17 @@ fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
     buf.extend_from_slice(&digits[i..]);
 }
 
-fn write_csv(recording: &Recording, file: File, output: &Path) -> Result<u64, RecordError> {
+fn write_csv(
+    recording: &Recording,
+    out: &mut AtomicFile,
+    output: &Path,
+) -> Result<u64, RecordError> {
     let io_err = |e: std::io::Error| RecordError::Export {
         path: output.to_path_buf(),
         detail: e.to_string(),
     };
     let header = &recording.header;
     let columns = Columns::of(header);
-    let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut first = vec!["series".to_string(), "name".to_string()];
     first.extend(columns.labels.iter().map(|(c, _)| csv_field(c)));
     first.extend(["at_ns".to_string(), "value_ns".to_string()]);
@@ -213,8 +202,6 @@ fn write_csv(recording: &Recording, file: File, output: &Path) -> Result<u64, Re
         rows += batch.len() as u64;
     }
     check_counts(recording, &per_series)?;
-    let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
-    file.sync_all().map_err(io_err)?;
     Ok(rows)
 }
 
@@ -264,7 +251,11 @@ fn parquet_schema(columns: &Columns) -> Result<(Type, Vec<Column>), parquet::err
     Ok((schema, kinds))
 }
 
-fn write_parquet(recording: &Recording, file: File, output: &Path) -> Result<u64, RecordError> {
+fn write_parquet(
+    recording: &Recording,
+    out: &mut AtomicFile,
+    output: &Path,
+) -> Result<u64, RecordError> {
     let pq_err = |e: parquet::errors::ParquetError| RecordError::Export {
         path: output.to_path_buf(),
         detail: e.to_string(),
@@ -298,7 +289,6 @@ fn write_parquet(recording: &Recording, file: File, output: &Path) -> Result<u64
             },
         ]))
         .build();
-    let out = BufWriter::with_capacity(1 << 20, file);
     let mut writer =
         SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props)).map_err(pq_err)?;
 
@@ -382,15 +372,7 @@ fn write_parquet(recording: &Recording, file: File, output: &Path) -> Result<u64
         rows += batch.len() as u64;
     }
     check_counts(recording, &per_series)?;
-    let out = writer.into_inner().map_err(pq_err)?;
-    let file = out.into_inner().map_err(|e| RecordError::Export {
-        path: output.to_path_buf(),
-        detail: e.into_error().to_string(),
-    })?;
-    file.sync_all().map_err(|e| RecordError::Export {
-        path: output.to_path_buf(),
-        detail: e.to_string(),
-    })?;
+    writer.into_inner().map_err(pq_err)?;
     Ok(rows)
 }
 

@@ -288,11 +288,14 @@ impl RecordingHub {
             path: self.path.clone(),
             source,
         };
-        if let Some(dir) = self.path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(write_err)?;
-        }
         let json = serde_json::to_vec(header).expect("a header always serialises");
-        let file = File::create(&self.path).map_err(write_err)?;
+        // Written in place (a killed run leaves a salvageable prefix), so created exclusively:
+        // it never replaces a file nor follows a symlink planted at its name.
+        let file =
+            rtgauge_result::output::create_new(&self.path).map_err(|e| RecordError::Create {
+                path: self.path.clone(),
+                detail: e.to_string(),
+            })?;
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, file);
         out.write_all(&format::encode_preamble(json.len() as u64))
             .and_then(|_| out.write_all(&json))

@@ -195,6 +195,21 @@ fn a_recording_opens_once() {
 }
 
 #[test]
+fn a_recording_never_replaces_a_file_nor_follows_a_symlink() {
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let link = dir.path().join("planted.rtgr");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    for path in [&link, &victim] {
+        let hub = RecordingHub::new(path.to_path_buf(), meta(), RecordOptions::default());
+        let e = hub.open(series(1), 1, "test").err().expect("refused");
+        one_line_naming(&e, path, "already exists");
+    }
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+}
+
+#[test]
 fn the_writer_runs_pinned_where_told() {
     fn pin(_: &[usize]) -> bool {
         true
@@ -208,7 +223,13 @@ fn the_writer_runs_pinned_where_told() {
     };
     let sum = record(&path, 1, 10, options);
     assert!(sum.writer_pinned);
-    let sum = record(&path, 1, 10, RecordOptions::default());
+    // A recording is created exclusively: the second one gets its own file.
+    let sum = record(
+        &path.with_file_name("unpinned.rtgr"),
+        1,
+        10,
+        RecordOptions::default(),
+    );
     assert!(!sum.writer_pinned, "no housekeeping CPUs: unpinned");
 }
 

@@ -20,9 +20,8 @@
 //! series) is not applicable and passes.
 
 use crate::dist::Dist;
+use crate::format::{csv_field, new_table, per_op};
 use crate::units::{format_duration_ns, parse_duration_ns};
-use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
-use comfy_table::{ContentArrangement, Table};
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 use rtgauge_stats::percentile_supported;
 use serde::{Deserialize, Serialize};
@@ -146,6 +145,13 @@ pub fn parse_percentile_key(key: &str) -> Option<(f64, String)> {
         return None;
     }
     Some((percent / 100.0, format!("p{normalised}")))
+}
+
+/// `p101`, `p100`, `p0`: written as a percentile, but not one.
+fn percentile_out_of_range(key: &str) -> bool {
+    key.strip_prefix('p')
+        .and_then(|d| d.replacen('_', ".", 1).parse::<f64>().ok())
+        .is_some_and(|percent| !(percent > 0.0 && percent < 100.0))
 }
 
 impl Spec {
@@ -273,6 +279,12 @@ impl Spec {
                             "median" => Stat::Median,
                             _ => match parse_percentile_key(other) {
                                 Some((q, label)) => Stat::Percentile { q, label },
+                                None if percentile_out_of_range(other) => {
+                                    return Err(invalid(
+                                        line,
+                                        format!("`{other}`: a percentile must be above 0 and below 100, e.g. p99 or p99_99"),
+                                    ))
+                                }
                                 None => {
                                     return Err(invalid(
                                         line,
@@ -447,13 +459,73 @@ impl CheckCase {
 pub struct CheckReport {
     pub spec: String,
     pub passed: bool,
+    /// Why the result cannot vouch for every limit (interrupted, a probe that never ran or
+    /// failed); empty for a complete result.
+    pub incomplete: Vec<String>,
+    /// Whether an incomplete result was judged on what it measured (`--allow-incomplete`)
+    /// rather than failed.
+    pub incomplete_allowed: bool,
     pub cases: Vec<CheckCase>,
 }
 
 impl CheckReport {
+    /// Failed cases, plus one for an incomplete result that was not allowed.
     pub fn failures(&self) -> usize {
-        self.cases.iter().filter(|c| !c.passed).count()
+        self.cases.iter().filter(|c| !c.passed).count() + usize::from(self.incomplete_fails())
     }
+
+    /// Cases, plus the completeness check when the result is incomplete.
+    pub fn total(&self) -> usize {
+        self.cases.len() + usize::from(!self.incomplete.is_empty())
+    }
+
+    fn incomplete_fails(&self) -> bool {
+        !self.incomplete.is_empty() && !self.incomplete_allowed
+    }
+
+    /// The line that says why an incomplete result failed (or was judged anyway).
+    pub fn incomplete_message(&self) -> Option<String> {
+        if self.incomplete.is_empty() {
+            return None;
+        }
+        let what = self.incomplete.join("; ");
+        Some(if self.incomplete_allowed {
+            format!("incomplete result judged on what it measured: {what}")
+        } else {
+            format!("incomplete result: {what}; a limit on what never ran cannot be checked (--allow-incomplete judges what was measured)")
+        })
+    }
+}
+
+/// Why a result does not hold everything its run was asked for: the run was interrupted or
+/// failed, or a planned probe has no run at all (the run stopped before it).
+pub fn incompleteness(result: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    match result.status {
+        rtgauge_result::RunStatus::Complete => {}
+        rtgauge_result::RunStatus::Interrupted => out.push("the run was interrupted".to_string()),
+        rtgauge_result::RunStatus::Failed => out.push("the run failed".to_string()),
+    }
+    let never_ran: Vec<&str> = result
+        .config
+        .probes
+        .iter()
+        .filter(|p| !result.runs.iter().any(|r| r.title() == **p))
+        .map(String::as_str)
+        .collect();
+    if !never_ran.is_empty() {
+        out.push(format!("never ran: {}", never_ran.join(", ")));
+    }
+    let failed: Vec<String> = result
+        .runs
+        .iter()
+        .filter(|r| matches!(r.status, ProbeStatus::Failed { .. }))
+        .map(|r| format!("{} {} {}", r.title(), r.mode, r.load))
+        .collect();
+    if !failed.is_empty() {
+        out.push(format!("failed: {}", failed.join(", ")));
+    }
+    out
 }
 
 fn fmt_value(stat: &Stat, v: f64) -> String {
@@ -465,7 +537,7 @@ fn fmt_value(stat: &Stat, v: f64) -> String {
 }
 
 fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
-    let per_op = |ns: Option<u64>| ns.map(|v| v as f64 / s.batch.max(1) as f64);
+    let per_op = |ns: Option<u64>| per_op(s, ns);
     let label = bound.stat.label();
     let mut result = BoundResult {
         stat: label.clone(),
@@ -544,8 +616,18 @@ fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
     result
 }
 
-/// Checks every limit of `spec` against `result`.
+/// Checks every limit of `spec` against `result`; an incomplete result fails.
 pub fn check_result(result: &RunResult, spec: &Spec) -> CheckReport {
+    check_result_allowing(result, spec, false)
+}
+
+/// Checks every limit of `spec` against `result`; `allow_incomplete` judges an interrupted
+/// or partial result on what it measured instead of failing it.
+pub fn check_result_allowing(
+    result: &RunResult,
+    spec: &Spec,
+    allow_incomplete: bool,
+) -> CheckReport {
     let mut cases = Vec::new();
     for limit in &spec.limits {
         let before = cases.len();
@@ -605,9 +687,12 @@ pub fn check_result(result: &RunResult, spec: &Spec) -> CheckReport {
             });
         }
     }
+    let incomplete = incompleteness(result);
     CheckReport {
         spec: spec.path.display().to_string(),
-        passed: cases.iter().all(|c| c.passed),
+        passed: cases.iter().all(|c| c.passed) && (incomplete.is_empty() || allow_incomplete),
+        incomplete,
+        incomplete_allowed: allow_incomplete,
         cases,
     }
 }
@@ -632,13 +717,7 @@ fn case_bounds_text(c: &CheckCase) -> String {
 /// Terminal table or Markdown: one line per case, then the totals.
 pub fn render_text(r: &CheckReport, style: Style) -> String {
     let md = style == Style::Markdown;
-    let mut t = Table::new();
-    t.load_style(if md {
-        ASCII_MARKDOWN
-    } else {
-        UTF8_FULL_CONDENSED
-    });
-    t.set_content_arrangement(ContentArrangement::Disabled);
+    let mut t = new_table(style);
     t.set_header(vec![
         "Limit", "Probe", "Mode", "Load", "Series", "Result", "Details",
     ]);
@@ -664,22 +743,17 @@ pub fn render_text(r: &CheckReport, style: Style) -> String {
         let _ = writeln!(out, "check against {}", r.spec);
     }
     let _ = writeln!(out, "{t}\n");
+    if let Some(m) = r.incomplete_message() {
+        let _ = writeln!(out, "{m}");
+    }
     let _ = writeln!(
         out,
         "{}: {} of {} checks failed",
         if r.passed { "PASS" } else { "FAIL" },
         r.failures(),
-        r.cases.len()
+        r.total()
     );
     out
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// CSV: one line per bound evaluated (a case without bounds gets one line with its problem).
@@ -687,6 +761,10 @@ pub fn render_csv(r: &CheckReport) -> String {
     let mut out = String::from(
         "limit,line,name,probe,mode,load,series,stat,limit_value,value,verdict,message\n",
     );
+    if let Some(m) = r.incomplete_message() {
+        let verdict = if r.incomplete_fails() { "fail" } else { "pass" };
+        let _ = writeln!(out, "0,0,,*,*,*,*,complete,,,{verdict},{}", csv_field(&m));
+    }
     for c in &r.cases {
         let head = [
             c.limit.to_string(),
@@ -733,7 +811,7 @@ pub fn render_csv(r: &CheckReport) -> String {
 }
 
 pub fn render_json(r: &CheckReport) -> String {
-    serde_json::to_string_pretty(r).expect("a check report always serialises") + "\n"
+    crate::format::json_text(r)
 }
 
 fn xml_escape(s: &str) -> String {
@@ -764,13 +842,13 @@ pub fn render_junit(r: &CheckReport) -> String {
     let _ = writeln!(
         out,
         "<testsuites name=\"rtgauge check\" tests=\"{}\" failures=\"{failures}\" errors=\"0\">",
-        r.cases.len()
+        r.total()
     );
     let _ = writeln!(
         out,
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\">",
         xml_escape(&suite),
-        r.cases.len()
+        r.total()
     );
     for c in &r.cases {
         let limit_name = c
@@ -808,8 +886,51 @@ pub fn render_junit(r: &CheckReport) -> String {
             }
         }
     }
+    if let Some(m) = r.incomplete_message() {
+        let _ = write!(
+            out,
+            "    <testcase classname=\"rtgauge.result\" name=\"the result is complete\">\n      "
+        );
+        if r.incomplete_fails() {
+            let _ = writeln!(
+                out,
+                "<failure type=\"incomplete result\" message=\"{0}\">{0}</failure>",
+                xml_escape(&m)
+            );
+        } else {
+            let _ = writeln!(out, "<system-out>{}</system-out>", xml_escape(&m));
+        }
+        out.push_str("    </testcase>\n");
+    }
     out.push_str("  </testsuite>\n</testsuites>\n");
     out
+}
+
+impl crate::format::Render for CheckReport {
+    const WHAT: &'static str = "a check report";
+
+    fn formats(&self) -> &'static [crate::format::Format] {
+        use crate::format::{Format, Style};
+        &[
+            Format::Text(Style::Terminal),
+            Format::Text(Style::Plain),
+            Format::Text(Style::Markdown),
+            Format::Csv,
+            Format::Json,
+            Format::Junit,
+        ]
+    }
+
+    fn render(&self, format: crate::format::Format) -> Result<String, crate::format::Unsupported> {
+        use crate::format::Format;
+        match format {
+            Format::Text(style) => Ok(render_text(self, style)),
+            Format::Csv => Ok(render_csv(self)),
+            Format::Json => Ok(render_json(self)),
+            Format::Junit => Ok(render_junit(self)),
+            other => Err(self.unsupported(other)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -871,6 +992,12 @@ mod tests {
                 "no bound",
             ),
             ("[[limit]]\novverruns = 0\n", "spec.toml:2:", "unknown key"),
+            (
+                "[[limit]]\np101 = \"1us\"\n",
+                "spec.toml:2:",
+                "a percentile must be above 0 and below 100",
+            ),
+            ("[[limit]]\np100 = \"1us\"\n", "spec.toml:2:", "below 100"),
             ("[[limit]]\noverruns = -1\n", "spec.toml:2:", "integer ≥ 0"),
             ("[[limits]]\nmax = \"1us\"\n", "spec.toml:1:", "[[limit]]"),
             ("[[limit]\n", "spec.toml:1:", "TOML"),

@@ -11,10 +11,9 @@
 //! noise from being reported as a change.
 
 use crate::dist::Dist;
-use crate::format::TimeUnit;
+use crate::format::{csv_field, csv_num, per_op, status_name, TimeUnit};
 use crate::ks::{ks_test, KsTest};
-use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use comfy_table::CellAlignment;
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -51,6 +50,24 @@ pub struct Comparison {
 pub struct ComparedResult {
     pub name: String,
     pub source: String,
+    /// complete, interrupted or failed: a partial result compares only what it measured.
+    pub status: String,
+}
+
+impl ComparedResult {
+    /// `A: path`, with the status when the result is not complete.
+    pub fn describe(&self) -> String {
+        if self.status == "complete" {
+            format!("{}: {}", self.name, self.source)
+        } else {
+            format!(
+                "{}: {} ({}: only what it measured is compared)",
+                self.name,
+                self.source,
+                self.status.to_uppercase()
+            )
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -171,6 +188,7 @@ pub fn compare(results: &[RunResult], sources: &[String]) -> Comparison {
             .map(|(i, n)| ComparedResult {
                 name: n.clone(),
                 source: sources.get(i).cloned().unwrap_or_default(),
+                status: status_name(results[i].status).to_string(),
             })
             .collect(),
         rule: Rule {
@@ -292,8 +310,8 @@ fn compare_series(
     bn: &str,
 ) -> Option<CompareRow> {
     let (da, db) = (Dist::of(a)?, Dist::of(b)?);
-    let pa = |ns: Option<u64>| ns.map(|v| v as f64 / a.batch.max(1) as f64);
-    let pb = |ns: Option<u64>| ns.map(|v| v as f64 / b.batch.max(1) as f64);
+    let pa = |ns: Option<u64>| per_op(a, ns);
+    let pb = |ns: Option<u64>| per_op(b, ns);
     let mut stats = vec![
         stat("min", pa(a.stats.min_ns), pb(b.stats.min_ns)),
         stat("median", pa(a.stats.median_ns), pb(b.stats.median_ns)),
@@ -443,6 +461,8 @@ fn scalar(v: &serde_json::Value) -> String {
 /// clock, what each probe run obtained, doctor verdicts and warning codes.
 pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
+    // An interrupted result beside a complete one is the first difference to know about.
+    out.insert("status".into(), status_name(r.status).to_string());
     if let Ok(v) = serde_json::to_value(&r.fingerprint) {
         flatten("fingerprint", &v, &mut out);
     }
@@ -523,12 +543,8 @@ pub fn row_unit(row: &CompareRow) -> TimeUnit {
     TimeUnit::for_max(max as u64)
 }
 
-/// Table style of the terminal and Markdown renderings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    Terminal,
-    Markdown,
-}
+/// Table style of the text renderings.
+pub use crate::format::Style;
 
 /// Terminal table or Markdown: environment differences, then one table per probe, then what
 /// could not be compared and the rule.
@@ -542,27 +558,12 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
             let _ = writeln!(out, "{text}");
         }
     };
-    let new_table = || {
-        let mut t = Table::new();
-        t.load_style(if md {
-            ASCII_MARKDOWN
-        } else {
-            UTF8_FULL_CONDENSED
-        });
-        t.set_content_arrangement(ContentArrangement::Disabled);
-        t
-    };
+    let new_table = || crate::format::new_table(style);
     if md {
         out.push_str("## Comparison\n\n");
     }
     for r in &c.results {
-        let _ = writeln!(
-            out,
-            "{}{}: {}",
-            if md { "- " } else { "" },
-            r.name,
-            r.source
-        );
+        let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, r.describe());
     }
     out.push('\n');
 
@@ -696,28 +697,12 @@ pub fn format_p(p: f64) -> String {
     }
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
-fn csv_num(v: Option<f64>) -> String {
-    match v {
-        Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{}", v as i64),
-        Some(v) => format!("{v:.6}"),
-        None => String::new(),
-    }
-}
-
 /// CSV: `#` comment lines with the results and environment differences (read with
 /// `pandas.read_csv(f, comment="#")`), then one line per row, times in ns per operation.
 pub fn render_csv(c: &Comparison) -> String {
     let mut out = String::new();
     for r in &c.results {
-        let _ = writeln!(out, "# {}: {}", r.name, r.source.replace('\n', " "));
+        let _ = writeln!(out, "# {}", r.describe().replace('\n', " "));
     }
     for d in &c.environment {
         let values: Vec<String> = d
@@ -799,7 +784,25 @@ pub fn render_csv(c: &Comparison) -> String {
 
 /// JSON (pretty) of the whole comparison.
 pub fn render_json(c: &Comparison) -> String {
-    serde_json::to_string_pretty(c).expect("a comparison always serialises") + "\n"
+    crate::format::json_text(c)
+}
+
+impl crate::format::Render for Comparison {
+    const WHAT: &'static str = "a comparison";
+
+    fn formats(&self) -> &'static [crate::format::Format] {
+        crate::format::TABLE_FORMATS
+    }
+
+    fn render(&self, format: crate::format::Format) -> Result<String, crate::format::Unsupported> {
+        use crate::format::Format;
+        match format {
+            Format::Text(style) => Ok(render_text(self, style)),
+            Format::Csv => Ok(render_csv(self)),
+            Format::Json => Ok(render_json(self)),
+            other => Err(self.unsupported(other)),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -111,7 +111,7 @@ impl Dist {
         self.cumulative.iter().map(move |&(v, c)| {
             let count = c - previous;
             previous = c;
-            (v as f64 / self.batch as f64, count)
+            (self.per_op(v), count)
         })
     }
 }

@@ -1,4 +1,143 @@
-//! Number formatting shared by every renderer. Values stay integer nanoseconds until here.
+//! What every renderer shares: number formatting (values stay integer nanoseconds until
+//! here), the per-operation time of a sample, CSV quoting, table styles, and the one
+//! rendering interface ([`Render`]) that `run`, `show`, `compare` and `check` call.
+
+use comfy_table::presets::{ASCII_FULL_CONDENSED, ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
+use comfy_table::{ContentArrangement, Table};
+use rtgauge_result::Series;
+
+/// How text tables are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Box-drawing characters: for a UTF-8 terminal.
+    Terminal,
+    /// ASCII rules only: piped output, logs, terminals that are not UTF-8.
+    Plain,
+    /// GitHub-flavoured Markdown.
+    Markdown,
+}
+
+/// Every output format rtgauge writes. Not every rendering supports every format: a run's
+/// tables have no JUnit form, a check report no HTML; [`Render::render`] says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Aligned text tables in a [`Style`].
+    Text(Style),
+    /// Comma-separated values, times in ns per operation.
+    Csv,
+    /// Pretty JSON.
+    Json,
+    /// A self-contained HTML page.
+    Html,
+    /// JUnit XML, for CI systems.
+    Junit,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Text(Style::Terminal) => "terminal",
+            Format::Text(Style::Plain) => "plain text",
+            Format::Text(Style::Markdown) => "Markdown",
+            Format::Csv => "CSV",
+            Format::Json => "JSON",
+            Format::Html => "HTML",
+            Format::Junit => "JUnit XML",
+        }
+    }
+}
+
+/// A rendering asked for in a format it does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} cannot be written as {format}; choose one of: {supported}")]
+pub struct Unsupported {
+    pub what: &'static str,
+    pub format: &'static str,
+    pub supported: String,
+}
+
+/// The one rendering interface: anything rtgauge shows (a run's summary or tables, a
+/// comparison, a check report, a report page) renders itself in the formats it supports.
+pub trait Render {
+    /// What this is, for [`Unsupported`] (e.g. "a comparison").
+    const WHAT: &'static str;
+    /// The formats [`Render::render`] accepts.
+    fn formats(&self) -> &'static [Format];
+    /// The text in `format`, or why not. Implementations render the formats in
+    /// [`Render::formats`] and call [`Render::unsupported`] for the rest.
+    fn render(&self, format: Format) -> Result<String, Unsupported>;
+
+    fn unsupported(&self, format: Format) -> Unsupported {
+        Unsupported {
+            what: Self::WHAT,
+            format: format.name(),
+            supported: self
+                .formats()
+                .iter()
+                .map(|f| f.name())
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
+/// Text styles and the data formats every table-shaped rendering supports.
+pub const TABLE_FORMATS: &[Format] = &[
+    Format::Text(Style::Terminal),
+    Format::Text(Style::Plain),
+    Format::Text(Style::Markdown),
+    Format::Csv,
+    Format::Json,
+];
+
+/// An empty table drawn in `style`, never wrapped (a wrapped number is misread).
+pub fn new_table(style: Style) -> Table {
+    let mut t = Table::new();
+    t.load_style(match style {
+        Style::Terminal => UTF8_FULL_CONDENSED,
+        Style::Plain => ASCII_FULL_CONDENSED,
+        Style::Markdown => ASCII_MARKDOWN,
+    });
+    t.set_content_arrangement(ContentArrangement::Disabled);
+    t
+}
+
+/// Per-operation time of a sample value (value ÷ batch): the only place it is computed.
+pub fn per_op(series: &Series, ns: Option<u64>) -> Option<f64> {
+    ns.map(|v| v as f64 / series.batch.max(1) as f64)
+}
+
+/// A run's status as the document spells it.
+pub fn status_name(s: rtgauge_result::RunStatus) -> &'static str {
+    match s {
+        rtgauge_result::RunStatus::Complete => "complete",
+        rtgauge_result::RunStatus::Interrupted => "interrupted",
+        rtgauge_result::RunStatus::Failed => "failed",
+    }
+}
+
+/// One CSV field, quoted when it must be (RFC 4180).
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// A number as CSV: integers without a fraction, others with six decimals, absent empty.
+pub fn csv_num(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v.fract() == 0.0 && v.abs() < 1e15 => format!("{}", v as i64),
+        Some(v) => format!("{v:.6}"),
+        None => String::new(),
+    }
+}
+
+/// Pretty JSON of a rendering's model, ending in a newline.
+pub fn json_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_string_pretty(value).expect("rendering models always serialise") + "\n"
+}
 
 /// The unit a table shows its times in, chosen from the largest value it holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,8 +6,9 @@
 
 use crate::compare::{fmt_stat, format_p, row_unit, Comparison, Outcome};
 use crate::plots::{build_charts, Chart, RecordingPlot};
+use crate::summary::Summary;
 use crate::table::probe_table;
-use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, RunStatus};
+use rtgauge_result::{ProbeRun, ProbeStatus, RunResult};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -58,13 +59,7 @@ pub fn utc(unix_ns: u64) -> String {
     rtgauge_result::units::utc(unix_ns, "%Y-%m-%d %H:%M:%S UTC")
 }
 
-fn status_word(s: RunStatus) -> &'static str {
-    match s {
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
-    }
-}
+use crate::format::status_name as status_word;
 
 fn flatten_json(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
     use serde_json::Value;
@@ -147,12 +142,22 @@ fn status_class(status: &str) -> &'static str {
     }
 }
 
+/// A check's status as a coloured badge.
+fn badge(status: &str) -> String {
+    format!(
+        "<span class=\"badge {}\">{}</span>",
+        status_class(status),
+        esc(status)
+    )
+}
+
+/// The doctor's verdicts: the failing and warning checks in the open, the full audit (every
+/// check with why it matters and its fix) folded behind them.
 fn checks_section(results: &[RunResult], names: &[String]) -> String {
     if results.iter().all(|r| r.checks.is_empty()) {
         return String::new();
     }
     let mut out = String::from("<section id=\"doctor\"><h2>Doctor verdicts</h2>");
-    out.push_str("<p class=\"note\">The machine audit taken with the run: settings that spoil real-time measurements, what was found and how to fix it.</p>");
     for (i, r) in results.iter().enumerate() {
         if r.checks.is_empty() {
             continue;
@@ -160,21 +165,107 @@ fn checks_section(results: &[RunResult], names: &[String]) -> String {
         if results.len() > 1 {
             let _ = write!(out, "<h3>{}</h3>", esc(&names[i]));
         }
+        let flagged: Vec<_> = r
+            .checks
+            .iter()
+            .filter(|c| matches!(status_class(c.status.name()), "bad" | "warn"))
+            .collect();
+        if flagged.is_empty() {
+            out.push_str("<p class=\"note\">No check failed or warned.</p>");
+        } else {
+            out.push_str("<ul class=\"verdicts\">");
+            for c in &flagged {
+                let badge = badge(c.status.name());
+                let _ = write!(
+                    out,
+                    "<li>{badge} <b>{}</b>: {}</li>",
+                    esc(&c.title),
+                    esc(&c.found)
+                );
+            }
+            out.push_str("</ul>");
+        }
+        let _ = write!(
+            out,
+            "<details class=\"audit\"><summary>The full machine audit: {} checks, why each matters and how to fix it</summary>",
+            r.checks.len()
+        );
         out.push_str("<div class=\"scroll\"><table class=\"checks\"><thead><tr><th>Status</th><th>Check</th><th>Found</th><th>Why it matters</th><th>Fix</th></tr></thead><tbody>");
         for c in &r.checks {
-            let status = c.status.name();
+            let badge = badge(c.status.name());
             let title = format!("{} <span class=\"id\">{}</span>", esc(&c.title), esc(&c.id));
             let _ = write!(
                 out,
-                "<tr><td><span class=\"badge {}\">{}</span></td><td>{title}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
-                status_class(status),
-                esc(status),
+                "<tr><td>{badge}</td><td>{title}</td><td>{}</td><td>{}</td><td><code>{}</code></td></tr>",
                 esc(&c.found),
                 esc(&c.why),
                 esc(c.fix.as_deref().unwrap_or_default())
             );
         }
-        out.push_str("</tbody></table></div>");
+        out.push_str("</tbody></table></div></details>");
+    }
+    out.push_str("</section>");
+    out
+}
+
+/// The remaining header cells of a table (`attrs` on each), then the body opens.
+fn close_head<'a>(out: &mut String, attrs: &str, cells: impl IntoIterator<Item = &'a str>) {
+    for c in cells {
+        let _ = write!(out, "<th{attrs}>{}</th>", esc(c));
+    }
+    out.push_str("</tr></thead><tbody>");
+}
+
+/// The run summary (what `rtgauge run` prints at the end), one table per probe.
+fn summary_section(results: &[RunResult], names: &[String]) -> String {
+    let mut out = String::from("<section id=\"summary\"><h2>Summary</h2>");
+    for (i, r) in results.iter().enumerate() {
+        let summary = Summary::of(r);
+        if results.len() > 1 {
+            let _ = write!(out, "<h3>{}</h3>", esc(&names[i]));
+        }
+        let _ = write!(out, "<p>{}</p>", esc(&summary.heading));
+        if let Some(note) = &summary.status_note {
+            let _ = write!(out, "<p class=\"badge bad\">{}</p>", esc(note));
+        }
+        out.push_str("<div class=\"summary\">");
+        for sec in &summary.sections {
+            let _ = write!(
+                out,
+                "<div class=\"scroll\"><table class=\"stats\"><caption>{}</caption><thead><tr><th></th>",
+                esc(&sec.title)
+            );
+            close_head(
+                &mut out,
+                " class=\"num\"",
+                sec.columns.iter().map(String::as_str),
+            );
+            for row in &sec.rows {
+                let _ = write!(out, "<tr><th scope=\"row\">{}</th>", esc(&row.label));
+                match &row.status {
+                    Some(status) => {
+                        let _ = write!(
+                            out,
+                            "<td colspan=\"{}\">{}</td>",
+                            sec.columns.len().max(1),
+                            esc(status)
+                        );
+                    }
+                    None => {
+                        for c in &row.cells {
+                            let _ = write!(out, "<td class=\"num\">{}</td>", esc(c));
+                        }
+                    }
+                }
+                out.push_str("</tr>");
+            }
+            out.push_str("</tbody></table>");
+            for n in &sec.notes {
+                let _ = write!(out, "<p class=\"note\">{}</p>", esc(n));
+            }
+            out.push_str("</div>");
+        }
+        out.push_str("</div>");
     }
     out.push_str("</section>");
     out
@@ -292,17 +383,14 @@ fn probe_table_html(runs: &[&ProbeRun]) -> String {
 fn comparison_section(c: &Comparison) -> String {
     let mut out = String::from("<section id=\"comparison\"><h2>Comparison</h2><ul>");
     for r in &c.results {
-        let _ = write!(out, "<li><b>{}</b>: {}</li>", esc(&r.name), esc(&r.source));
+        let _ = write!(out, "<li>{}</li>", esc(&r.describe()));
     }
     out.push_str("</ul><h3>Environment and configuration differences</h3>");
     if c.environment.is_empty() {
         out.push_str("<p>none</p>");
     } else {
         out.push_str("<div class=\"scroll\"><table class=\"fields\"><thead><tr><th>Field</th>");
-        for r in &c.results {
-            let _ = write!(out, "<th>{}</th>", esc(&r.name));
-        }
-        out.push_str("</tr></thead><tbody>");
+        close_head(&mut out, "", c.results.iter().map(|r| r.name.as_str()));
         for d in &c.environment {
             let _ = write!(
                 out,
@@ -498,56 +586,25 @@ pub fn render_html(input: &ReportInput) -> String {
     body.push_str("</tbody></table></div>");
     // Table of contents: a phone reader jumps instead of scrolling.
     let probes = rtgauge_result::distinct_titles(results.iter().flat_map(|r| &r.runs));
-    body.push_str("<nav><a href=\"#system\">System</a>");
+    body.push_str("<nav>");
     if input.comparison.is_some() {
-        body.push_str(" · <a href=\"#comparison\">Comparison</a>");
+        body.push_str("<a href=\"#comparison\">Comparison</a> · ");
     }
+    body.push_str("<a href=\"#summary\">Summary</a>");
     if results.iter().any(|r| !r.checks.is_empty()) {
         body.push_str(" · <a href=\"#doctor\">Doctor</a>");
     }
     for p in &probes {
         let _ = write!(body, " · <a href=\"#probe-{}\">{}</a>", esc(p), esc(p));
     }
-    body.push_str("</nav></header><main>");
+    body.push_str(" · <a href=\"#system\">System</a></nav></header><main>");
 
     if let Some(c) = input.comparison {
         body.push_str(&comparison_section(c));
     }
 
-    // System fingerprint and configuration.
-    body.push_str("<section id=\"system\"><h2>System</h2>");
-    let fingerprints: Vec<Vec<(String, String)>> = results
-        .iter()
-        .map(|r| {
-            let mut out = Vec::new();
-            if let Ok(v) = serde_json::to_value(&r.fingerprint) {
-                flatten_json("", &v, &mut out);
-            }
-            out
-        })
-        .collect();
-    body.push_str(&field_table(&names, &fingerprints));
-    body.push_str("<h3>Configuration</h3>");
-    let configs: Vec<Vec<(String, String)>> = results
-        .iter()
-        .map(|r| {
-            let mut out = vec![("command line".to_string(), r.command_line.join(" "))];
-            if let Ok(v) = serde_json::to_value(&r.config) {
-                flatten_json("", &v, &mut out);
-            }
-            if let Ok(v) = serde_json::to_value(&r.calibration) {
-                flatten_json("calibration", &v, &mut out);
-            }
-            out.push((
-                "measured".into(),
-                format!("{} → {}", utc(r.started_unix_ns), utc(r.finished_unix_ns)),
-            ));
-            out
-        })
-        .collect();
-    body.push_str(&field_table(&names, &configs));
-    body.push_str("</section>");
-
+    // Summary and verdicts first; the charts per probe; the system last.
+    body.push_str(&summary_section(results, &names));
     body.push_str(&checks_section(results, &names));
     body.push_str(&warnings_section(results, &names));
 
@@ -558,6 +615,18 @@ pub fn render_html(input: &ReportInput) -> String {
             esc(probe),
             esc(probe)
         );
+        // The charts answer at a glance; the full table and the settings follow them.
+        let probe_charts: Vec<&Chart> = charts
+            .iter()
+            .filter(|c| c.probe == *probe && c.kind != crate::plots::ChartKind::Recording)
+            .collect();
+        if !probe_charts.is_empty() {
+            body.push_str("<div class=\"charts\">");
+            for c in probe_charts {
+                body.push_str(&chart_figure(c));
+            }
+            body.push_str("</div>");
+        }
         for (i, r) in results.iter().enumerate() {
             let runs: Vec<&ProbeRun> = r.runs.iter().filter(|run| run.title() == *probe).collect();
             if runs.is_empty() {
@@ -608,21 +677,44 @@ pub fn render_html(input: &ReportInput) -> String {
                 let _ = write!(body, "<p class=\"note\">Parameters: {}</p>", esc(&params));
             }
         }
-        let probe_charts: Vec<&Chart> = charts
-            .iter()
-            .filter(|c| c.probe == *probe && c.kind != crate::plots::ChartKind::Recording)
-            .collect();
-        if !probe_charts.is_empty() {
-            body.push_str("<div class=\"charts\">");
-            for c in probe_charts {
-                body.push_str(&chart_figure(c));
-            }
-            body.push_str("</div>");
-        }
         body.push_str("</section>");
     }
 
     body.push_str(&recordings_section(input, &charts));
+    // System fingerprint and configuration.
+    body.push_str("<section id=\"system\"><h2>System</h2>");
+    let fingerprints: Vec<Vec<(String, String)>> = results
+        .iter()
+        .map(|r| {
+            let mut out = Vec::new();
+            if let Ok(v) = serde_json::to_value(&r.fingerprint) {
+                flatten_json("", &v, &mut out);
+            }
+            out
+        })
+        .collect();
+    body.push_str(&field_table(&names, &fingerprints));
+    body.push_str("<h3>Configuration</h3>");
+    let configs: Vec<Vec<(String, String)>> = results
+        .iter()
+        .map(|r| {
+            let mut out = vec![("command line".to_string(), r.command_line.join(" "))];
+            if let Ok(v) = serde_json::to_value(&r.config) {
+                flatten_json("", &v, &mut out);
+            }
+            if let Ok(v) = serde_json::to_value(&r.calibration) {
+                flatten_json("calibration", &v, &mut out);
+            }
+            out.push((
+                "measured".into(),
+                format!("{} → {}", utc(r.started_unix_ns), utc(r.finished_unix_ns)),
+            ));
+            out
+        })
+        .collect();
+    body.push_str(&field_table(&names, &configs));
+    body.push_str("</section>");
+
     body.push_str("</main>");
     let _ = write!(
         body,

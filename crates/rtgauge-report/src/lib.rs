@@ -1,6 +1,9 @@
 //! Renderers: everything rtgauge shows is produced from a result document here.
 //!
-//! - [`table`]: the terminal and Markdown tables in the seeds' shape.
+//! - [`format`]: the one rendering interface ([`Render`], [`Format`]) and what every
+//!   renderer shares (per-operation times, CSV quoting, table styles).
+//! - [`summary`]: the screenful printed at the end of a run.
+//! - [`table`]: a result's full tables in the seeds' shape ([`Tables`]).
 //! - [`html`]: the self-contained HTML report; [`write_report`] writes it.
 //! - [`plots`]: the plot model behind the report's charts and [`images`] (SVG/PNG).
 //! - [`compare`]: results side by side with a statistical test ([`ks`]) and a verdict.
@@ -14,14 +17,18 @@ pub mod html;
 pub mod images;
 pub mod ks;
 pub mod plots;
+pub mod summary;
 pub mod table;
 pub mod units;
 
 pub use check::{check_result, CheckReport, Spec, SpecError};
 pub use compare::{compare, Comparison};
+pub use format::{Format, Render, Style, Unsupported};
 pub use html::{render_html, ReportInput};
 pub use images::{write_images, ImageError};
 pub use plots::{build_charts, Decimator, RecordingPlot};
+pub use summary::Summary;
+pub use table::Tables;
 
 use rtgauge_result::RunResult;
 use std::path::{Path, PathBuf};
@@ -52,6 +59,21 @@ pub fn write_report(
         },
         path,
     )
+}
+
+impl Render for ReportInput<'_> {
+    const WHAT: &'static str = "a report page";
+
+    fn formats(&self) -> &'static [Format] {
+        &[Format::Html]
+    }
+
+    fn render(&self, format: Format) -> Result<String, Unsupported> {
+        match format {
+            Format::Html => Ok(render_html(self)),
+            other => Err(self.unsupported(other)),
+        }
+    }
 }
 
 /// Writes any report page (a plain report, a comparison, with recordings) atomically.

@@ -637,9 +637,7 @@ fn intervals_chart(
     })
 }
 
-fn per_op_ns(s: &Series, ns: Option<u64>) -> Option<f64> {
-    ns.map(|v| v as f64 / s.batch.max(1) as f64)
-}
+use crate::format::per_op as per_op_ns;
 
 /// The smallest minimum and largest maximum of the group, per operation, in ns.
 fn per_op_range(group: &[&Member]) -> (f64, f64) {
@@ -713,10 +711,9 @@ fn box_chart(
     }
     let log = hi > LOG_RATIO * lo.max(1.0);
     for (b, m) in boxes.iter_mut().zip(&members) {
-        let batch = m.series.batch.max(1) as f64;
         b.violin = violin(
             &m.series.stats,
-            |ns| ns as f64 / batch / k,
+            |ns| per_op_ns(m.series, Some(ns)).unwrap_or_default() / k,
             b.min,
             b.max,
             log,

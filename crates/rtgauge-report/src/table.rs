@@ -1,17 +1,11 @@
 //! The terminal (and Markdown) table: one table per probe, shaped like the seeds' tables —
 //! a row per mode × load × series, columns Average, Deviation, Max and the high percentiles.
 
-use crate::format::TimeUnit;
-use comfy_table::presets::{ASCII_MARKDOWN, UTF8_FULL_CONDENSED};
-use comfy_table::{CellAlignment, ContentArrangement, Table};
+use crate::format::{new_table, TimeUnit};
+use comfy_table::CellAlignment;
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 
-/// Table style.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
-    Terminal,
-    Markdown,
-}
+pub use crate::format::{per_op, Style};
 
 /// All tables of a result, one per probe, in the order the probes ran.
 pub fn render_tables(result: &RunResult, style: Style) -> String {
@@ -22,11 +16,6 @@ pub fn render_tables(result: &RunResult, style: Style) -> String {
         out.push('\n');
     }
     out
-}
-
-/// Per-operation time of a sample value (value ÷ batch).
-pub fn per_op(series: &Series, ns: Option<u64>) -> Option<f64> {
-    ns.map(|v| v as f64 / series.batch.max(1) as f64)
 }
 
 /// One probe's table as cells, so every renderer (terminal, Markdown, HTML) shows the same rows.
@@ -148,12 +137,7 @@ pub fn probe_table(runs: &[&ProbeRun]) -> ProbeTable {
 pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> String {
     let data = probe_table(runs);
     let columns = data.header.len();
-    let mut table = Table::new();
-    table.load_style(match style {
-        Style::Terminal => UTF8_FULL_CONDENSED,
-        Style::Markdown => ASCII_MARKDOWN,
-    });
-    table.set_content_arrangement(ContentArrangement::Disabled);
+    let mut table = new_table(style);
     table.set_header(data.header);
     for r in data.rows {
         let mut row = vec![r.mode, r.load];
@@ -172,7 +156,7 @@ pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> Stri
         }
     }
     let title = match style {
-        Style::Terminal => format!("{probe}\n"),
+        Style::Terminal | Style::Plain => format!("{probe}\n"),
         Style::Markdown => format!("### {probe}\n\n"),
     };
     format!("{title}{table}\n")
@@ -193,5 +177,141 @@ pub fn status_text(status: &ProbeStatus) -> Option<String> {
         ProbeStatus::Ok => None,
         ProbeStatus::Skipped { reason } => Some(format!("skipped: {reason}")),
         ProbeStatus::Failed { error } => Some(format!("failed: {error}")),
+    }
+}
+
+/// A result's full per-series tables, as one renderable (what `rtgauge show` prints).
+pub struct Tables<'a>(pub &'a RunResult);
+
+/// One series of the full tables with numbers, for CSV and JSON: times in ns per operation.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SeriesRow {
+    pub probe: String,
+    pub mode: String,
+    pub load: String,
+    pub status: String,
+    pub series: String,
+    pub labels: std::collections::BTreeMap<String, String>,
+    pub batch: u64,
+    pub samples: u64,
+    pub min_ns: Option<f64>,
+    pub mean_ns: Option<f64>,
+    pub stddev_ns: Option<f64>,
+    pub median_ns: Option<f64>,
+    pub p99_ns: Option<f64>,
+    pub p99_9_ns: Option<f64>,
+    pub p99_99_ns: Option<f64>,
+    pub p99_999_ns: Option<f64>,
+    pub max_ns: Option<f64>,
+    pub overruns: Option<u64>,
+}
+
+const CSV_HEADER: &str = "probe,mode,load,status,series,labels,batch,samples,min_ns,mean_ns,stddev_ns,median_ns,p99_ns,p99_9_ns,p99_99_ns,p99_999_ns,max_ns,overruns";
+
+impl Tables<'_> {
+    /// Every series (and every run without one) as numbers.
+    pub fn rows(&self) -> Vec<SeriesRow> {
+        let mut rows = Vec::new();
+        for run in &self.0.runs {
+            let status = status_text(&run.status).unwrap_or_else(|| "ok".into());
+            let base = |s: Option<&Series>| SeriesRow {
+                probe: run.title(),
+                mode: run.mode.clone(),
+                load: run.load.clone(),
+                status: status.clone(),
+                series: s.map(|s| s.name.clone()).unwrap_or_default(),
+                labels: s.map(|s| s.labels.clone()).unwrap_or_default(),
+                batch: s.map_or(1, |s| s.batch),
+                samples: s.map_or(0, |s| s.stats.count),
+                min_ns: None,
+                mean_ns: None,
+                stddev_ns: None,
+                median_ns: None,
+                p99_ns: None,
+                p99_9_ns: None,
+                p99_99_ns: None,
+                p99_999_ns: None,
+                max_ns: None,
+                overruns: s.and_then(|s| s.counters.get("overruns").copied()),
+            };
+            if run.series.is_empty() {
+                rows.push(base(None));
+            }
+            for s in &run.series {
+                let st = &s.stats;
+                let p = &st.percentiles;
+                let f = |ns| per_op(s, ns);
+                rows.push(SeriesRow {
+                    min_ns: f(st.min_ns),
+                    mean_ns: f(st.mean_ns),
+                    stddev_ns: f(st.stddev_ns),
+                    median_ns: f(st.median_ns),
+                    p99_ns: f(p.p99_ns),
+                    p99_9_ns: f(p.p99_9_ns),
+                    p99_99_ns: f(p.p99_99_ns),
+                    p99_999_ns: f(p.p99_999_ns),
+                    max_ns: f(st.max_ns),
+                    ..base(Some(s))
+                });
+            }
+        }
+        rows
+    }
+
+    fn csv(&self) -> String {
+        use crate::format::{csv_field, csv_num};
+        let mut out = format!("{CSV_HEADER}\n");
+        for r in self.rows() {
+            let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let mut fields: Vec<String> = [
+                &r.probe,
+                &r.mode,
+                &r.load,
+                &r.status,
+                &r.series,
+                &labels.join(" "),
+            ]
+            .iter()
+            .map(|f| csv_field(f))
+            .collect();
+            fields.push(r.batch.to_string());
+            fields.push(r.samples.to_string());
+            fields.extend(
+                [
+                    r.min_ns,
+                    r.mean_ns,
+                    r.stddev_ns,
+                    r.median_ns,
+                    r.p99_ns,
+                    r.p99_9_ns,
+                    r.p99_99_ns,
+                    r.p99_999_ns,
+                    r.max_ns,
+                ]
+                .map(csv_num),
+            );
+            fields.push(r.overruns.map(|o| o.to_string()).unwrap_or_default());
+            out.push_str(&fields.join(","));
+            out.push('\n');
+        }
+        out
+    }
+}
+
+impl crate::format::Render for Tables<'_> {
+    const WHAT: &'static str = "a result's tables";
+
+    fn formats(&self) -> &'static [crate::format::Format] {
+        crate::format::TABLE_FORMATS
+    }
+
+    fn render(&self, format: crate::format::Format) -> Result<String, crate::format::Unsupported> {
+        use crate::format::Format;
+        match format {
+            Format::Text(style) => Ok(render_tables(self.0, style)),
+            Format::Csv => Ok(self.csv()),
+            Format::Json => Ok(crate::format::json_text(&self.rows())),
+            other => Err(self.unsupported(other)),
+        }
     }
 }

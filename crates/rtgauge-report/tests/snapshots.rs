@@ -5,6 +5,7 @@ mod common;
 
 use rtgauge_report::check::{self, check_result, Spec};
 use rtgauge_report::compare::{self, Outcome, Style};
+use rtgauge_report::{Format, Render, Style as RenderStyle, Summary, Tables};
 use rtgauge_result::{read_result, RunResult};
 
 fn fixtures() -> (RunResult, RunResult) {
@@ -291,4 +292,163 @@ fn variants_are_compared_and_checked_apart() {
     assert!(!one.cases.is_empty());
     assert!(one.cases.iter().all(|k| k.probe == "cyclic@100us"));
     assert_eq!(all.cases.len(), 2 * one.cases.len());
+}
+
+fn text_of(r: &impl Render, format: Format) -> String {
+    r.render(format).expect("a supported format")
+}
+
+#[test]
+fn summary_terminal() {
+    let text = text_of(
+        &Summary::of(&common::every_probe()),
+        Format::Text(RenderStyle::Terminal),
+    );
+    for line in text.lines() {
+        assert!(line.chars().count() <= 100, "wider than 100: {line}");
+    }
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn summary_markdown_of_two_modes() {
+    let (a, _) = fixtures();
+    insta::assert_snapshot!(text_of(
+        &Summary::of(&a),
+        Format::Text(RenderStyle::Markdown)
+    ));
+}
+
+#[test]
+fn summary_json() {
+    let (a, _) = fixtures();
+    insta::assert_snapshot!(text_of(&Summary::of(&a), Format::Json));
+}
+
+#[test]
+fn summary_has_no_csv_and_says_which_formats_it_has() {
+    let (a, _) = fixtures();
+    let e = Summary::of(&a).render(Format::Csv).unwrap_err().to_string();
+    assert!(e.contains("a summary cannot be written as CSV"), "{e}");
+    assert!(e.contains("Markdown"), "{e}");
+}
+
+#[test]
+fn summary_of_an_interrupted_run_says_so_first() {
+    let (mut a, _) = fixtures();
+    a.status = rtgauge_result::RunStatus::Interrupted;
+    let text = text_of(&Summary::of(&a), Format::Text(RenderStyle::Plain));
+    let second = text.lines().nth(1).unwrap_or_default();
+    assert!(second.starts_with("INTERRUPTED"), "{text}");
+}
+
+#[test]
+fn show_plain_has_no_box_drawing() {
+    let (a, _) = fixtures();
+    let text = text_of(&Tables(&a), Format::Text(RenderStyle::Plain));
+    assert!(
+        !text.chars().any(|c| ('\u{2500}'..='\u{257f}').contains(&c)),
+        "{text}"
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn show_csv() {
+    let (a, _) = fixtures();
+    insta::assert_snapshot!(text_of(&Tables(&a), Format::Csv));
+}
+
+#[test]
+fn show_json() {
+    let (a, _) = fixtures();
+    let text = text_of(&Tables(&a), Format::Json);
+    let rows: serde_json::Value = serde_json::from_str(&text).unwrap();
+    // One row per series and one for the skipped run.
+    let series: usize = a.runs.iter().map(|r| r.series.len().max(1)).sum();
+    assert_eq!(rows.as_array().unwrap().len(), series);
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn check_of_an_incomplete_result_fails_unless_allowed() {
+    let (_, mut b) = fixtures();
+    // A suite whose second probe never ran: the run stopped before it.
+    b.runs.retain(|r| r.probe == "cyclic");
+    let lenient = Spec::parse(
+        "[[limit]]\nprobe = \"cyclic\"\nmax = \"1h\"\n",
+        std::path::Path::new("s.toml"),
+    )
+    .unwrap();
+    let strict = check_result(&b, &lenient);
+    assert!(
+        !strict.passed,
+        "{}",
+        check::render_text(&strict, Style::Plain)
+    );
+    let text = check::render_text(&strict, Style::Plain);
+    assert!(text.contains("never ran: alloc, ioport"), "{text}");
+    assert!(check::render_junit(&strict).contains("incomplete result"));
+    let csv = check::render_csv(&strict);
+    assert!(
+        csv.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("0,0,,*,*,*,*,complete,,,fail,")),
+        "{csv}"
+    );
+    let allowed = check::check_result_allowing(&b, &lenient, true);
+    assert!(
+        allowed.passed,
+        "{}",
+        check::render_text(&allowed, Style::Plain)
+    );
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn compare_lists_an_interrupted_result() {
+    let (a, mut b) = fixtures();
+    b.status = rtgauge_result::RunStatus::Interrupted;
+    let c = compare::compare(&[a, b], &["a.json".into(), "b.json".into()]);
+    assert!(c.environment.iter().any(|d| d.field == "status"));
+    let text = compare::render_text(&c, Style::Plain);
+    assert!(text.contains("b.json (INTERRUPTED"), "{text}");
+}
+
+#[test]
+fn report_opens_with_the_summary_and_verdicts_and_ends_with_the_system() {
+    let (a, _) = fixtures();
+    let page = rtgauge_report::render_html(&rtgauge_report::ReportInput {
+        results: std::slice::from_ref(&a),
+        names: &["idle".into()],
+        comparison: None,
+        recordings: &[],
+    });
+    let body = &page[page.find("<main>").expect("a main element")..];
+    let at = |id: &str| {
+        body.find(&format!("<section id=\"{id}\""))
+            .unwrap_or_else(|| panic!("section {id} missing"))
+    };
+    let order = [
+        at("summary"),
+        at("doctor"),
+        at("probe-cyclic"),
+        at("system"),
+    ];
+    assert!(order.windows(2).all(|w| w[0] < w[1]), "{order:?}");
+    // The failing check is in the open; the full audit (its "why") is folded.
+    let doctor = &body[order[1]..order[2]];
+    let details = doctor.find("<details").expect("the audit is folded");
+    let failing = doctor
+        .find("Deep C-states")
+        .expect("the failing check is listed");
+    assert!(failing < details, "{doctor}");
+    assert!(
+        doctor[details..].contains("waking from deep C-states"),
+        "{doctor}"
+    );
+    assert!(
+        !doctor[..details].contains("waking from deep C-states"),
+        "{doctor}"
+    );
 }

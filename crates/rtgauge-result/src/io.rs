@@ -1,9 +1,8 @@
-//! Writing result documents atomically, and the errors of reading and writing them (reading
-//! and validation are in `read.rs`).
+//! Writing result documents (through [`crate::output`]), and the errors of reading and writing
+//! them (reading and validation are in `read.rs`).
 
+use crate::output;
 use crate::RunResult;
-use std::fs::{self, File};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -13,11 +12,8 @@ pub enum ResultError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot write result file {path}: {source} (choose a writable place with --output)")]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Write(#[from] output::OutputError),
     #[error("{path} is not an rtgauge result: {detail}")]
     Malformed { path: PathBuf, detail: String },
     #[error("{path} is truncated ({detail}); the run that wrote it was probably killed")]
@@ -41,37 +37,27 @@ pub enum ResultError {
     },
 }
 
-/// Writes `result` to `path` so that readers see either the old file or the complete new one:
-/// a temporary file in the same directory, flushed to disk, then renamed over the target.
+/// Writes `result` to `path` so that readers see either the old file or the complete new one
+/// (see [`crate::output`]).
 pub fn write_atomically(path: &Path, result: &RunResult) -> Result<(), ResultError> {
-    let json = serde_json::to_vec_pretty(result).expect("result documents always serialise");
-    write_bytes_atomically(path, &json).map_err(|source| ResultError::Write {
-        path: path.to_path_buf(),
-        source,
-    })
+    Ok(output::write(path, &document_bytes(result))?)
 }
 
-/// The atomic write used for every file rtgauge produces.
+/// The document as written: pretty JSON and a final newline.
+pub fn document_bytes(result: &RunResult) -> Vec<u8> {
+    let mut json = serde_json::to_vec_pretty(result).expect("result documents always serialise");
+    json.push(b'\n');
+    json
+}
+
+/// The atomic write of [`crate::output`] for callers that speak `std::io` errors; adds the
+/// final newline text files end with.
 pub fn write_bytes_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    fs::create_dir_all(&dir)?;
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "result.json".into());
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let outcome = (|| {
-        let mut f = File::create(&tmp)?;
-        f.write_all(bytes)?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if outcome.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    outcome
+    let mut text = Vec::with_capacity(bytes.len() + 1);
+    text.extend_from_slice(bytes);
+    text.push(b'\n');
+    output::write(path, &text).map_err(|e| match e {
+        output::OutputError::Io { source, .. } => source,
+        other => std::io::Error::other(other.to_string()),
+    })
 }

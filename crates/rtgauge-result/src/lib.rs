@@ -8,11 +8,12 @@
 mod io;
 mod key;
 mod load;
+pub mod output;
 pub mod read;
 mod system;
 pub mod units;
 
-pub use io::{write_atomically, write_bytes_atomically, ResultError};
+pub use io::{document_bytes, write_atomically, write_bytes_atomically, ResultError};
 pub use key::{file_safe, RunKey, SeriesKey};
 pub use load::{LoadMetric, LoadReport};
 pub use read::{parse_result, read_result};

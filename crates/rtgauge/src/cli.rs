@@ -1,14 +1,18 @@
 //! Command-line definitions: the single source of `--help`, the man page and validation.
 
+use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use rtgauge_core::plan::{self, ModeName};
+use rtgauge_core::rt::Policy;
 use rtgauge_core::units;
 use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Exit status: 0 success, 1 error (bad input, a setting that cannot be applied, I/O), 2 a \
-threshold was exceeded (--max-latency, check --spec) or doctor found a failing check.
+threshold was exceeded (--max-latency, check --spec), check was given an incomplete result, \
+or doctor found a failing check; 130/143 a run interrupted by SIGINT/SIGTERM (its result is saved).
 
-Documentation: README.md, docs/methodology.md, docs/result-schema.md.";
+Documentation: README.md, docs/guarantees.md, docs/methodology.md, docs/result-schema.md.";
 
 /// rtgauge measures the real-time capabilities of a Linux machine: how late periodic tasks
 /// wake, how much periods jitter, and how all of it degrades under load; then it shows,
@@ -37,11 +41,14 @@ pub enum Command {
         #[arg(value_name = "SUITE")]
         suite: Option<String>,
     },
+    /// Print a stored result's full tables (or its summary) again, as text, Markdown, CSV or JSON.
+    Show(ShowArgs),
     /// Write a self-contained HTML report (plots, tables, configuration audit) of results.
     Report(ReportArgs),
     /// Compare results side by side: differences, a statistical test and a verdict per row.
     Compare(CompareArgs),
-    /// Check a result against a spec of limits; exit 2 when a limit is exceeded.
+    /// Check a result against a spec of limits; exit 2 when a limit is exceeded or the result
+    /// is incomplete (interrupted, a probe never ran) without --allow-incomplete.
     Check(CheckArgs),
     /// Convert a raw-sample recording (--record) to CSV or Parquet.
     Export(ExportArgs),
@@ -80,20 +87,21 @@ fn priority(s: &str) -> Result<i32, String> {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ModeName {
-    /// SCHED_OTHER, nothing locked: the seeds' "user soft RT".
-    Normal,
-    /// SCHED_FIFO at --priority, memory locked, pinned, PM QoS held: "user hard RT".
-    Rt,
-    /// SCHED_DEADLINE reservation (--dl-runtime per --period).
-    Deadline,
+/// `--mode` takes the core's mode names, with their descriptions in `--help`.
+fn mode_parser() -> impl TypedValueParser<Value = ModeName> {
+    PossibleValuesParser::new(ModeName::ALL.map(|m| PossibleValue::new(m.name()).help(m.help())))
+        .try_map(|s| s.parse::<ModeName>())
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum RtPolicy {
-    Fifo,
-    Rr,
+/// `--policy` takes the core's policy names.
+fn policy_parser() -> impl TypedValueParser<Value = Policy> {
+    PossibleValuesParser::new(plan::RT_POLICIES.map(|(name, _)| name)).try_map(|s| {
+        plan::RT_POLICIES
+            .iter()
+            .find(|(name, _)| *name == s)
+            .map(|(_, policy)| *policy)
+            .ok_or_else(|| format!("'{s}' is not a policy; use fifo or rr"))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -156,20 +164,20 @@ pub struct RunArgs {
 
     /// Execution modes; several run one after the other and become rows of the tables.
     /// [default: the suite's `modes`, or rt]
-    #[arg(short, long, value_enum, value_delimiter = ',')]
+    #[arg(short, long, value_delimiter = ',', value_parser = mode_parser())]
     pub mode: Vec<ModeName>,
 
     /// Real-time priority of the measuring threads in `rt` mode.
-    #[arg(long, value_name = "PRIO", default_value = "95", value_parser = priority)]
+    #[arg(long, value_name = "PRIO", default_value_t = plan::DEFAULT_PRIORITY, value_parser = priority)]
     pub priority: i32,
 
     /// Real-time policy in `rt` mode.
-    #[arg(long, value_enum, default_value = "fifo")]
-    pub policy: RtPolicy,
+    #[arg(long, default_value = plan::RT_POLICIES[0].0, value_parser = policy_parser())]
+    pub policy: Policy,
 
-    /// SCHED_DEADLINE runtime per period in `deadline` mode.
-    #[arg(long, value_name = "DURATION", default_value = "100us", value_parser = duration)]
-    pub dl_runtime: u64,
+    /// SCHED_DEADLINE runtime per period in `deadline` mode. [default: 100us]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub dl_runtime: Option<u64>,
 
     /// Background loads, comma-separated; the probes run once per load (`none` is idle), e.g.
     /// `none,cpu,io,net`; `a+b` runs two at once; `exec:CMD` must come last. `rtgauge loads`
@@ -181,9 +189,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "CPUS")]
     pub load_cpus: Option<String>,
 
-    /// Most disk space the io and memory loads may use.
-    #[arg(long, value_name = "SIZE", default_value = "256MiB", value_parser = size)]
-    pub load_disk_cap: u64,
+    /// Most disk space the io and memory loads may use. [default: 256MiB]
+    #[arg(long, value_name = "SIZE", value_parser = size)]
+    pub load_disk_cap: Option<u64>,
 
     /// When a load cannot start (no compiler, no permission), report it and go on instead of failing.
     #[arg(long)]
@@ -194,9 +202,15 @@ pub struct RunArgs {
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub settings: Vec<String>,
 
-    /// Where to write the result document (default: ./rtgauge-results/HOST-TIME.json).
+    /// Where to write the result document (default: ./rtgauge-results/HOST-TIME.json). The
+    /// HTML report goes beside it (FILE with the extension .html), recordings too.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+
+    /// Replace an existing result at --output (and its report and recordings); without it
+    /// rtgauge refuses, before measuring, to overwrite a result.
+    #[arg(long)]
+    pub force: bool,
 
     /// Print nothing but errors and the result path.
     #[arg(short, long)]
@@ -221,6 +235,46 @@ pub struct RunArgs {
     /// Do not write the HTML report next to the result.
     #[arg(long)]
     pub no_report: bool,
+
+    /// What to print at the end: a one-screen summary, or every series' full table.
+    #[arg(long, value_enum, value_name = "WHAT", default_value = "summary")]
+    pub table: TableKind,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TableKind {
+    /// The figures that answer each probe's question, on one screen.
+    Summary,
+    /// One row per series: every statistic and percentile.
+    Full,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ShowFormat {
+    /// Aligned tables (box drawing on a UTF-8 terminal, ASCII otherwise).
+    Terminal,
+    /// Markdown tables.
+    #[value(alias = "markdown")]
+    Md,
+    /// One line per series, times in ns per operation.
+    Csv,
+    /// One object per series, times in ns per operation.
+    Json,
+}
+
+#[derive(Debug, Args)]
+pub struct ShowArgs {
+    /// Result documents to print, one after the other.
+    #[arg(value_name = "RESULT", required = true)]
+    pub results: Vec<PathBuf>,
+
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "terminal")]
+    pub format: ShowFormat,
+
+    /// The full tables, or the summary printed at the end of a run.
+    #[arg(long, value_enum, value_name = "WHAT", default_value = "full")]
+    pub table: TableKind,
 }
 
 #[derive(Debug, Args)]
@@ -279,6 +333,11 @@ pub struct CheckArgs {
     /// Output format of the check report on standard output.
     #[arg(short, long, value_enum, default_value = "table")]
     pub format: CheckFormat,
+
+    /// Judge a result whose run was interrupted or did not finish; without this such a
+    /// result fails the check (exit 2), since probes that never ran cannot exceed a limit.
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -100,3 +100,25 @@ impl Drop for LiveDisplay {
         }
     }
 }
+
+/// How tables are drawn on standard output: box drawing only on a UTF-8 terminal, ASCII
+/// when piped, logged or on a terminal of another charset. rtgauge prints no colour, so
+/// `NO_COLOR` needs nothing more.
+pub fn text_style() -> rtgauge_report::Style {
+    if std::io::stdout().is_terminal() && utf8_locale() {
+        rtgauge_report::Style::Terminal
+    } else {
+        rtgauge_report::Style::Plain
+    }
+}
+
+/// Whether the locale's charset is UTF-8 (the first of LC_ALL, LC_CTYPE, LANG that is set).
+fn utf8_locale() -> bool {
+    ["LC_ALL", "LC_CTYPE", "LANG"]
+        .iter()
+        .find_map(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
+        .is_some_and(|v| {
+            let v = v.to_ascii_lowercase();
+            v.contains("utf-8") || v.contains("utf8")
+        })
+}

@@ -19,7 +19,8 @@ fn run(args: &[&str], dir: &Path) -> Value {
     rtgauge()
         .arg("run")
         .args(args)
-        .args(["--best-effort", "--no-report", "-q", "-o"])
+        // Tests run twice into one file: replacing a result needs --force.
+        .args(["--best-effort", "--no-report", "-q", "--force", "-o"])
         .arg(&out)
         .assert()
         .success();

@@ -139,7 +139,7 @@ fn issue3_a_suite_with_an_unknown_mode_is_refused() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("mode 'fast'") && err.contains("normal, rt, deadline"),
+        err.contains("modes: 'fast' is not a mode") && err.contains("normal, rt or deadline"),
         "{err}"
     );
 }

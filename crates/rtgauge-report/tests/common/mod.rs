@@ -192,3 +192,98 @@ pub fn build(loaded: bool) -> RunResult {
     });
     serde_json::from_value(doc).expect("the fixture is a valid result document")
 }
+
+/// `n` samples around `body_ns` as a series (a heavy tail every 500th).
+fn sv(name: &str, seed: u64, n: usize, body_ns: f64) -> Series {
+    series(name, &samples(seed, n, body_ns, 0.4, 500), 10_000)
+}
+
+/// The idle fixture plus a run of every other probe the quick suite holds (memop, clock,
+/// response, switch, primitive), shaped as those probes write them: for the summary.
+pub fn every_probe() -> RunResult {
+    let mut r = build(false);
+    let rt = |probe: &str, series: Vec<Series>| run(probe, "rt", series);
+    let mut memop = Vec::new();
+    for (i, op) in ["memcpy", "memset"].iter().enumerate() {
+        for (j, size) in [64u64, 4096, 262_144, 4_194_304].iter().enumerate() {
+            // Per byte the cost falls, then doubles once the size leaves the cache.
+            let per_byte = [0.5, 0.05, 0.06, 0.2][j];
+            let mut s = sv(
+                op,
+                300 + (i * 10 + j) as u64,
+                2000,
+                200.0 + per_byte * *size as f64,
+            )
+            .label("size", rtgauge_result::units::format_size(*size));
+            s.metrics.insert("size_bytes".into(), *size as f64);
+            memop.push(s);
+        }
+    }
+    let mut tsc = sv("read_cost", 401, 5000, 300.0).label("clock", "tsc");
+    for (k, v) in [
+        ("tsc_hz", 2.0e9),
+        ("tsc_stability_ppb", 3.0),
+        ("tsc_window_error_ppb", 200.0),
+    ] {
+        tsc.metrics.insert(k.into(), v);
+    }
+    let clock = vec![
+        sv("read_cost", 400, 5000, 400.0)
+            .label("clock", "monotonic")
+            .counter("backward_steps", 0),
+        tsc.counter("backward_steps", 0),
+    ];
+    let mut response = Vec::new();
+    let mut switch = Vec::new();
+    for (i, placement) in ["same-cpu", "cross-cpu"].iter().enumerate() {
+        for (j, source) in ["signal", "pipe", "futex"].iter().enumerate() {
+            let seed = 500 + (i * 10 + j) as u64;
+            response.push(
+                sv(
+                    "response",
+                    seed,
+                    3000,
+                    3000.0 + 4000.0 * i as f64 + 500.0 * j as f64,
+                )
+                .label("source", source)
+                .label("placement", placement),
+            );
+            switch.push(
+                sv(
+                    "switch",
+                    seed + 50,
+                    3000,
+                    1000.0 + 3000.0 * i as f64 + 200.0 * j as f64,
+                )
+                .label("via", source)
+                .label("placement", placement),
+            );
+        }
+    }
+    switch.push(sv("pipe_round_trip", 590, 3000, 2500.0).label("placement", "same-cpu"));
+    let mut primitive = Vec::new();
+    for (j, call) in ["sem_post", "mutex_lock", "mq_send", "sched_setattr"]
+        .iter()
+        .enumerate()
+    {
+        for method in ["per-call", "batched"] {
+            let mut s =
+                sv(call, 600 + j as u64, 2000, 100.0 + 150.0 * j as f64).label("method", method);
+            if method == "batched" {
+                s.batch = 100;
+            }
+            primitive.push(s);
+        }
+    }
+    r.runs.extend([
+        rt("memop", memop),
+        rt("clock", clock),
+        rt("response", response),
+        rt("switch", switch),
+        rt("primitive", primitive),
+    ]);
+    r.config
+        .probes
+        .extend(["memop", "clock", "response", "switch", "primitive"].map(String::from));
+    r
+}

@@ -2,11 +2,18 @@
 
 use crate::cli::{CompareArgs, CompareFormat};
 use anyhow::{Context, Result};
-use rtgauge_report::compare::{self, letter, Style};
-use rtgauge_report::{result_names, write_html, ReportInput};
+use rtgauge_report::compare::{self, letter};
+use rtgauge_report::{result_names, write_html, Format, Render, ReportInput, Style};
+use rtgauge_result::output::{self, Existing};
 use rtgauge_result::{read_result, write_bytes_atomically};
+use std::path::{Path, PathBuf};
 
 pub fn compare(args: CompareArgs) -> Result<u8> {
+    if let Some(path) = &args.output {
+        let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+        output::ensure_distinct(&inputs, &[("the comparison", path)])?;
+        output::check(path, Existing::Replace)?;
+    }
     let results = args
         .results
         .iter()
@@ -18,11 +25,11 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
         .map(|p| p.display().to_string())
         .collect();
     let comparison = compare::compare(&results, &sources);
-    let text = match args.format {
-        CompareFormat::Table => compare::render_text(&comparison, Style::Terminal),
-        CompareFormat::Markdown => compare::render_text(&comparison, Style::Markdown),
-        CompareFormat::Csv => compare::render_csv(&comparison),
-        CompareFormat::Json => compare::render_json(&comparison),
+    let format = match args.format {
+        CompareFormat::Table => Format::Text(crate::display::text_style()),
+        CompareFormat::Markdown => Format::Text(Style::Markdown),
+        CompareFormat::Csv => Format::Csv,
+        CompareFormat::Json => Format::Json,
         CompareFormat::Html => {
             let Some(output) = &args.output else {
                 anyhow::bail!(
@@ -48,6 +55,7 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
             return Ok(crate::EXIT_OK);
         }
     };
+    let text = comparison.render(format)?;
     match &args.output {
         Some(path) => {
             write_bytes_atomically(path, text.trim_end().as_bytes())

@@ -4,8 +4,11 @@
 use crate::cli::{ExportArgs, ExportFormat};
 use anyhow::Result;
 use rtgauge_record::ExportFormat as Format;
+use rtgauge_result::output::{self, Existing};
 
 pub fn export(args: ExportArgs) -> Result<u8> {
+    output::ensure_distinct(&[&args.recording], &[("the export", &args.output)])?;
+    output::check(&args.output, Existing::Replace)?;
     let format = match args.format {
         ExportFormat::Csv => Format::Csv,
         ExportFormat::Parquet => Format::Parquet,

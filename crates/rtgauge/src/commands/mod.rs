@@ -9,11 +9,14 @@ mod probes;
 mod recordings;
 mod report;
 mod run;
+mod show;
 mod suites;
 
 use crate::cli::{Cli, Command};
 use anyhow::Result;
 use clap::CommandFactory;
+use rtgauge_result::output;
+use std::path::Path;
 
 pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
     match cli.command {
@@ -22,6 +25,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Doctor(a) => doctor::doctor(a),
         Command::Loads => loads::list(),
         Command::Suites { suite } => suites::suites(suite),
+        Command::Show(a) => show::show(a),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => compare::compare(a),
         Command::Check(a) => check::check(a),
@@ -31,9 +35,24 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
             Ok(crate::EXIT_OK)
         }
         Command::Man { dir } => {
-            std::fs::create_dir_all(&dir)?;
-            clap_mangen::generate_to(Cli::command(), &dir)?;
+            output::check_directory(&dir)?;
+            let mut cli = Cli::command().disable_help_subcommand(true);
+            cli.build();
+            write_man_pages(cli, &dir)?;
             Ok(crate::EXIT_OK)
         }
     }
+}
+
+/// One page per command and visible sub-command (as clap_mangen::generate_to names them),
+/// each written through the output module like every other file.
+fn write_man_pages(cmd: clap::Command, dir: &Path) -> Result<()> {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        write_man_pages(sub.clone(), dir)?;
+    }
+    let page = clap_mangen::Man::new(cmd);
+    let mut roff = Vec::new();
+    page.render(&mut roff)?;
+    output::write(&dir.join(page.get_filename()), &roff)?;
+    Ok(())
 }

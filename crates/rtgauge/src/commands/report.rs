@@ -3,9 +3,17 @@
 use crate::cli::ReportArgs;
 use anyhow::Result;
 use rtgauge_report::{build_charts, result_names, write_html, write_images, ReportInput};
+use rtgauge_result::output::{self, Existing};
 use rtgauge_result::read_result;
+use std::path::{Path, PathBuf};
 
 pub fn report(args: ReportArgs) -> Result<u8> {
+    let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+    output::ensure_distinct(&inputs, &[("the report", &args.output)])?;
+    output::check(&args.output, Existing::Replace)?;
+    if let Some(dir) = &args.images {
+        output::check_directory(dir)?;
+    }
     let results = args
         .results
         .iter()

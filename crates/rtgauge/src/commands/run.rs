@@ -1,22 +1,16 @@
-//! `rtgauge run`: options → plan → runner → result document → tables.
+//! `rtgauge run`: options → plan → runner → result document → summary (or tables).
 
-use crate::cli::{ModeName, RtPolicy, RunArgs};
+use crate::cli::{RunArgs, TableKind};
 use crate::display::LiveDisplay;
 use anyhow::{Context, Result};
-use clap::ValueEnum;
-use rtgauge_core::plan::{self, Plan, ProbeRequest};
-use rtgauge_core::probe::Budget;
-use rtgauge_core::rt::{Mode, Policy};
+use rtgauge_core::plan::{self, Plan, PlanOptions};
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
-use rtgauge_core::{cpus, probes, units};
-use rtgauge_report::table::{render_tables, Style};
+use rtgauge_core::units;
+use rtgauge_report::{Format, Render, Summary, Tables};
+use rtgauge_result::output::{self, Existing};
 use rtgauge_result::{write_atomically, RunResult, RunStatus};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-
-pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
-pub const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
 
 pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let plan = build_plan(&args)?;
@@ -26,7 +20,10 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         .as_deref()
         .map(rtgauge_report::Spec::load)
         .transpose()?;
-    let output = args.output.clone().unwrap_or_else(default_output);
+    let exe =
+        std::env::current_exe().context("cannot find the rtgauge binary to start load workers")?;
+    // Every output is checked, and the result's name claimed, before the first sample.
+    let output = prepare_outputs(&args, !plan.record.is_empty())?;
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
     let display = (!args.quiet)
         .then(|| LiveDisplay::start(live.clone(), &plan.cpus))
@@ -35,8 +32,7 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         command_line,
         live,
         scratch_dir: std::env::temp_dir(),
-        exe: std::env::current_exe()
-            .context("cannot find the rtgauge binary to start load workers")?,
+        exe,
         record_stem: Some(output.with_extension("")),
     };
     let mut writer = CheckpointWriter {
@@ -50,9 +46,15 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let display_shared_cpus =
         display.is_some() && rtgauge_core::cpus::housekeeping_cpus(&plan.cpus).is_empty();
     drop(display);
-    let mut result = outcome?;
+    let mut result = match outcome {
+        Ok(result) => result,
+        Err(e) => {
+            release_unused(&output);
+            return Err(e.into());
+        }
+    };
     if let Some(e) = checkpoint_error {
-        return Err(e).context("the result could not be saved");
+        eprintln!("rtgauge: a checkpoint of the result could not be saved: {e}");
     }
     if display_shared_cpus {
         result.warnings.push(rtgauge_result::Warning::new(
@@ -60,8 +62,171 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
             "the live display ran on the measured CPUs (every CPU is measured): a neighbour that wakes a few times a second can lower the minima; use -q, or leave a CPU unmeasured with --cpus",
         ));
     }
-    write_atomically(&output, &result)?;
-    report(&args, &result, &output, spec.as_ref())
+    if !save_result(&output, &result) {
+        // Saved elsewhere: the report beside the requested path is skipped, the run failed.
+        return Ok(crate::EXIT_ERROR);
+    }
+    let code = report(&args, &result, &output, spec.as_ref())?;
+    Ok(interrupted_status(&result).unwrap_or(code))
+}
+
+/// An interrupted run exits 128 + the signal (130 for SIGINT, 143 for SIGTERM), as shells
+/// and CI runners expect, after its result was saved.
+fn interrupted_status(result: &RunResult) -> Option<u8> {
+    (result.status == RunStatus::Interrupted).then(|| {
+        let sig = rtgauge_core::signals::stop_signal().unwrap_or(libc::SIGINT);
+        u8::try_from(128 + sig).unwrap_or(crate::EXIT_ERROR)
+    })
+}
+
+/// Writes the result at its path; when that fails (disk full, directory removed), writes it
+/// to the temporary directory instead and says where, so a measurement is never discarded.
+/// False when it had to go elsewhere.
+fn save_result(path: &Path, result: &RunResult) -> bool {
+    let Err(e) = write_atomically(path, result) else {
+        return true;
+    };
+    match output::save_elsewhere(&rtgauge_result::document_bytes(result), path) {
+        Ok(saved) => {
+            eprintln!(
+                "rtgauge: {e}; the result was saved to {} instead",
+                saved.display()
+            );
+            println!("result: {}", saved.display());
+        }
+        Err(e2) => eprintln!("rtgauge: {e}; saving it to the temporary directory failed too: {e2}"),
+    }
+    false
+}
+
+/// Checks every file the run will write before it measures, and claims the result's name
+/// exclusively: two runs never share a result file, and an existing result is replaced only
+/// with --force. Returns the result path.
+fn prepare_outputs(args: &RunArgs, records: bool) -> Result<PathBuf> {
+    let existing = if args.force {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    };
+    let result = match &args.output {
+        Some(path) => {
+            let report = (!args.no_report).then(|| path.with_extension("html"));
+            if report.as_deref() == Some(path.as_path()) {
+                anyhow::bail!(
+                    "-o {}: the HTML report is written beside the result with the extension .html, so both would be this file; name the result .json (or add --no-report)",
+                    path.display()
+                );
+            }
+            let inputs: Vec<&Path> = args
+                .spec
+                .iter()
+                .map(PathBuf::as_path)
+                .chain(suite_file(args))
+                .collect();
+            let mut outputs = vec![("the result", path.as_path())];
+            outputs.extend(report.as_deref().map(|r| ("the HTML report", r)));
+            output::ensure_distinct(&inputs, &outputs)?;
+            output::check(path, existing)?;
+            if let Some(report) = &report {
+                output::check(report, existing)?;
+            }
+            output::reserve(path, existing)?;
+            path.clone()
+        }
+        None => claim_default_output(args.no_report).context(
+            "cannot write the result in ./rtgauge-results (choose a place with -o FILE)",
+        )?,
+    };
+    if records {
+        if let Err(e) = check_recordings(&result, existing) {
+            release_unused(&result);
+            return Err(e);
+        }
+    }
+    Ok(result)
+}
+
+/// The suite, when it was given as a file: an input the outputs must not overwrite.
+fn suite_file(args: &RunArgs) -> Option<&Path> {
+    args.suite.as_deref().map(Path::new).filter(|p| p.is_file())
+}
+
+/// `rtgauge-results/HOST-TIME.json`, or `HOST-TIME-2.json`… when another run (even a
+/// concurrent one) already holds that name.
+fn claim_default_output(no_report: bool) -> Result<PathBuf, output::OutputError> {
+    let host = rtgauge_sysinfo::collect().hostname;
+    let host = if host.is_empty() { "host".into() } else { host };
+    let stem = format!(
+        "{host}-{}",
+        compact_utc(rtgauge_core::clock::unix_ns() / 1_000_000_000)
+    );
+    let dir = PathBuf::from("rtgauge-results");
+    output::check(&dir.join(format!("{stem}.json")), Existing::Replace)?;
+    for n in 1..=1000 {
+        let name = match n {
+            1 => format!("{stem}.json"),
+            n => format!("{stem}-{n}.json"),
+        };
+        let path = dir.join(name);
+        if !no_report && path.with_extension("html").exists() {
+            continue;
+        }
+        match output::reserve(&path, Existing::Refuse) {
+            Err(output::OutputError::Exists { .. }) => continue,
+            claimed => return claimed.map(|()| path),
+        }
+    }
+    Err(output::OutputError::Exists {
+        path: dir.join(format!("{stem}-1000.json")),
+    })
+}
+
+/// Recordings are named after the result (`RESULT.probe-mode-load.rtgr`) and created
+/// exclusively while measuring: old ones of the same name would make the run fail half-way,
+/// so they are refused now, or removed with --force.
+fn check_recordings(result: &Path, existing: Existing) -> Result<()> {
+    let stem = result
+        .file_stem()
+        .map(|s| format!("{}.", s.to_string_lossy()))
+        .unwrap_or_default();
+    let dir = output::directory_of(result);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(());
+    };
+    // The middle is `probe-mode-load`, made of these characters only, so the recordings of
+    // `r.2.json` are never taken for those of `r.json`.
+    let is_recording_of_result = |name: &str| {
+        name.strip_prefix(&stem)
+            .and_then(|rest| rest.strip_suffix(".rtgr"))
+            .is_some_and(|middle| {
+                middle
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+            })
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if is_recording_of_result(&name) {
+            let path = entry.path();
+            if existing == Existing::Refuse {
+                return Err(output::OutputError::Exists { path }.into());
+            }
+            std::fs::remove_file(&path).with_context(|| {
+                format!(
+                    "--force: cannot remove the old recording {}",
+                    path.display()
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// A run that failed before writing anything gives its claimed (still empty) name back.
+fn release_unused(path: &Path) {
+    if std::fs::metadata(path).is_ok_and(|m| m.len() == 0) {
+        let _ = std::fs::remove_file(path);
+    }
 }
 
 /// Writes the document after every probe so an interrupted or killed run keeps what it
@@ -93,13 +258,21 @@ fn report(
     spec: Option<&rtgauge_report::Spec>,
 ) -> Result<u8> {
     if !args.quiet {
-        print!("{}", render_tables(result, Style::Terminal));
+        let format = Format::Text(crate::display::text_style());
+        let text = match args.table {
+            TableKind::Summary => Summary::of(result).render(format),
+            TableKind::Full => Tables(result).render(format),
+        };
+        print!("{}", text?);
         print_warnings(result);
     }
     if result.status == RunStatus::Interrupted {
         eprintln!("rtgauge: interrupted; the result holds what was measured");
     }
     println!("result: {}", output.display());
+    if !args.quiet && args.table == TableKind::Summary {
+        println!("full tables: rtgauge show {}", output.display());
+    }
     for r in &result.recordings {
         let path = output.with_file_name(&r.path);
         println!(
@@ -168,7 +341,7 @@ fn report(
         let checked = rtgauge_report::check_result(result, spec);
         print!(
             "{}",
-            rtgauge_report::check::render_text(&checked, rtgauge_report::check::Style::Terminal)
+            checked.render(Format::Text(crate::display::text_style()))?
         );
         if !checked.passed {
             eprintln!("rtgauge: limits of {} exceeded", spec_path.display());
@@ -212,217 +385,36 @@ fn print_warnings(result: &RunResult) {
     }
 }
 
-fn default_output() -> PathBuf {
-    let host = rtgauge_sysinfo::collect().hostname;
-    let host = if host.is_empty() { "host".into() } else { host };
-    PathBuf::from("rtgauge-results").join(format!(
-        "{host}-{}.json",
-        compact_utc(rtgauge_core::clock::unix_ns() / 1_000_000_000)
-    ))
-}
-
 /// `20261122T051234Z` from Unix seconds.
 fn compact_utc(secs: u64) -> String {
     rtgauge_result::units::utc(secs * 1_000_000_000, "%Y%m%dT%H%M%SZ")
 }
 
-/// Options → a validated plan.
+/// The command line as plan options; the core validates them into a plan.
 fn build_plan(args: &RunArgs) -> Result<Plan> {
-    let online = rtgauge_sysinfo::online_cpus();
-    let cpus = cpus::parse_cpus(&args.cpus, &online).map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
-    let flag_budget = Budget {
+    let defaults = PlanOptions::default();
+    let options = PlanOptions {
+        probes: args.probes.clone(),
+        suite: args.suite.clone(),
         duration_ns: args.duration,
         loops: args.loops,
-    };
-    let explicit_budget = args.duration.is_some() || args.loops.is_some();
-    let default_budget = if explicit_budget {
-        flag_budget
-    } else {
-        Budget {
-            duration_ns: Some(DEFAULT_DURATION_NS),
-            loops: None,
-        }
-    };
-    let warmup = args.warmup.unwrap_or(DEFAULT_WARMUP_NS);
-
-    let suite_name = match (&args.suite, args.probes.is_empty()) {
-        (Some(s), _) => Some(s.clone()),
-        (None, true) => Some("quick".to_string()),
-        (None, false) => None,
-    };
-    let suite = suite_name.as_deref().map(plan::load_suite).transpose()?;
-    let mut requests: Vec<ProbeRequest> = match &suite {
-        Some(suite) => plan::suite_requests(suite, default_budget, warmup)?,
-        None => Vec::new(),
-    };
-    if !args.probes.is_empty() {
-        for selector in &args.probes {
-            let (name, _) = plan::split_selector(selector);
-            if probes::find(name).is_none() {
-                return Err(plan::PlanError::UnknownProbe(name.to_string()).into());
-            }
-        }
-        if suite_name.is_some() {
-            requests.retain(|r| args.probes.iter().any(|p| r.is_selected_by(p)));
-        } else {
-            // `cyclic@fast cyclic@slow` runs one probe twice, told apart by its variant.
-            requests = args
-                .probes
-                .iter()
-                .map(|selector| {
-                    let (name, variant) = plan::split_selector(selector);
-                    let variant = variant.map(str::to_string);
-                    plan::request(name, variant, BTreeMap::new(), default_budget, warmup)
-                })
-                .collect::<Result<_, _>>()?;
-        }
-    }
-    if requests.is_empty() {
-        anyhow::bail!("the selected suite has none of the probes named; see `rtgauge probes`");
-    }
-
-    // Flags override the suite: (flag as typed, probe, key, value).
-    let mut settings: Vec<(String, Option<String>, String, String)> = Vec::new();
-    if let Some(p) = args.period {
-        settings.push((
-            "--period".into(),
-            None,
-            "period".into(),
-            units::format_duration_ns(p),
-        ));
-    }
-    if let Some(t) = args.timer {
-        settings.push(("--timer".into(), None, "timer".into(), t.as_param().into()));
-    }
-    for s in &args.settings {
-        let (probe, key, value) = plan::parse_setting(s).map_err(anyhow::Error::msg)?;
-        settings.push((format!("--set {s}"), probe, key, value));
-    }
-    for (flag, probe, key, value) in &settings {
-        let targets: Vec<&mut ProbeRequest> = requests
-            .iter_mut()
-            .filter(|r| probe.as_deref().is_none_or(|p| r.is_selected_by(p)))
-            .filter(|r| {
-                probes::find(r.name)
-                    .is_some_and(|p| p.parameters().iter().any(|spec| spec.name == key.as_str()))
-            })
-            .collect();
-        if targets.is_empty() {
-            anyhow::bail!(
-                "{flag}: no selected probe takes parameter '{key}'; `rtgauge probes` lists each probe's parameters"
-            );
-        }
-        for r in targets {
-            r.params.insert(key.clone(), value.clone());
-        }
-    }
-    let mut validated = Vec::with_capacity(requests.len());
-    for mut r in requests {
-        if explicit_budget {
-            r.budget = flag_budget;
-        }
-        if args.warmup.is_some() {
-            r.warmup_ns = warmup;
-        }
-        validated.push(plan::request(
-            r.name,
-            r.variant,
-            r.params,
-            r.budget,
-            r.warmup_ns,
-        )?);
-    }
-    plan::check_unique_titles(&validated)?;
-    let record = record_names(&args.record, &validated)?;
-    let policy = match args.policy {
-        RtPolicy::Fifo => Policy::Fifo,
-        RtPolicy::Rr => Policy::Rr,
-    };
-    let period = args.period.unwrap_or(1_000_000);
-    let mode_names = match (&suite, args.mode.is_empty()) {
-        (Some(suite), true) => suite_modes(suite)?,
-        (None, true) => vec![ModeName::Rt],
-        (_, false) => args.mode.clone(),
-    };
-    let mut modes = Vec::new();
-    for m in &mode_names {
-        let mode = match m {
-            ModeName::Normal => Mode::normal(),
-            ModeName::Rt => Mode::rt(args.priority, policy),
-            ModeName::Deadline => Mode::deadline(args.dl_runtime, period, period),
-        };
-        if !modes.contains(&mode) {
-            modes.push(mode);
-        }
-    }
-    let load_text = match (&args.load, &suite) {
-        (Some(text), _) => text.clone(),
-        (None, Some(suite)) => suite.loads.clone().unwrap_or_default().join(","),
-        (None, None) => String::new(),
-    };
-    let load_text = match &suite {
-        Some(suite) => plan::expand_mixes(&load_text, &suite.mixes),
-        None => load_text,
-    };
-    let load_text = if load_text.trim().is_empty() {
-        "none".to_string()
-    } else {
-        load_text
-    };
-    let loads = rtgauge_load::expand(
-        &rtgauge_load::parse_list(&load_text).map_err(|e| anyhow::anyhow!("--load: {e}"))?,
-    );
-    let load_cpus = match &args.load_cpus {
-        Some(spec) => {
-            cpus::parse_cpus(spec, &online).map_err(|e| anyhow::anyhow!("--load-cpus: {e}"))?
-        }
-        None => Vec::new(),
-    };
-    Ok(Plan {
-        suite: suite_name,
-        probes: validated,
-        modes,
-        loads,
-        load_cpus,
-        load_disk_cap_bytes: args.load_disk_cap,
-        skip_failed_loads: args.skip_failed_loads,
-        cpus,
-        best_effort: args.best_effort,
+        warmup_ns: args.warmup,
+        period_ns: args.period,
+        timer: args.timer.map(|t| t.as_param().to_string()),
+        cpus: args.cpus.clone(),
+        modes: args.mode.clone(),
         priority: args.priority,
-        record,
-    })
-}
-
-/// The suite's `modes` (default: rt), spelled as `--mode` takes them.
-fn suite_modes(suite: &plan::SuiteFile) -> Result<Vec<ModeName>> {
-    let Some(names) = &suite.modes else {
-        return Ok(vec![ModeName::Rt]);
+        policy: args.policy,
+        dl_runtime_ns: args.dl_runtime.unwrap_or(defaults.dl_runtime_ns),
+        load: args.load.clone(),
+        load_cpus: args.load_cpus.clone(),
+        load_disk_cap_bytes: args.load_disk_cap.unwrap_or(defaults.load_disk_cap_bytes),
+        skip_failed_loads: args.skip_failed_loads,
+        settings: args.settings.clone(),
+        best_effort: args.best_effort,
+        record: args.record.clone(),
     };
-    names
-        .iter()
-        .map(|n| {
-            ModeName::from_str(n, false).map_err(|_| {
-                anyhow::anyhow!(
-                    "suite {}: mode '{n}' is not one of normal, rt, deadline",
-                    suite.name
-                )
-            })
-        })
-        .collect()
-}
-
-/// `--record` names: probes of this run (`probe` or `probe@variant`), or `all`.
-fn record_names(record: &[String], planned: &[ProbeRequest]) -> Result<Vec<String>> {
-    for name in record.iter().filter(|n| n.as_str() != "all") {
-        let (probe, _) = plan::split_selector(name);
-        if probes::find(probe).is_none() {
-            return Err(plan::PlanError::UnknownProbe(probe.to_string())).context("--record");
-        }
-        if !planned.iter().any(|r| r.is_selected_by(name)) {
-            anyhow::bail!("--record {name}: probe {name} is not part of this run");
-        }
-    }
-    Ok(record.to_vec())
+    Ok(plan::build(&options, &rtgauge_sysinfo::online_cpus())?)
 }
 
 #[cfg(test)]

@@ -1,10 +1,8 @@
 //! `rtgauge suites [SUITE]`: the built-in suites, what each runs, and the text of one to start
 //! your own (docs/suites.md). Given a suite file, checks it without running anything.
 
-use super::run::{DEFAULT_DURATION_NS, DEFAULT_WARMUP_NS};
 use anyhow::Result;
-use rtgauge_core::plan::{self, ProbeRequest, BUILTIN_SUITES};
-use rtgauge_core::probe::Budget;
+use rtgauge_core::plan::{self, PlanOptions, ProbeRequest, BUILTIN_SUITES};
 use rtgauge_core::units::format_duration_ns;
 
 pub fn suites(suite: Option<String>) -> Result<u8> {
@@ -27,14 +25,15 @@ pub fn suites(suite: Option<String>) -> Result<u8> {
     Ok(crate::EXIT_OK)
 }
 
-/// The suite's name, description and entries, validated as `rtgauge run --suite` would.
+/// The suite's name, description and entries, validated by the same plan builder as
+/// `rtgauge run --suite` (its modes, loads, mixes and every probe entry).
 fn describe(name_or_path: &str) -> Result<()> {
     let suite = plan::load_suite(name_or_path)?;
-    let fallback = Budget {
-        duration_ns: Some(DEFAULT_DURATION_NS),
-        loops: None,
+    let options = PlanOptions {
+        suite: Some(name_or_path.to_string()),
+        ..PlanOptions::default()
     };
-    let requests = plan::suite_requests(&suite, fallback, DEFAULT_WARMUP_NS)?;
+    let planned = plan::build(&options, &rtgauge_sysinfo::online_cpus())?;
     println!(
         "{}",
         format!("{}  {}", suite.name, suite.description).trim_end()
@@ -45,7 +44,7 @@ fn describe(name_or_path: &str) -> Result<()> {
     if let Some(loads) = &suite.loads {
         println!("  loads: {}", loads.join(", "));
     }
-    for r in &requests {
+    for r in &planned.probes {
         println!("  {}", entry(r));
     }
     Ok(())

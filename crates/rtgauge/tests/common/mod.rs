@@ -79,3 +79,10 @@ pub fn one_line_error<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     err
 }
+
+/// A result document of the report crate's fixtures (crates/rtgauge-report/tests/fixtures).
+pub fn report_fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rtgauge-report/tests/fixtures")
+        .join(name)
+}

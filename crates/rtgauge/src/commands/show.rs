@@ -1,0 +1,42 @@
+//! `rtgauge show`: a stored result's full tables (or summary) printed again.
+
+use crate::cli::{ShowArgs, ShowFormat, TableKind};
+use anyhow::Result;
+use rtgauge_report::{Format, Render, Style, Summary, Tables};
+use rtgauge_result::read_result;
+
+pub fn show(args: ShowArgs) -> Result<u8> {
+    let format = match args.format {
+        ShowFormat::Terminal => Format::Text(crate::display::text_style()),
+        ShowFormat::Md => Format::Text(Style::Markdown),
+        ShowFormat::Csv => Format::Csv,
+        ShowFormat::Json => Format::Json,
+    };
+    // Read every file first: a bad one is reported before anything is printed.
+    let results = args
+        .results
+        .iter()
+        .map(|p| read_result(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let several = results.len() > 1;
+    if several && format == Format::Json {
+        anyhow::bail!(
+            "--format json prints one result at a time; run `rtgauge show` once per file"
+        );
+    }
+    for (path, result) in args.results.iter().zip(&results) {
+        match format {
+            Format::Text(_) if several => println!("{}\n", path.display()),
+            // pandas.read_csv(f, comment="#") skips it, as in `compare --format csv`.
+            Format::Csv if several => println!("# {}", path.display()),
+            _ => {}
+        }
+        let text = match args.table {
+            TableKind::Full => Tables(result).render(format),
+            TableKind::Summary => Summary::of(result).render(format),
+        }
+        .map_err(|e| anyhow::anyhow!("--table summary: {e}; --table full has every format"))?;
+        print!("{text}");
+    }
+    Ok(crate::EXIT_OK)
+}
