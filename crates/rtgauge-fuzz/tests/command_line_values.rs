@@ -65,3 +65,20 @@ proptest! {
         check(outcome, &text)?;
     }
 }
+
+/// A finding in the command-line parsers of the core, not fixed yet: a long bad value is
+/// echoed whole (`'xxxx…' is not a CPU list`, `--set 'xxxx…' is not of the form…`, `'xxxx…'
+/// is not a mode`). Remove `ignore` once fixed.
+#[test]
+#[ignore = "core's CPU list, --set and mode parsers echo a long value whole"]
+fn long_cpu_lists_settings_and_modes_are_not_echoed_whole() {
+    let long = "x".repeat(100_000);
+    check(rtgauge_core::cpus::parse_cpus(&long, &[0]), &long).unwrap();
+    check(rtgauge_core::plan::parse_setting(&long), &long).unwrap();
+    check(
+        long.parse::<rtgauge_core::plan::ModeName>()
+            .map_err(|e| e.to_string()),
+        &long,
+    )
+    .unwrap();
+}
