@@ -70,7 +70,10 @@ pub fn execute(
     signals::install();
     let calibration = clock::calibrate(100_000);
     let fingerprint = rtgauge_sysinfo::collect();
-    let checks = rtgauge_sysinfo::doctor(&rtgauge_sysinfo::SysRoot::live(), &plan.cpus);
+    // The doctor judges the machine for this run: its CPUs and its priority.
+    let doctor_settings = rtgauge_sysinfo::DoctorSettings::for_cpus(&plan.cpus)
+        .at_priority(u32::try_from(plan.priority).unwrap_or(0));
+    let checks = rtgauge_sysinfo::doctor_with(&rtgauge_sysinfo::SysRoot::live(), &doctor_settings);
     let mut result = RunResult {
         schema_version: SCHEMA_VERSION,
         tool: Tool {

@@ -127,15 +127,16 @@ impl Recording {
             samples: complete_records,
         };
         let killed = |mut unfinished: Recording| {
+            // The cut may have gone through the trailer, whose bytes would read as records:
+            // count only the prefix that reads as valid records, in the refusal too.
+            unfinished.samples = valid_prefix(&unfinished).map_err(read_err)?;
             if salvage {
-                // The cut may have gone through the trailer, whose bytes would read as records:
-                // keep only the prefix that reads as valid records.
-                unfinished.samples = valid_prefix(&unfinished).map_err(read_err)?;
                 Ok(unfinished)
             } else {
                 Err(truncated(format!(
-                    "no end marker; {complete_records} complete records precede the cut, \
-                     which `rtgauge export --salvage` exports"
+                    "no end marker; {} complete records precede the cut, \
+                     which `rtgauge export --salvage` exports",
+                    unfinished.samples
                 )))
             }
         };

@@ -313,6 +313,12 @@ fn unfinished_recordings_are_salvaged_up_to_the_last_complete_record() {
         let p = copy_with(&good, &format!("killed{cut}.rtgr"), |b| b.truncate(cut));
         let e = Recording::open(&p).unwrap_err();
         one_line_naming(&e, &p, "export --salvage");
+        // A cut through the trailer once counted the trailer's bytes as records.
+        one_line_naming(
+            &e,
+            &p,
+            &format!(" {records} complete records precede the cut"),
+        );
         let salvaged = Recording::salvage(&p).unwrap();
         assert!(!salvaged.finished());
         assert_eq!(salvaged.sample_count(), records as u64, "cut at {cut}");

@@ -1,8 +1,8 @@
-//! Writing result documents (through [`crate::output`]) and reading them back with clear errors.
+//! Writing result documents (through [`crate::output`]), and the errors of reading and writing
+//! them (reading and validation are in `read.rs`).
 
 use crate::output;
-use crate::{RunResult, SCHEMA_VERSION};
-use std::fs;
+use crate::RunResult;
 use std::path::{Path, PathBuf};
 
 #[derive(Debug, thiserror::Error)]
@@ -18,6 +18,15 @@ pub enum ResultError {
     Malformed { path: PathBuf, detail: String },
     #[error("{path} is truncated ({detail}); the run that wrote it was probably killed")]
     Truncated { path: PathBuf, detail: String },
+    #[error(
+        "{path} is not a valid rtgauge result: {field} {problem} (the file was damaged or edited; use the file rtgauge wrote, or measure again)"
+    )]
+    Invalid {
+        path: PathBuf,
+        /// Where in the document, e.g. `runs[2].series[0].stats.min_ns`.
+        field: String,
+        problem: String,
+    },
     #[error(
         "{path} has schema version {found}, newer than this rtgauge understands ({supported}); upgrade rtgauge"
     )]
@@ -50,45 +59,5 @@ pub fn write_bytes_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> 
     output::write(path, &text).map_err(|e| match e {
         output::OutputError::Io { source, .. } => source,
         other => std::io::Error::other(other.to_string()),
-    })
-}
-
-/// Reads a result document, refusing malformed, truncated and future-version files with an
-/// error that names the file and the problem.
-pub fn read_result(path: &Path) -> Result<RunResult, ResultError> {
-    let text = fs::read_to_string(path).map_err(|source| ResultError::Read {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        if e.is_eof() {
-            ResultError::Truncated {
-                path: path.to_path_buf(),
-                detail: format!("JSON ends early at line {}", e.line()),
-            }
-        } else {
-            ResultError::Malformed {
-                path: path.to_path_buf(),
-                detail: e.to_string(),
-            }
-        }
-    })?;
-    let version = value
-        .get("schema_version")
-        .and_then(|v| v.as_u64())
-        .ok_or_else(|| ResultError::Malformed {
-            path: path.to_path_buf(),
-            detail: "no schema_version field".into(),
-        })?;
-    if version > SCHEMA_VERSION as u64 {
-        return Err(ResultError::FutureVersion {
-            path: path.to_path_buf(),
-            found: version,
-            supported: SCHEMA_VERSION,
-        });
-    }
-    serde_json::from_value(value).map_err(|e| ResultError::Malformed {
-        path: path.to_path_buf(),
-        detail: e.to_string(),
     })
 }

@@ -6,13 +6,19 @@
 //! is generated from these types (`rtgauge schema`).
 
 mod io;
+mod key;
+mod load;
 pub mod output;
+pub mod read;
+mod system;
 pub mod units;
 
-pub use io::{document_bytes, read_result, write_atomically, write_bytes_atomically, ResultError};
-pub use rtgauge_load::LoadReport;
+pub use io::{document_bytes, write_atomically, write_bytes_atomically, ResultError};
+pub use key::{file_safe, RunKey, SeriesKey};
+pub use load::{LoadMetric, LoadReport};
+pub use read::{parse_result, read_result};
 pub use rtgauge_stats::Summary;
-pub use rtgauge_sysinfo::Fingerprint;
+pub use system::{Check, Fingerprint, Status};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -36,7 +42,7 @@ pub struct RunResult {
     pub fingerprint: Fingerprint,
     /// Doctor verdicts at the time of the run (absent when not collected).
     #[serde(default)]
-    pub checks: Vec<rtgauge_sysinfo::Check>,
+    pub checks: Vec<Check>,
     pub config: RunConfig,
     pub calibration: Calibration,
     /// One entry per probe × mode × load, in the order they ran.
@@ -229,11 +235,7 @@ impl Series {
 
     /// A short name for tables: `latency cpu=1`.
     pub fn display_name(&self) -> String {
-        let mut name = self.name.clone();
-        for (k, v) in &self.labels {
-            name.push_str(&format!(" {k}={v}"));
-        }
-        name
+        key::labelled_name(&self.name, &self.labels)
     }
 }
 

@@ -12,7 +12,13 @@ pub struct UnitError {
 
 impl fmt::Display for UnitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "'{}' is not {}", self.input, self.expected)
+        // A pasted 100 kB value is named by its start, not echoed whole.
+        write!(
+            f,
+            "'{}' is not {}",
+            crate::read::shorten(&self.input),
+            self.expected
+        )
     }
 }
 

@@ -10,7 +10,6 @@ use crate::kernel::{self, KernelConfig};
 use crate::platform::{self, Virtualization};
 use crate::procs::{self, Task, CAP_IPC_LOCK, CAP_SYS_NICE};
 use crate::root::{Fact, SysRoot, Unknown};
-use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
 /// rtgauge's default measuring priority (product rule: 95, never 99, which belongs to
@@ -21,89 +20,59 @@ pub const MEASURE_PRIORITY: u32 = 95;
 /// typically 1-2 µs and C1E about 10 µs; C3 and deeper take tens to hundreds.
 pub const DEEP_CSTATE_US: u64 = 10;
 
-/// The verdict of one check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum Status {
-    /// Nothing here weakens a real-time measurement.
-    Ok,
-    /// Results are valid but describe a less-than-ideal setup, or are noisier than needed.
-    Warn,
-    /// Measurements on this machine would be invalid (e.g. no high-resolution timers).
-    Fail,
-    /// The fact could not be read; `found` says why.
-    Unknown,
+pub use rtgauge_result::{Check, Status};
+
+/// What stays the same across one check's verdicts: its id, title and why it matters. Each
+/// check names these once and then only says what it found.
+#[derive(Clone, Copy)]
+struct About {
+    id: &'static str,
+    title: &'static str,
+    why: &'static str,
 }
 
-impl Status {
-    /// The short tag used in text output.
-    /// The status as it is serialised: ok, warn, fail, unknown.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Warn => "warn",
-            Status::Fail => "fail",
-            Status::Unknown => "unknown",
-        }
+impl About {
+    const fn new(id: &'static str, title: &'static str, why: &'static str) -> Self {
+        About { id, title, why }
     }
 
-    pub fn tag(self) -> &'static str {
-        match self {
-            Status::Ok => "OK",
-            Status::Warn => "WARN",
-            Status::Fail => "FAIL",
-            Status::Unknown => "??",
-        }
-    }
-}
-
-/// One audited aspect of the machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Check {
-    /// Stable identifier (`preempt_rt`, `rt_throttling`, ...), for scripts and tests.
-    pub id: String,
-    /// Short human title.
-    pub title: String,
-    pub status: Status,
-    /// What was seen, or why it could not be seen.
-    pub found: String,
-    /// Why it matters for latency.
-    pub why: String,
-    /// A concrete remedy: boot parameter, sysctl or command. Never executed by rtgauge.
-    pub fix: Option<String>,
-}
-
-impl Check {
-    fn new(id: &str, title: &str, status: Status, found: impl Into<String>, why: &str) -> Self {
-        Self {
-            id: id.into(),
-            title: title.into(),
-            status,
-            found: found.into(),
-            why: why.into(),
-            fix: None,
-        }
+    fn verdict(self, status: Status, found: impl Into<String>) -> Check {
+        Check::new(self.id, self.title, status, found, self.why)
     }
 
-    fn fix(mut self, fix: impl Into<String>) -> Self {
-        self.fix = Some(fix.into());
-        self
+    fn ok(self, found: impl Into<String>) -> Check {
+        self.verdict(Status::Ok, found)
+    }
+
+    fn warn(self, found: impl Into<String>) -> Check {
+        self.verdict(Status::Warn, found)
+    }
+
+    fn fail(self, found: impl Into<String>) -> Check {
+        self.verdict(Status::Fail, found)
     }
 
     /// An unknown verdict; suggests running as root when the reason is a permission problem.
-    fn unknown(id: &str, title: &str, why: &str, u: &Unknown) -> Self {
-        let c = Self::new(id, title, Status::Unknown, format!("unknown: {u}"), why);
-        if u.reason.contains("permission denied") {
-            c.fix("run `rtgauge doctor` as root to read it")
-        } else {
-            c
-        }
+    fn unknown(self, u: &Unknown) -> Check {
+        unknown_check(self.id, self.title, self.why, u)
+    }
+}
+
+/// An unknown verdict for a check whose reason text is computed (see [`About::unknown`]).
+fn unknown_check(id: &str, title: &str, why: &str, u: &Unknown) -> Check {
+    let c = Check::new(id, title, Status::Unknown, format!("unknown: {u}"), why);
+    if u.reason.contains("permission denied") {
+        c.fix("run `rtgauge doctor` as root to read it")
+    } else {
+        c
     }
 }
 
 /// Shared facts, read once.
 struct Ctx<'a> {
     root: &'a SysRoot,
+    /// The priority the measurement will run at.
+    priority: u32,
     online: Fact<Vec<usize>>,
     /// The CPUs that will be measured (the requested ones, else all online ones).
     measured: Vec<usize>,
@@ -122,7 +91,8 @@ struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    fn new(root: &'a SysRoot, measured_cpus: &[usize]) -> Self {
+    fn new(root: &'a SysRoot, settings: &DoctorSettings) -> Self {
+        let measured_cpus = settings.cpus.as_slice();
         let online = cpu::online(root);
         let mut measured: Vec<usize> = if measured_cpus.is_empty() {
             online.clone().unwrap_or_default()
@@ -148,6 +118,7 @@ impl<'a> Ctx<'a> {
             .unwrap_or_default();
         Self {
             root,
+            priority: settings.priority,
             measured,
             not_online,
             all_measured,
@@ -253,7 +224,47 @@ impl<'a> Ctx<'a> {
 /// checks are unknown and say so. The checks come in a fixed order with stable ids. Only
 /// reads files; never changes the system.
 pub fn doctor(root: &SysRoot, measured_cpus: &[usize]) -> Vec<Check> {
-    let ctx = Ctx::new(root, measured_cpus);
+    doctor_with(root, &DoctorSettings::for_cpus(measured_cpus))
+}
+
+/// The settings of the run the doctor judges the machine for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DoctorSettings {
+    /// CPUs the measurement will use; empty means every online CPU.
+    pub cpus: Vec<usize>,
+    /// The real-time priority the measuring threads will run at (`--priority`): a permission
+    /// limit below it, or a task at or above it on the measured CPUs, weakens the run.
+    pub priority: u32,
+}
+
+impl Default for DoctorSettings {
+    fn default() -> Self {
+        DoctorSettings {
+            cpus: Vec::new(),
+            priority: MEASURE_PRIORITY,
+        }
+    }
+}
+
+impl DoctorSettings {
+    /// The default priority on these CPUs.
+    pub fn for_cpus(cpus: &[usize]) -> Self {
+        DoctorSettings {
+            cpus: cpus.to_vec(),
+            ..DoctorSettings::default()
+        }
+    }
+
+    /// The same settings at another measuring priority.
+    pub fn at_priority(mut self, priority: u32) -> Self {
+        self.priority = priority;
+        self
+    }
+}
+
+/// [`doctor`], judging against the settings of a particular run rather than the defaults.
+pub fn doctor_with(root: &SysRoot, settings: &DoctorSettings) -> Vec<Check> {
+    let ctx = Ctx::new(root, settings);
     vec![
         preempt_rt(&ctx),
         rt_throttling(&ctx),
@@ -288,9 +299,10 @@ fn preempt_rt(ctx: &Ctx) -> Check {
         until they finish, which under disk or network load means hundreds of microseconds to \
         milliseconds. PREEMPT_RT makes those sections preemptible (sleeping locks with priority \
         inheritance, threaded interrupts), which bounds the wait.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let p = match kernel::preemption(ctx.root, ctx.config()) {
         Ok(p) => p,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     if p.rt {
         let mut how = Vec::new();
@@ -303,13 +315,7 @@ fn preempt_rt(ctx: &Ctx) -> Check {
         if ctx.config().is_some_and(|c| c.enabled("CONFIG_PREEMPT_RT")) {
             how.push("CONFIG_PREEMPT_RT=y");
         }
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!("PREEMPT_RT ({})", how.join(", ")),
-            WHY,
-        );
+        return ABOUT.ok(format!("PREEMPT_RT ({})", how.join(", ")));
     }
     let found = match p.model.as_str() {
         "dynamic" => match &p.dynamic_mode {
@@ -342,7 +348,7 @@ fn preempt_rt(ctx: &Ctx) -> Check {
              kernel (or `echo full > /sys/kernel/debug/sched/preempt`)",
         );
     }
-    let mut c = Check::new(ID, TITLE, Status::Warn, found, WHY).fix(fix);
+    let mut c = ABOUT.warn(found).fix(fix);
     if weak_mode {
         c.why.push_str(
             " The current mode is not even fully preemptible: kernel code runs until it \
@@ -361,22 +367,17 @@ fn rt_throttling(ctx: &Ctx) -> Check {
         and the stall then appears as an outlier that says nothing about kernel latency; runs \
         with and without throttling are not comparable. (Recent kernels also have a deadline \
         \"fair server\" that reserves time for starved normal tasks.)";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     const SYSCTL: &str = "sysctl -w kernel.sched_rt_runtime_us=-1\n\
         persist: echo 'kernel.sched_rt_runtime_us = -1' > /etc/sysctl.d/90-rt.conf \
         (only where every RT task is trusted: throttling is the last guard against a spinning \
         SCHED_FIFO task locking up a CPU)";
     let (runtime, period) = match platform::rt_throttling(ctx.root) {
         Ok(v) => v,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     if runtime < 0 {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            "off (kernel.sched_rt_runtime_us = -1)",
-            WHY,
-        );
+        return ABOUT.ok("off (kernel.sched_rt_runtime_us = -1)");
     }
     if runtime == 0 {
         return Check::new(
@@ -391,32 +392,20 @@ fn rt_throttling(ctx: &Ctx) -> Check {
         .fix(SYSCTL);
     }
     match period {
-        Some(p) if runtime >= p => Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!("budget covers the whole period ({runtime} of {p} µs): never throttles"),
-            WHY,
-        ),
-        Some(p) => Check::new(
-            ID,
-            TITLE,
-            Status::Warn,
-            format!(
+        Some(p) if runtime >= p => ABOUT.ok(format!(
+            "budget covers the whole period ({runtime} of {p} µs): never throttles"
+        )),
+        Some(p) => ABOUT
+            .warn(format!(
                 "on: RT tasks may use {runtime} µs of every {p} µs, then stop for {} µs",
                 p - runtime
-            ),
-            WHY,
-        )
-        .fix(SYSCTL),
-        None => Check::new(
-            ID,
-            TITLE,
-            Status::Warn,
-            format!("on: kernel.sched_rt_runtime_us = {runtime} (period unknown)"),
-            WHY,
-        )
-        .fix(SYSCTL),
+            ))
+            .fix(SYSCTL),
+        None => ABOUT
+            .warn(format!(
+                "on: kernel.sched_rt_runtime_us = {runtime} (period unknown)"
+            ))
+            .fix(SYSCTL),
     }
 }
 
@@ -468,39 +457,32 @@ fn rt_cgroup(ctx: &Ctx) -> Check {
         SCHED_RR with EPERM even to root, so rt mode cannot start; a small budget throttles the \
         measurement thread as the system-wide RT throttling does. Container runtimes and \
         systemd put processes in such groups.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     const V1_FIX: &str = "give the group (and each ancestor first) a budget, e.g. echo 950000 > \
         /sys/fs/cgroup/cpu/<group>/cpu.rt_runtime_us; for Docker: docker run --cpu-rt-runtime=950000 \
         --cap-add SYS_NICE (with the daemon's --cpu-rt-runtime set); or run rtgauge from the \
         root group: echo $$ > /sys/fs/cgroup/cpu/cgroup.procs";
     let text = match ctx.root.read("/proc/self/cgroup") {
         Ok(t) => t,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     let rt_group = ctx.config().map(|c| c.enabled("CONFIG_RT_GROUP_SCHED"));
     if rt_group == Some(false) {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
+        return ABOUT.ok(
             "kernel built without CONFIG_RT_GROUP_SCHED: cgroups set no RT budget, only the \
              system-wide one applies",
-            WHY,
         );
     }
     if ctx.param("rt_group_sched").as_deref() == Some("0") {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
+        return ABOUT.ok(
             "RT group scheduling disabled at boot (rt_group_sched=0): only the system-wide \
              budget applies",
-            WHY,
         );
     }
     let group = match cpu_cgroup(&text) {
         Some(g) => g,
         None => {
-            return Check::unknown(
+            return unknown_check(
                 ID,
                 TITLE,
                 WHY,
@@ -514,7 +496,7 @@ fn rt_cgroup(ctx: &Ctx) -> Check {
                 .into_iter()
                 .find(|m| ctx.root.read(&format!("{m}/cpu.rt_runtime_us")).is_ok())
             else {
-                return Check::unknown(
+                return unknown_check(
                     ID,
                     TITLE,
                     WHY,
@@ -545,17 +527,12 @@ fn rt_cgroup(ctx: &Ctx) -> Check {
                 } else {
                     format!("cpu cgroup {g}, an ancestor of this process's group {path},")
                 };
-                return Check::new(
-                    ID,
-                    TITLE,
-                    Status::Fail,
-                    format!(
+                return ABOUT
+                    .fail(format!(
                         "{whose} has cpu.rt_runtime_us = 0: SCHED_FIFO/SCHED_RR are refused \
                          (EPERM) here"
-                    ),
-                    WHY,
-                )
-                .fix(V1_FIX);
+                    ))
+                    .fix(V1_FIX);
             }
             match &levels[0].1 {
                 Ok(runtime) => {
@@ -574,32 +551,20 @@ fn rt_cgroup(ctx: &Ctx) -> Check {
                     } else {
                         format!("{runtime} µs{period}")
                     };
-                    Check::new(
-                        ID,
-                        TITLE,
-                        Status::Ok,
-                        format!("{name} (cgroup v1): RT budget {budget}"),
-                        WHY,
-                    )
+                    ABOUT.ok(format!("{name} (cgroup v1): RT budget {budget}"))
                 }
-                Err(u) => Check::unknown(ID, TITLE, WHY, u),
+                Err(u) => ABOUT.unknown(u),
             }
         }
         CpuCgroup::V2(path) => {
             if path == "/" {
-                return Check::new(
-                    ID,
-                    TITLE,
-                    Status::Ok,
-                    "root cgroup (cgroup v2): the system-wide RT budget applies",
-                    WHY,
-                );
+                return ABOUT.ok("root cgroup (cgroup v2): the system-wide RT budget applies");
             }
             let controllers = ["/sys/fs/cgroup", "/sys/fs/cgroup/unified"]
                 .into_iter()
                 .find_map(|m| ctx.root.read(&format!("{m}{path}/cgroup.controllers")).ok());
             let Some(controllers) = controllers else {
-                return Check::unknown(
+                return unknown_check(
                     ID,
                     TITLE,
                     WHY,
@@ -610,16 +575,10 @@ fn rt_cgroup(ctx: &Ctx) -> Check {
                 );
             };
             if !controllers.split_whitespace().any(|c| c == "cpu") {
-                return Check::new(
-                    ID,
-                    TITLE,
-                    Status::Ok,
-                    format!(
-                        "cgroup v2 group {path} without the cpu controller: the system-wide RT \
+                return ABOUT.ok(format!(
+                    "cgroup v2 group {path} without the cpu controller: the system-wide RT \
                          budget applies"
-                    ),
-                    WHY,
-                );
+                ));
             }
             let (status, found) = if rt_group == Some(true) {
                 (
@@ -640,7 +599,7 @@ fn rt_cgroup(ctx: &Ctx) -> Check {
                     ),
                 )
             };
-            Check::new(ID, TITLE, status, found, WHY).fix(
+            ABOUT.verdict(status, found).fix(
                 "run rtgauge from the root cgroup (echo $$ > /sys/fs/cgroup/cgroup.procs), or \
                  boot with rt_group_sched=0 where the kernel offers it, or use a kernel built \
                  without CONFIG_RT_GROUP_SCHED (most distribution kernels)",
@@ -657,9 +616,10 @@ fn clocksource(ctx: &Ctx) -> Check {
         need a system call and an uncached device read of about a microsecond, paravirtual \
         clocks add scaling by host-supplied parameters, and jiffies only advances once per \
         tick.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let cs = match &ctx.clocksource {
         Ok(cs) => cs,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, u),
+        Err(u) => return ABOUT.unknown(u),
     };
     let flags = ctx
         .cpuinfo
@@ -701,21 +661,15 @@ fn clocksource(ctx: &Ctx) -> Check {
         );
     }
     if cs.current == "tsc" {
-        return Check::new(ID, TITLE, Status::Ok, found, WHY);
+        return ABOUT.ok(found);
     }
     let x86 = ctx.cpuinfo.as_deref().is_ok_and(platform::is_x86)
         || cs.available.iter().any(|c| c == "tsc");
     if !x86 {
         if ctx.cpuinfo.is_err() && cs.available.is_empty() {
-            return Check::new(
-                ID,
-                TITLE,
-                Status::Unknown,
-                format!("{found}; architecture unknown, so cannot tell whether a better clocksource exists"),
-                WHY,
-            );
+            return ABOUT.verdict(Status::Unknown, format!("{found}; architecture unknown, so cannot tell whether a better clocksource exists"));
         }
-        return Check::new(ID, TITLE, Status::Ok, found, WHY);
+        return ABOUT.ok(found);
     }
     let fix = if cs.available.iter().any(|c| c == "tsc") {
         "echo tsc > /sys/devices/system/clocksource/clocksource0/current_clocksource\n\
@@ -728,14 +682,7 @@ fn clocksource(ctx: &Ctx) -> Check {
          invariant TSC (QEMU/libvirt: -cpu host,+invtsc)"
             .to_string()
     };
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!("{found}: not tsc on x86"),
-        WHY,
-    )
-    .fix(fix)
+    ABOUT.warn(format!("{found}: not tsc on x86")).fix(fix)
 }
 
 fn hres_timers(ctx: &Ctx) -> Check {
@@ -744,19 +691,18 @@ fn hres_timers(ctx: &Ctx) -> Check {
     const WHY: &str = "Without high-resolution mode timers expire only at the next tick, so \
         every clock_nanosleep() wake-up is late by up to 1/HZ (milliseconds), which swamps any \
         real latency: measurements would be invalid.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     const FIX: &str = "use a kernel with CONFIG_HIGH_RES_TIMERS=y, remove `highres=off` from \
         the kernel command line, and check `dmesg | grep -i -e 'high resolution' -e \
         clockevent` for a clock event device that supports one-shot mode";
     if let Some(c) = ctx.config() {
         if !c.enabled("CONFIG_HIGH_RES_TIMERS") {
-            return Check::new(
-                ID,
-                TITLE,
-                Status::Fail,
-                format!("kernel built without CONFIG_HIGH_RES_TIMERS ({})", c.source),
-                WHY,
-            )
-            .fix(FIX);
+            return ABOUT
+                .fail(format!(
+                    "kernel built without CONFIG_HIGH_RES_TIMERS ({})",
+                    c.source
+                ))
+                .fix(FIX);
         }
     }
     let highres_off = ctx.param("highres").as_deref() == Some("off");
@@ -764,20 +710,15 @@ fn hres_timers(ctx: &Ctx) -> Check {
         Ok(m) => m,
         Err(u) => {
             if highres_off {
-                return Check::new(
-                    ID,
-                    TITLE,
-                    Status::Fail,
-                    "disabled by `highres=off` on the kernel command line",
-                    WHY,
-                )
-                .fix(FIX);
+                return ABOUT
+                    .fail("disabled by `highres=off` on the kernel command line")
+                    .fix(FIX);
             }
             let built = ctx
                 .config()
                 .map(|c| format!(" (built with CONFIG_HIGH_RES_TIMERS=y per {})", c.source))
                 .unwrap_or_default();
-            let mut c = Check::unknown(ID, TITLE, WHY, &u);
+            let mut c = ABOUT.unknown(&u);
             c.found = format!("unknown whether active{built}: {u}");
             return c;
         }
@@ -795,37 +736,23 @@ fn hres_timers(ctx: &Ctx) -> Check {
         .filter(|c| map.contains_key(c))
         .collect();
     if !off.is_empty() {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Fail,
-            format!(
+        return ABOUT
+            .fail(format!(
                 "not active on measured {} (/proc/timer_list .hres_active = 0)",
                 cpus(&off)
-            ),
-            WHY,
-        )
-        .fix(FIX);
+            ))
+            .fix(FIX);
     }
     if seen.is_empty() {
-        return Check::new(
-            ID,
-            TITLE,
+        return ABOUT.verdict(
             Status::Unknown,
             format!(
                 "/proc/timer_list has no entry for the measured {}",
                 cpus(&ctx.measured)
             ),
-            WHY,
         );
     }
-    Check::new(
-        ID,
-        TITLE,
-        Status::Ok,
-        format!("active on {}", cpus(&seen)),
-        WHY,
-    )
+    ABOUT.ok(format!("active on {}", cpus(&seen)))
 }
 
 /// `CPU 3` or `CPUs 0-3`.
@@ -869,8 +796,9 @@ fn cpu_governor(ctx: &Ctx) -> Check {
         governor ramps up, and frequency transitions themselves stall the core. The \
         performance governor keeps the request at the maximum, so latencies do not depend on \
         what ran before.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     if let Err(u) = cpu_or_unknown(Ok(()), ctx) {
-        return Check::unknown(ID, TITLE, WHY, &u);
+        return ABOUT.unknown(&u);
     }
     let mut by_gov: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
     let mut missing = Vec::new();
@@ -897,23 +825,11 @@ fn cpu_governor(ctx: &Ctx) -> Check {
             cpus(&ctx.measured)
         );
         return match ctx.in_vm() {
-            Some(true) => Check::new(
-                ID,
-                TITLE,
-                Status::Unknown,
-                format!("{found}: this guest cannot see or set the frequency, the host decides it"),
-                WHY,
-            )
+            Some(true) => ABOUT.verdict(Status::Unknown, format!("{found}: this guest cannot see or set the frequency, the host decides it"))
             .fix("on the host: performance governor (and shallow C-states) for the CPUs that run this guest's vCPUs"),
-            Some(false) => Check::new(
-                ID,
-                TITLE,
-                Status::Warn,
-                format!("{found}: no cpufreq driver, frequency is left to the firmware"),
-                WHY,
-            )
+            Some(false) => ABOUT.warn(format!("{found}: no cpufreq driver, frequency is left to the firmware"))
             .fix("set the firmware (BIOS/UEFI) power profile to maximum performance, or load the platform's cpufreq driver (intel_pstate, amd-pstate, acpi-cpufreq) and select the performance governor"),
-            None => Check::new(ID, TITLE, Status::Unknown, format!("{found}; whether this is a VM is unknown too"), WHY),
+            None => ABOUT.verdict(Status::Unknown, format!("{found}; whether this is a VM is unknown too")),
         };
     }
     let mut parts: Vec<String> = by_gov
@@ -936,10 +852,10 @@ fn cpu_governor(ctx: &Ctx) -> Check {
         .flat_map(|(_, cpus)| cpus.iter().copied())
         .collect();
     if slow.is_empty() {
-        return Check::new(ID, TITLE, Status::Ok, found, WHY);
+        return ABOUT.ok(found);
     }
     let list = format_cpu_list(&slow);
-    Check::new(ID, TITLE, Status::Warn, found, WHY).fix(format!(
+    ABOUT.warn(found).fix(format!(
         "cpupower -c {list} frequency-set -g performance\n\
          or: for c in {}; do echo performance > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor; done",
         slow.iter()
@@ -957,8 +873,9 @@ fn cstates(ctx: &Ctx) -> Check {
         /dev/cpu_dma_latency while measuring, which keeps the idle governor out of states \
         slower than the requested latency: its results exclude this cost, and an application \
         that does not do the same pays it on every wake-up from idle.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     if let Err(u) = cpu_or_unknown(Ok(()), ctx) {
-        return Check::unknown(ID, TITLE, WHY, &u);
+        return ABOUT.unknown(&u);
     }
     let driver = cpu::idle_driver(ctx.root).ok();
     let mut deep: std::collections::BTreeMap<String, Vec<usize>> = Default::default();
@@ -994,9 +911,7 @@ fn cstates(ctx: &Ctx) -> Check {
         } else {
             ""
         };
-        return Check::new(
-            ID,
-            TITLE,
+        return ABOUT.verdict(
             Status::Unknown,
             match &driver {
                 // cpuidle is there but offers no states: the arch default idle is used.
@@ -1008,33 +923,20 @@ fn cstates(ctx: &Ctx) -> Check {
                 ),
                 None => format!("unknown: {reason}"),
             },
-            WHY,
         );
     }
     let deepest_txt = deepest
         .map(|(l, n)| format!("deepest enabled state {n}, exit latency {l} µs"))
         .unwrap_or_else(|| "all states disabled".into());
     if deep.is_empty() {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!("{deepest_txt} on {}{drv}", cpus(&seen)),
-            WHY,
-        );
+        return ABOUT.ok(format!("{deepest_txt} on {}{drv}", cpus(&seen)));
     }
     let list: Vec<String> = deep
         .iter()
         .map(|(s, c)| format!("{s} on {}", cpus(c)))
         .collect();
     let measured = ctx.measured_str();
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!("deep states enabled: {}{drv}", list.join(", ")),
-        WHY,
-    )
+    ABOUT.warn(format!("deep states enabled: {}{drv}", list.join(", ")))
     .fix(format!(
         "cpupower -c {measured} idle-set -D {}   (disables states with exit latency above {DEEP_CSTATE_US} µs, until reboot)\n\
          at boot: intel_idle.max_cstate=1 processor.max_cstate=1 (or idle=poll for the lowest \
@@ -1050,9 +952,10 @@ fn smt(ctx: &Ctx) -> Check {
     const WHY: &str = "Hardware threads of one core share its execution units, caches and \
         buffers: whatever runs on the sibling slows the RT thread by a varying amount, and \
         some vulnerability mitigations add flushes when the sibling switches tasks.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let s = match cpu::smt(ctx.root) {
         Ok(s) => s,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     if !s.active {
         let ctl = if s.control.is_empty() {
@@ -1060,7 +963,7 @@ fn smt(ctx: &Ctx) -> Check {
         } else {
             format!(" (control: {})", s.control)
         };
-        return Check::new(ID, TITLE, Status::Ok, format!("inactive{ctl}"), WHY);
+        return ABOUT.ok(format!("inactive{ctl}"));
     }
     let mut pairs = BTreeSet::new();
     for &c in &ctx.measured {
@@ -1078,7 +981,7 @@ fn smt(ctx: &Ctx) -> Check {
             pairs.into_iter().collect::<Vec<_>>().join(" ")
         )
     };
-    Check::new(ID, TITLE, Status::Warn, found, WHY).fix(
+    ABOUT.warn(found).fix(
         "boot with `nosmt`, or now: echo off > /sys/devices/system/cpu/smt/control\n\
          or keep each measured CPU's sibling idle by isolating it too (name both siblings in isolcpus=)",
     )
@@ -1096,6 +999,7 @@ fn isolated_cpus(ctx: &Ctx) -> Check {
         work in. Even at top RT priority the measurement thread waits for the non-preemptible \
         sections of whatever ran before it. isolcpus=domain takes CPUs out of load balancing \
         so only tasks pinned there run there.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let asked = ctx.param("isolcpus");
     let asked_txt = asked
         .as_ref()
@@ -1104,20 +1008,17 @@ fn isolated_cpus(ctx: &Ctx) -> Check {
     let iso = match cpu_or_unknown(ctx.isolated.clone(), ctx) {
         Ok(i) => i,
         Err(u) => {
-            let mut c = Check::unknown(ID, TITLE, WHY, &u);
+            let mut c = ABOUT.unknown(&u);
             c.found.push_str(&asked_txt);
             return c;
         }
     };
     let (isolated, not) = covered(&ctx.measured, &iso);
     if not.is_empty() {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!("measured {} isolated{asked_txt}", cpus_are(&isolated)),
-            WHY,
-        );
+        return ABOUT.ok(format!(
+            "measured {} isolated{asked_txt}",
+            cpus_are(&isolated)
+        ));
     }
     let found = if iso.is_empty() {
         match &asked {
@@ -1145,7 +1046,7 @@ fn isolated_cpus(ctx: &Ctx) -> Check {
     } else {
         ctx.boot_fix("isolation")
     };
-    Check::new(ID, TITLE, Status::Warn, found, WHY).fix(fix)
+    ABOUT.warn(found).fix(fix)
 }
 
 fn nohz_full(ctx: &Ctx) -> Check {
@@ -1179,7 +1080,7 @@ fn nohz_full(ctx: &Ctx) -> Check {
         }
     }
     if let Err(u) = cpu_or_unknown(Ok(()), ctx) {
-        return Check::unknown(ID, TITLE, why, &u);
+        return unknown_check(ID, TITLE, why, &u);
     }
     let asked = ctx.param("nohz_full");
     let active = match &ctx.nohz_full {
@@ -1188,7 +1089,7 @@ fn nohz_full(ctx: &Ctx) -> Check {
         // parameter nothing can be tickless.
         Err(_) if ctx.cmdline.is_ok() && asked.is_none() => Vec::new(),
         Err(u) => {
-            let mut c = Check::unknown(ID, TITLE, why, u);
+            let mut c = unknown_check(ID, TITLE, why, u);
             if let Some(a) = &asked {
                 c.found
                     .push_str(&format!("; command line asks nohz_full={a}"));
@@ -1234,20 +1135,19 @@ fn rcu_nocbs(ctx: &Ctx) -> Check {
         softirq context on the CPU that queued them, in bursts that can take tens to hundreds \
         of microseconds after heavy file or network activity. rcu_nocbs= (implied by \
         nohz_full=) moves them into rcuo kthreads that can be pinned to housekeeping CPUs.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     if let Some(c) = ctx.config() {
         if !c.enabled("CONFIG_RCU_NOCB_CPU") {
-            return Check::new(
-                ID,
-                TITLE,
-                Status::Warn,
-                format!("kernel built without CONFIG_RCU_NOCB_CPU ({})", c.source),
-                WHY,
-            )
-            .fix("use a kernel built with CONFIG_RCU_NOCB_CPU=y, then boot with rcu_nocbs=");
+            return ABOUT
+                .warn(format!(
+                    "kernel built without CONFIG_RCU_NOCB_CPU ({})",
+                    c.source
+                ))
+                .fix("use a kernel built with CONFIG_RCU_NOCB_CPU=y, then boot with rcu_nocbs=");
         }
     }
     if let Err(u) = cpu_or_unknown(ctx.cmdline.clone().map(|_| ()), ctx) {
-        return Check::unknown(ID, TITLE, WHY, &u);
+        return ABOUT.unknown(&u);
     }
     let online = ctx.online.clone().unwrap_or_default();
     let mut offloaded: BTreeSet<usize> = BTreeSet::new();
@@ -1287,26 +1187,15 @@ fn rcu_nocbs(ctx: &Ctx) -> Check {
             None => Vec::new(),
         };
         if !missing.is_empty() {
-            return Check::new(
-                ID,
-                TITLE,
-                Status::Warn,
-                format!(
+            return ABOUT
+                .warn(format!(
                     "requested for measured {} ({source}) but no rcuop kthread exists for {}",
                     cpus(&ok),
                     cpus(&missing)
-                ),
-                WHY,
-            )
-            .fix("check `dmesg | grep -i rcu` for why the offload was refused");
+                ))
+                .fix("check `dmesg | grep -i rcu` for why the offload was refused");
         }
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!("measured {} offloaded ({source})", cpus(&ok)),
-            WHY,
-        );
+        return ABOUT.ok(format!("measured {} offloaded ({source})", cpus(&ok)));
     }
     let (_, hk) = ctx.split();
     let mut fix = format!(
@@ -1320,14 +1209,9 @@ fn rcu_nocbs(ctx: &Ctx) -> Check {
             format_cpu_list(&offloaded)
         );
     }
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!("measured {} not offloaded ({source})", cpus(&not)),
-        WHY,
-    )
-    .fix(fix)
+    ABOUT
+        .warn(format!("measured {} not offloaded ({source})", cpus(&not)))
+        .fix(fix)
 }
 
 fn irq_affinity(ctx: &Ctx) -> Check {
@@ -1338,23 +1222,18 @@ fn irq_affinity(ctx: &Ctx) -> Check {
         (network receive, block completion) run there before the RT task continues. Steering \
         device interrupts to housekeeping CPUs removes this source of latency from the \
         measured ones.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let irqs = match cpu_or_unknown(procs::irqs(ctx.root), ctx) {
         Ok(i) => i,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     let (iso, hk) = ctx.split();
     let hk_s = format_cpu_list(&hk);
     if ctx.all_measured {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Warn,
-            format!(
+        return ABOUT.warn(format!(
                 "cannot apply: every online CPU is measured, so all {} device IRQs land on measured CPUs",
                 irqs.len()
-            ),
-            WHY,
-        )
+            ))
         .fix(if iso.is_empty() {
             "only one CPU is online: interrupts cannot be moved away from it".to_string()
         } else {
@@ -1369,17 +1248,11 @@ fn irq_affinity(ctx: &Ctx) -> Check {
         .filter(|i| i.affinity.iter().any(|c| ctx.measured.contains(c)))
         .collect();
     if hits.is_empty() {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!(
-                "none of {} device IRQs may target measured {}",
-                irqs.len(),
-                cpus(&ctx.measured)
-            ),
-            WHY,
-        );
+        return ABOUT.ok(format!(
+            "none of {} device IRQs may target measured {}",
+            irqs.len(),
+            cpus(&ctx.measured)
+        ));
     }
     let shown: Vec<String> = hits
         .iter()
@@ -1410,27 +1283,22 @@ fn irq_affinity(ctx: &Ctx) -> Check {
         .map(|i| i.irq.to_string())
         .collect::<Vec<_>>()
         .join(" ");
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!(
+    ABOUT
+        .warn(format!(
             "{} of {} device IRQs may target measured {}: {}{more}",
             hits.len(),
             irqs.len(),
             cpus(&ctx.measured),
             shown.join(", ")
-        ),
-        WHY,
-    )
-    .fix(format!(
-        "now: for i in {numbers}; do echo {hk_s} > /proc/irq/$i/smp_affinity_list; done\n\
+        ))
+        .fix(format!(
+            "now: for i in {numbers}; do echo {hk_s} > /proc/irq/$i/smp_affinity_list; done\n\
          at boot: irqaffinity={hk_s} (managed IRQs such as NVMe queues refuse manual moves; \
          isolcpus=managed_irq,{} keeps them off the measured CPUs)\n\
          and stop irqbalance or ban the CPUs from it (IRQBALANCE_BANNED_CPULIST={})",
-        ctx.measured_str(),
-        ctx.measured_str()
-    ))
+            ctx.measured_str(),
+            ctx.measured_str()
+        ))
 }
 
 fn irqbalance(ctx: &Ctx) -> Check {
@@ -1440,12 +1308,13 @@ fn irqbalance(ctx: &Ctx) -> Check {
         so manual steering does not last and interrupts can move onto measured CPUs in the \
         middle of a run. Recent versions leave isolcpus= and nohz_full= CPUs alone, but not \
         CPUs that are merely measured.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let names = match procs::process_names(ctx.root) {
         Ok(n) => n,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     if !names.contains("irqbalance") {
-        return Check::new(ID, TITLE, Status::Ok, "not running", WHY);
+        return ABOUT.ok("not running");
     }
     let mut protected: BTreeSet<usize> = ctx
         .isolated
@@ -1455,18 +1324,12 @@ fn irqbalance(ctx: &Ctx) -> Check {
         .collect();
     protected.extend(ctx.nohz_full.clone().unwrap_or_default());
     if !ctx.measured.is_empty() && ctx.measured.iter().all(|c| protected.contains(c)) {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!(
-                "running, but measured {} isolated or nohz_full, which it leaves alone",
-                cpus_are(&ctx.measured)
-            ),
-            WHY,
-        );
+        return ABOUT.ok(format!(
+            "running, but measured {} isolated or nohz_full, which it leaves alone",
+            cpus_are(&ctx.measured)
+        ));
     }
-    Check::new(ID, TITLE, Status::Warn, "running", WHY).fix(format!(
+    ABOUT.warn("running").fix(format!(
         "systemctl disable --now irqbalance\n\
          or keep it and ban the measured CPUs: IRQBALANCE_BANNED_CPULIST={} in /etc/default/irqbalance \
          (/etc/sysconfig/irqbalance on RHEL-like systems), then restart it",
@@ -1482,22 +1345,23 @@ fn thp(ctx: &Ctx) -> Check {
         for milliseconds; khugepaged's collapsing also sends TLB-flush IPIs to the CPUs running \
         the affected process. rtgauge prefaults and locks its own memory, but the application \
         you want to run may not.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let (enabled, defrag) = match platform::thp(ctx.root) {
         Ok(v) => v,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     let found = match &defrag {
         Some(d) => format!("enabled={enabled}, defrag={d}"),
         None => format!("enabled={enabled}"),
     };
     if enabled == "always" {
-        return Check::new(ID, TITLE, Status::Warn, found, WHY).fix(
+        return ABOUT.warn(found).fix(
             "echo madvise > /sys/kernel/mm/transparent_hugepage/enabled\n\
              echo never > /sys/kernel/mm/transparent_hugepage/defrag\n\
              at boot: transparent_hugepage=madvise (or never)",
         );
     }
-    Check::new(ID, TITLE, Status::Ok, found, WHY)
+    ABOUT.ok(found)
 }
 
 fn swap(ctx: &Ctx) -> Check {
@@ -1506,24 +1370,19 @@ fn swap(ctx: &Ctx) -> Check {
     const WHY: &str = "rtgauge locks its memory, so it is never swapped out itself; but swapping \
         brings reclaim work, writeback I/O and its interrupts onto the machine, and any RT \
         component that does not lock its memory can take a major fault of milliseconds.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let swaps = match platform::swaps(ctx.root) {
         Ok(s) => s,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     if swaps.is_empty() {
-        return Check::new(ID, TITLE, Status::Ok, "no swap active", WHY);
+        return ABOUT.ok("no swap active");
     }
     let list: Vec<String> = swaps
         .iter()
         .map(|(n, t, kib)| format!("{n} ({t}, {} MiB)", kib / 1024))
         .collect();
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!("active: {}", list.join(", ")),
-        WHY,
-    )
+    ABOUT.warn(format!("active: {}", list.join(", ")))
     .fix("swapoff -a, and remove or comment out the swap entries in /etc/fstab (or mask the systemd swap units) on a measurement machine")
 }
 
@@ -1538,30 +1397,37 @@ fn limit_txt(v: Option<u64>) -> String {
     v.map_or("unlimited".into(), |n| n.to_string())
 }
 
+/// The process's privileges and its user (`root`, `uid 1000`) when it lacks capability
+/// `cap`; otherwise `Err` with what was found (`root with CAP_SYS_NICE`) or why the
+/// privileges could not be read.
+fn capability(
+    ctx: &Ctx,
+    cap: u32,
+    name: &str,
+) -> Result<(procs::Privileges, String), Fact<String>> {
+    let p = procs::privileges(ctx.root).map_err(Err)?;
+    let who = if p.euid == 0 {
+        "root".to_string()
+    } else {
+        format!("uid {}", p.euid)
+    };
+    if p.has_cap(cap) {
+        return Err(Ok(format!("{who} with {name}")));
+    }
+    Ok((p, who))
+}
+
 fn rtprio_permission(ctx: &Ctx) -> Check {
     const ID: &str = "rtprio_permission";
     const TITLE: &str = "Permission for real-time priority";
     const WHY: &str = "Without CAP_SYS_NICE or an RLIMIT_RTPRIO allowance, \
         sched_setscheduler(SCHED_FIFO) fails with EPERM and the measurement thread can only run \
         as a normal task: its numbers then describe the fair scheduler, not real-time latency.";
-    let p = match procs::privileges(ctx.root) {
-        Ok(p) => p,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+    const ABOUT: About = About::new(ID, TITLE, WHY);
+    let (p, who) = match capability(ctx, CAP_SYS_NICE, "CAP_SYS_NICE") {
+        Ok(without) => without,
+        Err(found) => return found.map_or_else(|u| ABOUT.unknown(&u), |with| ABOUT.ok(with)),
     };
-    let who = if p.euid == 0 {
-        "root".to_string()
-    } else {
-        format!("uid {}", p.euid)
-    };
-    if p.has_cap(CAP_SYS_NICE) {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!("{who} with CAP_SYS_NICE"),
-            WHY,
-        );
-    }
     let limit = p.rtprio_soft;
     let found = format!(
         "{who} without CAP_SYS_NICE; RLIMIT_RTPRIO {} (hard {})",
@@ -1569,28 +1435,17 @@ fn rtprio_permission(ctx: &Ctx) -> Check {
         limit_txt(p.rtprio_hard)
     );
     match limit {
-        None => Check::new(ID, TITLE, Status::Ok, found, WHY),
-        Some(n) if n >= u64::from(MEASURE_PRIORITY) => {
-            Check::new(ID, TITLE, Status::Ok, found, WHY)
-        }
-        Some(0) => Check::new(
-            ID,
-            TITLE,
-            Status::Warn,
-            format!("{found}: no RT priority allowed"),
-            WHY,
-        )
-        .fix(PRIV_FIX),
-        Some(n) => Check::new(
-            ID,
-            TITLE,
-            Status::Warn,
-            format!(
-                "{found}: priorities above {n} refused (rtgauge measures at {MEASURE_PRIORITY})"
-            ),
-            WHY,
-        )
-        .fix(PRIV_FIX),
+        None => ABOUT.ok(found),
+        Some(n) if n >= u64::from(ctx.priority) => ABOUT.ok(found),
+        Some(0) => ABOUT
+            .warn(format!("{found}: no RT priority allowed"))
+            .fix(PRIV_FIX),
+        Some(n) => ABOUT
+            .warn(format!(
+                "{found}: priorities above {n} refused (rtgauge measures at {})",
+                ctx.priority
+            ))
+            .fix(PRIV_FIX),
     }
 }
 
@@ -1601,24 +1456,11 @@ fn memlock_permission(ctx: &Ctx) -> Check {
         them again costs a page fault, milliseconds for a major one. rtgauge calls mlockall() \
         and prefaults, which needs CAP_IPC_LOCK or an RLIMIT_MEMLOCK larger than the whole \
         process (thread stacks included).";
-    let p = match procs::privileges(ctx.root) {
-        Ok(p) => p,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+    const ABOUT: About = About::new(ID, TITLE, WHY);
+    let (p, who) = match capability(ctx, CAP_IPC_LOCK, "CAP_IPC_LOCK") {
+        Ok(without) => without,
+        Err(found) => return found.map_or_else(|u| ABOUT.unknown(&u), |with| ABOUT.ok(with)),
     };
-    let who = if p.euid == 0 {
-        "root".to_string()
-    } else {
-        format!("uid {}", p.euid)
-    };
-    if p.has_cap(CAP_IPC_LOCK) {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!("{who} with CAP_IPC_LOCK"),
-            WHY,
-        );
-    }
     let found = format!(
         "{who} without CAP_IPC_LOCK; RLIMIT_MEMLOCK {} (hard {})",
         p.memlock_soft
@@ -1627,16 +1469,13 @@ fn memlock_permission(ctx: &Ctx) -> Check {
             .map_or("unlimited".into(), |b| format!("{} KiB", b / 1024)),
     );
     if p.memlock_soft.is_none() {
-        return Check::new(ID, TITLE, Status::Ok, found, WHY);
+        return ABOUT.ok(found);
     }
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!("{found}: mlockall() of the whole process is likely to fail"),
-        WHY,
-    )
-    .fix(PRIV_FIX)
+    ABOUT
+        .warn(format!(
+            "{found}: mlockall() of the whole process is likely to fail"
+        ))
+        .fix(PRIV_FIX)
 }
 
 /// A per-CPU kernel thread bound to a CPU other than the measured ones cannot preempt the
@@ -1652,13 +1491,14 @@ fn rt_tasks(ctx: &Ctx) -> Check {
     const ID: &str = "rt_tasks";
     const TITLE: &str = "Other real-time tasks";
     const WHY: &str = "A task at a higher real-time priority preempts the measurement thread \
-        (at 95) and one at the same priority is not preempted by it, so their run time on a \
+        (at --priority, 95 by default) and one at the same priority is not preempted by it, so their run time on a \
         measured CPU becomes measured latency; a SCHED_DEADLINE task outranks every FIFO task. \
         Priority 99 is meant for kernel housekeeping such as migration/N, which rtgauge \
         tolerates; anything else up there deserves a look.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let tasks = match &ctx.tasks {
         Ok(t) => t,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, u),
+        Err(u) => return ABOUT.unknown(u),
     };
     let rt: Vec<&Task> = tasks.iter().filter(|t| t.is_rt()).collect();
     let (competing, lower): (Vec<&Task>, Vec<&Task>) = rt
@@ -1666,7 +1506,7 @@ fn rt_tasks(ctx: &Ctx) -> Check {
         .copied()
         .filter(|t| !bound_elsewhere(t, &ctx.measured))
         .filter(|t| !t.comm.starts_with("migration/"))
-        .partition(|t| t.policy == procs::SCHED_DEADLINE || t.rt_priority >= MEASURE_PRIORITY);
+        .partition(|t| t.policy == procs::SCHED_DEADLINE || t.rt_priority >= ctx.priority);
     let describe = |t: &&Task| {
         let prio = if t.policy == procs::SCHED_DEADLINE {
             String::new()
@@ -1706,13 +1546,10 @@ fn rt_tasks(ctx: &Ctx) -> Check {
         String::new()
     };
     if competing.is_empty() {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            format!("none at or above priority {MEASURE_PRIORITY} that could run on the measured CPUs{lower_txt}{hk_txt}"),
-            WHY,
-        );
+        return ABOUT.ok(format!(
+            "none at or above priority {} that could run on the measured CPUs{lower_txt}{hk_txt}",
+            ctx.priority
+        ));
     }
     let shown: Vec<String> = competing.iter().take(8).map(describe).collect();
     let more = if competing.len() > 8 {
@@ -1721,22 +1558,20 @@ fn rt_tasks(ctx: &Ctx) -> Check {
         String::new()
     };
     let (_, hk) = ctx.split();
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!(
-            "{} at or above priority {MEASURE_PRIORITY}: {}{more}{lower_txt}",
+    ABOUT
+        .warn(format!(
+            "{} at or above priority {}: {}{more}{lower_txt}",
             competing.len(),
+            ctx.priority,
             shown.join(", ")
-        ),
-        WHY,
-    )
-    .fix(format!(
-        "lower them (chrt -f -p 80 <pid>, or fix the priority where the service or kthread is \
-         configured), or keep them off the measured CPUs (taskset -pc {} <pid>)",
-        format_cpu_list(&hk)
-    ))
+        ))
+        .fix(format!(
+            "lower them below {} (chrt -f -p {} <pid>, or fix the priority where the service or \
+         kthread is configured), or keep them off the measured CPUs (taskset -pc {} <pid>)",
+            ctx.priority,
+            ctx.priority.saturating_sub(1).max(1),
+            format_cpu_list(&hk)
+        ))
 }
 
 fn timer_migration(ctx: &Ctx) -> Check {
@@ -1745,23 +1580,13 @@ fn timer_migration(ctx: &Ctx) -> Check {
     const WHY: &str = "With timer migration on, timers armed by CPUs going idle may be moved to \
         and expire on busy CPUs, possibly measured ones, adding timer softirq work there. \
         Real-time tuning guides turn it off so each CPU only runs the timers it armed itself.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     match platform::timer_migration(ctx.root) {
-        Err(u) => Check::unknown(ID, TITLE, WHY, &u),
-        Ok(false) => Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            "off (kernel.timer_migration = 0)",
-            WHY,
-        ),
-        Ok(true) => Check::new(
-            ID,
-            TITLE,
-            Status::Warn,
-            "on (kernel.timer_migration = 1)",
-            WHY,
-        )
-        .fix("sysctl -w kernel.timer_migration=0 (persist in /etc/sysctl.d/)"),
+        Err(u) => ABOUT.unknown(&u),
+        Ok(false) => ABOUT.ok("off (kernel.timer_migration = 0)"),
+        Ok(true) => ABOUT
+            .warn("on (kernel.timer_migration = 1)")
+            .fix("sysctl -w kernel.timer_migration=0 (persist in /etc/sysctl.d/)"),
     }
 }
 
@@ -1772,30 +1597,19 @@ fn virtualization(ctx: &Ctx) -> Check {
         VM exits (timer programming, IPIs, idle) and other guests delay the guest in ways it \
         cannot see or tune away. Latencies measured in a guest describe this VM on this host \
         at this moment, not the kernel or the hardware.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let v = match &ctx.virt {
         Ok(v) => v,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, u),
+        Err(u) => return ABOUT.unknown(u),
     };
     if v.hypervisor.is_empty() {
-        return Check::new(
-            ID,
-            TITLE,
-            Status::Ok,
-            "bare metal (no hypervisor flag or hypervisor DMI strings)",
-            WHY,
-        );
+        return ABOUT.ok("bare metal (no hypervisor flag or hypervisor DMI strings)");
     }
     let steal = match v.steal_ticks {
         Some(s) if s > 0 => format!("; steal time so far {s} ticks (the host ran something else)"),
         _ => String::new(),
     };
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!("guest of {} ({}){steal}", v.hypervisor, v.evidence.join(", ")),
-        WHY,
-    )
+    ABOUT.warn(format!("guest of {} ({}){steal}", v.hypervisor, v.evidence.join(", ")))
     .fix(
         "measure on bare metal to judge the kernel and the hardware; to qualify the VM itself, pin \
          each vCPU to its own isolated host CPU at RT priority, give the guest an invariant TSC, \
@@ -1810,34 +1624,27 @@ fn container(ctx: &Ctx) -> Check {
         and sysctls, boot parameters, IRQ affinity and isolation can only be changed on the host. \
         Runtimes usually drop CAP_SYS_NICE and CAP_IPC_LOCK, may confine the process to a \
         cpuset, and with RT group scheduling may give its cgroup no RT runtime at all.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let c = match platform::container(ctx.root) {
         Ok(c) => c,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     if c.kind.is_empty() {
-        return Check::new(ID, TITLE, Status::Ok, "no container markers", WHY);
+        return ABOUT.ok("no container markers");
     }
     if !c.certain {
-        return Check::new(
-            ID,
-            TITLE,
+        return ABOUT.verdict(
             Status::Unknown,
             format!(
                 "undecided: only {} (no container cgroup or runtime marker); file systems built \
                  with container tools carry such leftovers into VMs and hosts too",
                 c.evidence.join(", ")
             ),
-            WHY,
         );
     }
-    Check::new(
-        ID,
-        TITLE,
-        Status::Warn,
-        format!("{} ({})", c.kind, c.evidence.join(", ")),
-        WHY,
-    )
-    .fix(format!(
+    ABOUT
+        .warn(format!("{} ({})", c.kind, c.evidence.join(", ")))
+        .fix(format!(
         "measure on the host, or start the container with --cap-add SYS_NICE --cap-add IPC_LOCK \
          --ulimit rtprio=99 --ulimit memlock=-1 --cpuset-cpus {} and tune the host",
         ctx.measured_str()
@@ -1851,9 +1658,10 @@ fn mitigations(ctx: &Ctx) -> Check {
         on VM exits (page-table switches, buffer clearing, return thunks): exactly the path a \
         wake-up takes. That is a deliberate security cost, not a fault, but runs are only \
         comparable with the same mitigations.";
+    const ABOUT: About = About::new(ID, TITLE, WHY);
     let v = match cpu::vulnerabilities(ctx.root) {
         Ok(v) => v,
-        Err(u) => return Check::unknown(ID, TITLE, WHY, &u),
+        Err(u) => return ABOUT.unknown(&u),
     };
     let pick = |prefix: &str| -> Vec<&str> {
         v.iter()
@@ -1884,5 +1692,5 @@ fn mitigations(ctx: &Ctx) -> Check {
     if let Some(m) = ctx.param("mitigations") {
         found.push_str(&format!("; mitigations={m}"));
     }
-    Check::new(ID, TITLE, Status::Ok, found, WHY)
+    ABOUT.ok(found)
 }

@@ -3,63 +3,7 @@
 
 use crate::root::SysRoot;
 use crate::{cpu, kernel, platform, procs};
-use serde::{Deserialize, Serialize};
-
-/// The environment a result was measured in; stored in every result document.
-///
-/// Every field has a serde default so documents written before a field existed still parse.
-/// Values that could not be read stay empty / `None` rather than guessed.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-#[serde(default)]
-pub struct Fingerprint {
-    pub hostname: String,
-    pub kernel_release: String,
-    pub kernel_version: String,
-    /// none, voluntary, full, lazy, dynamic, rt or unknown.
-    pub preemption_model: String,
-    pub preempt_rt: bool,
-    /// With PREEMPT_DYNAMIC: the mode in force (none, voluntary, full, lazy), empty if unknown
-    /// or not a dynamic kernel.
-    pub preempt_dynamic_mode: String,
-    /// CONFIG_HZ, when the kernel config is readable.
-    pub hz: Option<u32>,
-    pub cmdline: String,
-    pub cpu_model: String,
-    pub cpus_online: Vec<usize>,
-    pub clocksource: String,
-    pub clocksources_available: Vec<String>,
-    /// High-resolution timers active on every online CPU (needs root on many kernels).
-    pub hres_active: Option<bool>,
-    pub isolated_cpus: Vec<usize>,
-    /// CPUs running tickless (nohz_full).
-    pub nohz_full: Vec<usize>,
-    /// CPUs whose RCU callbacks are offloaded: rcu_nocbs= plus nohz_full (which implies it).
-    pub rcu_nocbs: Vec<usize>,
-    /// sched_rt_runtime_us; -1 means RT throttling is off.
-    pub rt_runtime_us: Option<i64>,
-    pub rt_period_us: Option<i64>,
-    /// kernel.timer_migration.
-    pub timer_migration: Option<bool>,
-    /// Whether sibling hardware threads are running.
-    pub smt_active: Option<bool>,
-    /// Distinct cpufreq governors of the online CPUs, comma-separated; empty without cpufreq.
-    pub governor: String,
-    /// Largest exit latency (µs) among the enabled idle states of the online CPUs.
-    pub cstate_max_latency_us: Option<u64>,
-    /// Transparent huge pages mode (always, madvise, never).
-    pub thp: String,
-    pub swap_active: Option<bool>,
-    pub irqbalance_running: Option<bool>,
-    /// Affected vulnerabilities as `name=Mitigation|Vulnerable`, comma-separated; empty when
-    /// none is affected or unknown (see `mitigations_known`).
-    pub mitigations: String,
-    pub mitigations_known: bool,
-    /// Hypervisor name, empty on bare metal (containers: see `container`).
-    pub virtualization: String,
-    /// Container runtime (docker, podman, kubernetes, lxc, ...); a trailing `?` marks a lone
-    /// weak sign. Empty when none was seen.
-    pub container: String,
-}
+pub use rtgauge_result::Fingerprint;
 
 /// Collects the fingerprint of the running system.
 pub fn collect() -> Fingerprint {

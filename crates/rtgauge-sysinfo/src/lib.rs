@@ -20,27 +20,65 @@ pub mod procs;
 mod render;
 pub mod root;
 
-pub use checks::{doctor, Check, Status};
+pub use checks::{doctor, doctor_with, Check, DoctorSettings, Status};
 pub use fingerprint::{collect, collect_from, Fingerprint};
 pub use render::{exit_code, render_fix_hints, render_text, run_warnings};
 pub use root::{Fact, SysRoot, Unknown};
 
-/// Parses a kernel CPU list such as `0-3,8,10-11`.
+/// CPU numbers at or above this cannot exist: Linux supports at most 8192 CPUs (NR_CPUS with
+/// MAXSMP), and this leaves room for growth. Checking before expanding a range keeps
+/// `0-18446744073709551615` from allocating (or overflowing) anything.
+pub const CPU_ID_LIMIT: usize = 1 << 16;
+
+/// Parses a kernel CPU list such as `0-3,8,10-11`; `None` for anything else, including CPU
+/// numbers no machine has (see [`CPU_ID_LIMIT`]; [`cpu_list`] says what is wrong).
 pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
+    cpu_list(list).ok()
+}
+
+/// Parses a CPU list (`0-3,8,10-11`), or says in one line what is wrong with it, naming the
+/// part: not a number, a range that runs backwards, a CPU number no machine has.
+pub fn cpu_list(list: &str) -> Result<Vec<usize>, String> {
+    let cpu = |text: &str| -> Result<usize, String> {
+        let text = text.trim();
+        match text.parse::<usize>() {
+            Ok(c) if c < CPU_ID_LIMIT => Ok(c),
+            Ok(_) => Err(format!(
+                "CPU {text} does not exist (Linux numbers CPUs below {CPU_ID_LIMIT})"
+            )),
+            Err(_) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => Err(format!(
+                "CPU {text} does not exist (Linux numbers CPUs below {CPU_ID_LIMIT})"
+            )),
+            Err(_) => Err(format!("'{}' is not a CPU number", shorten(text))),
+        }
+    };
     let mut cpus = Vec::new();
     for part in list.trim().split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+                let (a, b) = (cpu(a)?, cpu(b)?);
                 if a > b {
-                    return None;
+                    return Err(format!("the range {a}-{b} runs backwards (write {b}-{a})"));
                 }
                 cpus.extend(a..=b);
             }
-            None => cpus.push(part.trim().parse().ok()?),
+            None => cpus.push(cpu(part)?),
+        }
+        if cpus.len() > CPU_ID_LIMIT {
+            // Repeated ranges could still add up; no real list is this long.
+            return Err(format!("more than {CPU_ID_LIMIT} CPUs listed"));
         }
     }
-    Some(cpus)
+    Ok(cpus)
+}
+
+/// The first 20 characters of a bad part, so a pasted blob is not echoed whole.
+fn shorten(text: &str) -> String {
+    let mut short: String = text.chars().take(20).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
 }
 
 /// Formats CPUs as a kernel CPU list (`0-3,8`), the form boot parameters and sysfs use.
@@ -86,6 +124,31 @@ mod tests {
         assert_eq!(parse_cpu_list(""), Some(vec![]));
         assert_eq!(parse_cpu_list("3-1"), None);
         assert_eq!(parse_cpu_list("x"), None);
+    }
+
+    #[test]
+    fn huge_cpu_range_is_refused_without_allocating() {
+        assert_eq!(parse_cpu_list("0-18446744073709551615"), None);
+        assert_eq!(parse_cpu_list("0-4000000000"), None);
+        assert_eq!(parse_cpu_list("99999999999999999999999"), None);
+        let repeated = vec!["0-65535"; 1000].join(",");
+        assert_eq!(parse_cpu_list(&repeated), None);
+        assert_eq!(parse_cpu_list("0-8191").map(|c| c.len()), Some(8192));
+        assert_eq!(
+            cpu_list("0-4000000000").unwrap_err(),
+            "CPU 4000000000 does not exist (Linux numbers CPUs below 65536)"
+        );
+        assert!(cpu_list("0-99999999999999999999999")
+            .unwrap_err()
+            .starts_with("CPU 99999999999999999999999 does not exist"));
+        assert_eq!(
+            cpu_list("3-1").unwrap_err(),
+            "the range 3-1 runs backwards (write 1-3)"
+        );
+        assert_eq!(
+            cpu_list(&"x".repeat(1000)).unwrap_err(),
+            format!("'{}…' is not a CPU number", "x".repeat(20))
+        );
     }
 
     #[test]

@@ -2,8 +2,8 @@
 //! for single edge cases, and (guarded) on the live system.
 
 use rtgauge_sysinfo::{
-    collect, collect_from, doctor, exit_code, render_fix_hints, render_text, run_warnings, Check,
-    Fingerprint, Status, SysRoot,
+    collect, collect_from, doctor, doctor_with, exit_code, render_fix_hints, render_text,
+    run_warnings, Check, DoctorSettings, Fingerprint, Status, SysRoot,
 };
 use std::path::Path;
 
@@ -677,4 +677,31 @@ fn rt_cgroup_budget_of_the_group_and_its_ancestors() {
         .find(|c| c.id == "rt_cgroup")
         .unwrap();
     assert_eq!(c.status, Status::Unknown, "{c:#?}");
+}
+
+#[test]
+fn the_doctor_judges_against_the_runs_priority_not_its_own_default() {
+    let at = |priority| {
+        doctor_with(
+            &fixture("preempt-rt"),
+            &DoctorSettings::for_cpus(&[2, 3]).at_priority(priority),
+        )
+    };
+    // RLIMIT_RTPRIO 98: enough for the default 95, not for a run at 99.
+    assert_eq!(get(&at(95), "rtprio_permission").status, Status::Ok);
+    let checks = at(99);
+    let c = get(&checks, "rtprio_permission");
+    assert_eq!(c.status, Status::Warn, "{c:#?}");
+    assert!(
+        has(c, "priorities above 98 refused (rtgauge measures at 99)"),
+        "{c:#?}"
+    );
+    // ktimers/2 runs at 1 on a measured CPU: harmless under a run at 95, a competitor of a
+    // run at 1.
+    assert_eq!(get(&at(95), "rt_tasks").status, Status::Ok);
+    let checks = at(1);
+    let c = get(&checks, "rt_tasks");
+    assert_eq!(c.status, Status::Warn, "{c:#?}");
+    assert!(has(c, "at or above priority 1: "), "{c:#?}");
+    assert!(fix(c).contains("lower them below 1"), "{c:#?}");
 }

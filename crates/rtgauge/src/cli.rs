@@ -387,4 +387,9 @@ pub struct DoctorArgs {
     /// Print only the fixes, as commented shell commands (never run).
     #[arg(long)]
     pub fix_hint: bool,
+
+    /// Real-time priority the measurement will run at (as `run --priority`): judges the
+    /// permission to use it and the tasks that would compete with it.
+    #[arg(long, value_name = "PRIO", default_value = "95", value_parser = priority)]
+    pub priority: i32,
 }

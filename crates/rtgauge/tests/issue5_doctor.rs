@@ -144,3 +144,35 @@ fn issue5_run_results_carry_the_doctor_verdicts() {
         );
     }
 }
+
+#[test]
+fn doctor_priority_flag_judges_competing_tasks_at_that_priority() {
+    let rt_tasks_found = |priority: &str| {
+        let (_, stdout) = doctor(&["--json", "--priority", priority]);
+        let doc: Value = serde_json::from_str(&stdout).unwrap();
+        doc["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["id"] == "rt_tasks")
+            .expect("rt_tasks check")["found"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    for priority in ["1", "60", "95"] {
+        let found = rt_tasks_found(priority);
+        assert!(
+            found.contains(&format!("at or above priority {priority}")),
+            "--priority {priority}: {found}"
+        );
+    }
+    let out = Command::cargo_bin("rtgauge")
+        .unwrap()
+        .args(["doctor", "--priority", "0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "priority 0 is refused");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("between 1 and 99"), "{err}");
+}

@@ -9,7 +9,9 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
     let cpus = rtgauge_core::cpus::parse_cpus(&args.cpus, &online)
         .map_err(|e| anyhow::anyhow!("--cpus: {e}"))?;
     let root = rtgauge_sysinfo::SysRoot::live();
-    let checks = rtgauge_sysinfo::doctor(&root, &cpus);
+    let settings = rtgauge_sysinfo::DoctorSettings::for_cpus(&cpus)
+        .at_priority(u32::try_from(args.priority).unwrap_or(0));
+    let checks = rtgauge_sysinfo::doctor_with(&root, &settings);
     if args.json {
         let doc = serde_json::json!({
             "checks": checks,

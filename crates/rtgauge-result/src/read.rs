@@ -1,0 +1,411 @@
+//! Reading result documents back, refusing what cannot be a real measurement.
+//!
+//! A document is checked in three steps, each refusing with one line that names the file and,
+//! for the last two, the field: the JSON itself (truncated or malformed), `schema_version`
+//! (missing, not a version, or from the future), then the content against the invariants
+//! every document rtgauge writes satisfies ([`validate`]). Without the last step an edited or
+//! damaged file (a count of 2^64 − 1, `min_ns` above `max_ns`, `batch` 0) would be rendered,
+//! compared and checked as if it had been measured.
+
+use crate::io::ResultError;
+use crate::{Calibration, ProbeRun, RecordingInfo, RunResult, Series, SCHEMA_VERSION};
+use rtgauge_stats::Summary;
+use std::fs;
+use std::path::{Component, Path};
+
+/// Sample counts above this cannot be exact in the floating-point statistics the renderers
+/// compute (2^53 samples is over 100 days at one sample per nanosecond), so a larger count is
+/// damage, not a measurement.
+pub const MAX_SAMPLE_COUNT: u64 = 1 << 53;
+
+/// The precisions an HDR histogram supports.
+const SIGNIFICANT_DIGITS: std::ops::RangeInclusive<u8> = 1..=5;
+
+/// Reads a result document, refusing malformed, truncated, future-version and inconsistent
+/// files with an error that names the file, the field and the problem.
+pub fn read_result(path: &Path) -> Result<RunResult, ResultError> {
+    let bytes = fs::read(path).map_err(|source| ResultError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_result(&bytes).map_err(|problem| problem.at(path))
+}
+
+/// What is wrong with a document, before the file name is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Problem {
+    /// The JSON ends early.
+    Truncated(String),
+    /// Not JSON, or JSON of the wrong shape.
+    Malformed(String),
+    /// A schema version newer than this reader.
+    FutureVersion(u64),
+    /// Well-formed but impossible: `field` (a path such as `runs[2].series[0].stats.min_ns`)
+    /// breaks an invariant.
+    Invalid { field: String, problem: String },
+}
+
+impl Problem {
+    fn invalid(field: impl Into<String>, problem: impl Into<String>) -> Self {
+        Problem::Invalid {
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
+
+    /// The error for the file at `path`.
+    pub fn at(self, path: &Path) -> ResultError {
+        let path = path.to_path_buf();
+        match self {
+            Problem::Truncated(detail) => ResultError::Truncated { path, detail },
+            Problem::Malformed(detail) => ResultError::Malformed { path, detail },
+            Problem::FutureVersion(found) => ResultError::FutureVersion {
+                path,
+                found,
+                supported: SCHEMA_VERSION,
+            },
+            Problem::Invalid { field, problem } => ResultError::Invalid {
+                path,
+                field,
+                problem,
+            },
+        }
+    }
+}
+
+/// Parses and validates a document held in memory (what [`read_result`] does after reading
+/// the file; also the entry point of the readers' fuzz tests).
+pub fn parse_result(bytes: &[u8]) -> Result<RunResult, Problem> {
+    let value: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| {
+        if e.is_eof() {
+            Problem::Truncated(format!("JSON ends early at line {}", e.line()))
+        } else {
+            Problem::Malformed(clip(&e.to_string()))
+        }
+    })?;
+    if !value.is_object() {
+        return Err(Problem::Malformed(format!(
+            "it is a JSON {}, not an object with a schema_version field",
+            json_kind(&value)
+        )));
+    }
+    check_version(value.get("schema_version"))?;
+    let result: RunResult =
+        serde_json::from_value(value).map_err(|e| Problem::Malformed(clip(&e.to_string())))?;
+    validate(&result)?;
+    Ok(result)
+}
+
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "boolean",
+        serde_json::Value::Number(_) => "number",
+        serde_json::Value::String(_) => "string",
+        serde_json::Value::Array(_) => "array",
+        serde_json::Value::Object(_) => "object",
+    }
+}
+
+/// `schema_version` must be a whole number from 1 to [`SCHEMA_VERSION`]; anything else is
+/// named as it is (a string, a negative or fractional number, a number too large).
+fn check_version(version: Option<&serde_json::Value>) -> Result<(), Problem> {
+    let expected = if SCHEMA_VERSION == 1 {
+        "it must be the whole number 1".to_string()
+    } else {
+        format!("it must be a whole number from 1 to {SCHEMA_VERSION}")
+    };
+    let Some(v) = version else {
+        return Err(Problem::Malformed(format!(
+            "no schema_version field ({expected})"
+        )));
+    };
+    let found = match v.as_u64() {
+        Some(n) => n,
+        None => {
+            let what = match v {
+                serde_json::Value::Number(_) => shorten(&v.to_string()),
+                other => format!("a {} ({})", json_kind(other), shorten(&other.to_string())),
+            };
+            return Err(Problem::invalid(
+                "schema_version",
+                format!("is {what}; {expected}"),
+            ));
+        }
+    };
+    if found == 0 {
+        return Err(Problem::invalid(
+            "schema_version",
+            format!("is 0; {expected}"),
+        ));
+    }
+    if found > SCHEMA_VERSION as u64 {
+        return Err(Problem::FutureVersion(found));
+    }
+    Ok(())
+}
+
+/// At most 40 characters of a value, on one line, so a huge bad value is not echoed whole.
+pub(crate) fn shorten(text: &str) -> String {
+    const LIMIT: usize = 40;
+    if text.chars().count() <= LIMIT {
+        return one_line(text);
+    }
+    let head: String = text.chars().take(LIMIT).collect();
+    format!(
+        "{} ({} characters)",
+        one_line(&(head + "…")),
+        text.chars().count()
+    )
+}
+
+/// `text` with line breaks and other control characters written as escapes (`\n`), so a
+/// quoted value cannot break a one-line message.
+pub(crate) fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
+}
+
+/// A parser's message with any long value it quotes cut out of the middle: the start says
+/// what was wrong, the end where (`… at line 3 column 200012`).
+fn clip(message: &str) -> String {
+    const HEAD: usize = 120;
+    const TAIL: usize = 80;
+    let message = one_line(message);
+    let chars = message.chars().count();
+    if chars <= HEAD + TAIL {
+        return message;
+    }
+    let head: String = message.chars().take(HEAD).collect();
+    let tail: String = message.chars().skip(chars - TAIL).collect();
+    format!(
+        "{head}… ({} characters left out) …{tail}",
+        chars - HEAD - TAIL
+    )
+}
+
+/// Checks the invariants every document rtgauge writes satisfies; the first broken one is
+/// returned with the path of its field.
+pub fn validate(result: &RunResult) -> Result<(), Problem> {
+    if result.schema_version == 0 || result.schema_version > SCHEMA_VERSION {
+        check_version(Some(&serde_json::Value::from(result.schema_version)))?;
+    }
+    validate_calibration(&result.calibration)?;
+    for (i, run) in result.runs.iter().enumerate() {
+        validate_run(&format!("runs[{i}]"), run)?;
+    }
+    for (i, rec) in result.recordings.iter().enumerate() {
+        validate_recording(&format!("recordings[{i}]"), rec)?;
+    }
+    Ok(())
+}
+
+fn validate_calibration(c: &Calibration) -> Result<(), Problem> {
+    ordered(
+        "calibration",
+        &[
+            ("read_cost_min_ns", Some(c.read_cost_min_ns)),
+            ("read_cost_median_ns", Some(c.read_cost_median_ns)),
+            ("read_cost_max_ns", Some(c.read_cost_max_ns)),
+        ],
+    )
+}
+
+fn validate_run(at: &str, run: &ProbeRun) -> Result<(), Problem> {
+    for (i, series) in run.series.iter().enumerate() {
+        validate_series(&format!("{at}.series[{i}]"), series)?;
+    }
+    Ok(())
+}
+
+fn validate_series(at: &str, series: &Series) -> Result<(), Problem> {
+    if series.batch == 0 {
+        return Err(Problem::invalid(
+            format!("{at}.batch"),
+            "is 0; a sample times at least one operation (1, or N for N operations)",
+        ));
+    }
+    for (name, value) in &series.metrics {
+        if !value.is_finite() {
+            return Err(Problem::invalid(
+                format!("{at}.metrics.{name}"),
+                format!("is {value}, not a finite number"),
+            ));
+        }
+    }
+    validate_stats(&format!("{at}.stats"), &series.stats)
+}
+
+/// The statistics of one series: counts that add up, a histogram that can be rebuilt, and
+/// figures in the order their definitions imply.
+pub fn validate_stats(at: &str, s: &Summary) -> Result<(), Problem> {
+    let field = |name: &str| format!("{at}.{name}");
+    if s.count > MAX_SAMPLE_COUNT {
+        return Err(Problem::invalid(
+            field("count"),
+            format!(
+                "({}) is more samples than any run can take (at most 2^53)",
+                s.count
+            ),
+        ));
+    }
+    let h = &s.histogram;
+    if h.significant_digits > *SIGNIFICANT_DIGITS.end()
+        || (s.count > 0 && h.significant_digits < *SIGNIFICANT_DIGITS.start())
+    {
+        return Err(Problem::invalid(
+            field("histogram.significant_digits"),
+            format!(
+                "is {}; an HDR histogram keeps 1 to 5 significant digits (rtgauge writes 3)",
+                h.significant_digits
+            ),
+        ));
+    }
+    let mut total: u64 = 0;
+    for (i, &(value, count)) in h.buckets.iter().enumerate() {
+        let bucket = field(&format!("histogram.buckets[{i}]"));
+        if count == 0 {
+            return Err(Problem::invalid(
+                bucket,
+                "has count 0; only non-empty buckets are stored",
+            ));
+        }
+        if i > 0 && value <= h.buckets[i - 1].0 {
+            return Err(Problem::invalid(
+                bucket,
+                format!(
+                    "starts at {value} ns, not above the previous bucket ({} ns); buckets are stored in increasing order",
+                    h.buckets[i - 1].0
+                ),
+            ));
+        }
+        total = total.checked_add(count).ok_or_else(|| {
+            Problem::invalid(
+                field("histogram.buckets"),
+                "counts add up to more than 2^64 − 1",
+            )
+        })?;
+    }
+    if total != s.count {
+        return Err(Problem::invalid(
+            field("count"),
+            format!(
+                "({}) differs from the histogram's bucket counts, which add up to {total}",
+                s.count
+            ),
+        ));
+    }
+    if s.count == 0 {
+        if let Some((name, _)) = [("min_ns", s.min_ns), ("max_ns", s.max_ns)]
+            .into_iter()
+            .find(|(_, v)| v.is_some())
+        {
+            return Err(Problem::invalid(field(name), "is set although count is 0"));
+        }
+        return Ok(());
+    }
+    let (Some(min), Some(max)) = (s.min_ns, s.max_ns) else {
+        let missing = if s.min_ns.is_none() {
+            "min_ns"
+        } else {
+            "max_ns"
+        };
+        return Err(Problem::invalid(
+            field(missing),
+            format!("is missing although count is {}", s.count),
+        ));
+    };
+    ordered(at, &[("min_ns", Some(min)), ("max_ns", Some(max))])?;
+    ordered(
+        at,
+        &[
+            ("min_ns", Some(min)),
+            ("mean_ns", s.mean_ns),
+            ("max_ns", Some(max)),
+        ],
+    )?;
+    if let (Some(&(first, _)), Some(&(last, _))) = (h.buckets.first(), h.buckets.last()) {
+        if first > min {
+            return Err(Problem::invalid(
+                field("histogram.buckets[0]"),
+                format!("starts at {first} ns, above min_ns ({min})"),
+            ));
+        }
+        if last > max {
+            return Err(Problem::invalid(
+                field(&format!("histogram.buckets[{}]", h.buckets.len() - 1)),
+                format!("starts at {last} ns, above max_ns ({max})"),
+            ));
+        }
+    }
+    let p = &s.percentiles;
+    // Quantiles come from the histogram clamped to the exact extremes, so they lie between
+    // them and grow with the quantile.
+    ordered(
+        at,
+        &[
+            ("min_ns", Some(min)),
+            ("p25_ns", s.p25_ns),
+            ("median_ns", s.median_ns),
+            ("p75_ns", s.p75_ns),
+            ("percentiles.p90_ns", p.p90_ns),
+            ("percentiles.p99_ns", p.p99_ns),
+            ("percentiles.p99_9_ns", p.p99_9_ns),
+            ("percentiles.p99_99_ns", p.p99_99_ns),
+            ("percentiles.p99_999_ns", p.p99_999_ns),
+            ("max_ns", Some(max)),
+        ],
+    )?;
+    if s.intervals.interval_ns == 0 && !s.intervals.max_ns.is_empty() {
+        return Err(Problem::invalid(
+            field("intervals.interval_ns"),
+            "is 0 although interval maxima are stored; an interval lasts at least 1 ns",
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses the first present value that is below an earlier present one: `figures` are listed
+/// in the order their definitions require (min ≤ median ≤ max…).
+fn ordered(at: &str, figures: &[(&str, Option<u64>)]) -> Result<(), Problem> {
+    let mut highest: Option<(&str, u64)> = None;
+    for &(name, value) in figures {
+        let Some(value) = value else { continue };
+        if let Some((before, bound)) = highest {
+            if value < bound {
+                return Err(Problem::invalid(
+                    format!("{at}.{before}"),
+                    format!("({bound}) is above {name} ({value})"),
+                ));
+            }
+        }
+        highest = Some((name, value));
+    }
+    Ok(())
+}
+
+/// A recording's path is relative to the document and stays beside it: a document must not
+/// send a reader to an arbitrary file.
+fn validate_recording(at: &str, rec: &RecordingInfo) -> Result<(), Problem> {
+    let path = Path::new(&rec.path);
+    let escapes = path
+        .components()
+        .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir));
+    if rec.path.is_empty() || escapes {
+        return Err(Problem::invalid(
+            format!("{at}.path"),
+            format!(
+                "({}) must be a file name relative to the result's directory, without `..`",
+                shorten(&rec.path)
+            ),
+        ));
+    }
+    Ok(())
+}
