@@ -97,12 +97,16 @@ impl Params {
         {
             Some(k) if known.is_empty() => Err(ProbeError::Invalid {
                 probe: self.probe,
-                message: format!("unknown parameter '{k}'; this probe takes no parameters"),
+                message: format!(
+                    "unknown parameter '{}'; this probe takes no parameters",
+                    units::quote(k)
+                ),
             }),
             Some(k) => Err(ProbeError::Invalid {
                 probe: self.probe,
                 message: format!(
-                    "unknown parameter '{k}'; known parameters: {}",
+                    "unknown parameter '{}'; known parameters: {}",
+                    units::quote(k),
                     known.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
                 ),
             }),
@@ -141,7 +145,8 @@ impl Params {
             return Err(ProbeError::Invalid {
                 probe: self.probe,
                 message: format!(
-                    "unknown {key} '{bad}'; accepted: {}, or all",
+                    "unknown {key} '{}'; accepted: {}, or all",
+                    units::quote(bad),
                     accepted.join(", ")
                 ),
             });
@@ -269,7 +274,8 @@ pub struct ProbeOutput {
     pub warnings: Vec<String>,
 }
 
-/// One kind of measurement.
+/// One kind of measurement, as the runner, the plan and the listings see it. Probes do not
+/// implement this directly: they implement [`TypedProbe`], and this follows.
 pub trait Probe: Sync {
     fn name(&self) -> &'static str;
     /// One line: what it measures.
@@ -277,12 +283,96 @@ pub trait Probe: Sync {
     /// The parameters the probe accepts (`--set key=value`, suite keys), documented.
     fn parameters(&self) -> &'static [ParamSpec];
     /// Whether it can run here; Err says why not.
+    fn availability(&self) -> Result<(), String>;
+    /// Checks parameters before anything runs, so bad input fails fast.
+    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
+        self.resolve(params).map(drop)
+    }
+    /// The parameters as the probe will use them: parsed and validated once, defaults filled
+    /// in, written back exactly (what the result records; it re-parses to the same values).
+    fn resolve(&self, params: &Params) -> Result<BTreeMap<String, String>, ProbeError>;
+    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError>;
+}
+
+/// A probe's parameters as one typed value: parsed and validated once from their text form
+/// (flags, `--set` and suites all arrive as [`Params`]), and written back exactly, so that a
+/// resolved value re-parses to itself (`1234567ns` stays `1234567ns`, `3001B` stays `3001B`;
+/// use [`units::format_duration_exact`] and [`units::format_size_exact`]).
+pub trait ProbeConfig: Sized {
+    /// Reads the parameters; unknown keys were already refused against the probe's table.
+    fn parse(params: &Params) -> Result<Self, ProbeError>;
+    /// The parameters as the result records them.
+    fn resolved(&self) -> BTreeMap<String, String>;
+}
+
+/// A configuration for probes that take no parameters.
+impl ProbeConfig for () {
+    fn parse(_: &Params) -> Result<(), ProbeError> {
+        Ok(())
+    }
+    fn resolved(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+}
+
+/// What a probe writes: its name, its parameter table and typed configuration, and its
+/// measurement. The frame every probe shares (unknown keys refused, the configuration parsed
+/// once, the resolved parameters recorded, a run without any sample reported) is the
+/// [`Probe`] implementation below, written once. Adding a probe is one file implementing this
+/// and one line in [`crate::probes`]'s list (or [`crate::probes::register`]).
+pub trait TypedProbe: Sync {
+    const NAME: &'static str;
+    /// One line: what it measures.
+    const DESCRIPTION: &'static str;
+    /// Its parameters, documented: this one table drives `--help`, `rtgauge probes`, the docs
+    /// and the refusal of unknown keys.
+    const PARAMS: &'static [ParamSpec];
+    type Config: ProbeConfig;
+    /// Whether it can run here; Err says why not.
     fn availability(&self) -> Result<(), String> {
         Ok(())
     }
-    /// Checks parameters before anything runs, so bad input fails fast.
-    fn validate(&self, params: &Params) -> Result<(), ProbeError>;
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError>;
+    /// Measures with the parsed configuration. It may settle what was left to run time (e.g.
+    /// the phase of cyclic's deadlines) in `cfg`, which is then recorded. `out.params` need
+    /// only hold what is not a parameter (figures found while measuring).
+    fn measure(
+        &self,
+        ctx: &ProbeContext,
+        cfg: &mut Self::Config,
+    ) -> Result<ProbeOutput, ProbeError>;
+}
+
+impl<P: TypedProbe> Probe for P {
+    fn name(&self) -> &'static str {
+        P::NAME
+    }
+
+    fn describe(&self) -> &'static str {
+        P::DESCRIPTION
+    }
+
+    fn parameters(&self) -> &'static [ParamSpec] {
+        P::PARAMS
+    }
+
+    fn availability(&self) -> Result<(), String> {
+        TypedProbe::availability(self)
+    }
+
+    fn resolve(&self, params: &Params) -> Result<BTreeMap<String, String>, ProbeError> {
+        params.check_known(P::PARAMS)?;
+        Ok(P::Config::parse(params)?.resolved())
+    }
+
+    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
+        ctx.params.check_known(P::PARAMS)?;
+        let mut cfg = P::Config::parse(ctx.params)?;
+        let mut out = self.measure(ctx, &mut cfg)?;
+        let mut params = cfg.resolved();
+        params.append(&mut out.params);
+        out.params = params;
+        Ok(out)
+    }
 }
 
 /// Runs `body` on one thread per CPU of `cpus`, each entered into the mode first, and

@@ -450,6 +450,9 @@ pub fn enter_thread(
     cpu: Option<usize>,
     best_effort: bool,
 ) -> Result<Obtained, RtError> {
+    // Every measuring thread comes through here: a stop request must be able to interrupt
+    // its sleeps and blocking waits.
+    crate::signals::wake_on_stop();
     let mut obtained = Obtained {
         policy: "other".into(),
         ..Obtained::default()

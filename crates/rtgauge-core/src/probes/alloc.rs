@@ -25,9 +25,10 @@
 
 use crate::clock::now_ns;
 use crate::probe::{
-    per_cpu_threads, Budget, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput,
+    per_cpu_threads, Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    TypedProbe,
 };
-use crate::units::{format_duration_ns, format_size};
+use crate::units::{format_duration_ns, format_size, format_size_exact, format_size_list};
 use rlsf::Tlsf;
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -122,7 +123,7 @@ impl Kind {
 }
 
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     sizes: Vec<u64>,
     allocators: Vec<Kind>,
     sweep: bool,
@@ -234,7 +235,6 @@ pub(super) fn flag(
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let sizes = size_list(PROBE, params, DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE)?;
     if sizes.is_empty() {
         return Err(invalid(
@@ -278,25 +278,53 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     })
 }
 
-impl Probe for Alloc {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "allocation, free and first-touch time vs size (malloc, TLSF pool, mmap), and a fragmenting scenario"
+    fn resolved(&self) -> BTreeMap<String, String> {
+        let mut p = BTreeMap::new();
+        p.insert("sizes".into(), format_size_list(&self.sizes));
+        p.insert(
+            "allocators".into(),
+            self.allocators
+                .iter()
+                .map(|k| k.name())
+                .collect::<Vec<_>>()
+                .join(","),
+        );
+        let scenarios: Vec<&str> = [(self.sweep, "sweep"), (self.fragment, "fragment")]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, s)| *s)
+            .collect();
+        p.insert("scenarios".into(), scenarios.join(","));
+        p.insert("touch".into(), if self.touch { "yes" } else { "no" }.into());
+        if self.allocators.contains(&Kind::Tlsf) {
+            p.insert("tlsf-pool".into(), format_size_exact(self.pool_bytes()));
+        }
+        if self.fragment {
+            p.insert("fragment-slots".into(), self.slots.to_string());
+            p.insert(
+                "fragment-max-size".into(),
+                format_size_exact(self.fragment_max),
+            );
+            p.insert("seed".into(), self.seed.to_string());
+        }
+        p
     }
+}
 
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
+impl TypedProbe for Alloc {
+    const NAME: &'static str = PROBE;
+    const DESCRIPTION: &'static str =
+        "allocation, free and first-touch time vs size (malloc, TLSF pool, mmap), and a fragmenting scenario";
+    const PARAMS: &'static [ParamSpec] = &PARAMS;
+    type Config = Config;
 
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cfg = &*cfg;
         let (obtained, (series, warnings, measured_ns)) =
             on_first_cpu(PROBE, ctx, |_, _| measure(ctx, &cfg))?;
         let cell = split(ctx, cfg.cells());
@@ -308,37 +336,6 @@ impl Probe for Alloc {
             ..ProbeOutput::default()
         };
         let p = &mut out.params;
-        p.insert(
-            "sizes".into(),
-            cfg.sizes
-                .iter()
-                .map(|&s| format_size(s))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        p.insert(
-            "allocators".into(),
-            cfg.allocators
-                .iter()
-                .map(|k| k.name())
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        let scenarios: Vec<&str> = [(cfg.sweep, "sweep"), (cfg.fragment, "fragment")]
-            .iter()
-            .filter(|(on, _)| *on)
-            .map(|(_, s)| *s)
-            .collect();
-        p.insert("scenarios".into(), scenarios.join(","));
-        p.insert("touch".into(), if cfg.touch { "yes" } else { "no" }.into());
-        if cfg.allocators.contains(&Kind::Tlsf) {
-            p.insert("tlsf-pool".into(), format_size(cfg.pool_bytes()));
-        }
-        if cfg.fragment {
-            p.insert("fragment-slots".into(), cfg.slots.to_string());
-            p.insert("fragment-max-size".into(), format_size(cfg.fragment_max));
-            p.insert("seed".into(), cfg.seed.to_string());
-        }
         p.insert("cells".into(), cfg.cells().to_string());
         p.insert("budget-per-cell".into(), describe_split(&cell));
         Ok(out)

@@ -28,10 +28,13 @@
 
 use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::clock::{now_ns, read_ns, resolution_ns};
-use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
-use crate::units::format_duration_ns;
+use crate::probe::{
+    ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+};
+use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 
 const PROBE: &str = "clock";
 pub const CLOCKS: [&str; 6] = [
@@ -106,14 +109,13 @@ fn clock_of(name: &str) -> Clock {
 }
 
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     /// In the canonical order, so the TSC (which needs a rate estimate) comes last.
     clocks: Vec<&'static str>,
     window_ns: u64,
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let chosen = params.choices("clocks", "all", &CLOCKS)?;
     let window_ns = params.duration_ns("window", DEFAULT_WINDOW_NS)?;
     if window_ns < MIN_WINDOW_NS {
@@ -135,25 +137,28 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     })
 }
 
-impl Probe for ClockProbe {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW"
+    fn resolved(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("clocks".into(), self.clocks.join(",")),
+            ("window".into(), format_duration_exact(self.window_ns)),
+        ])
     }
+}
 
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
+impl TypedProbe for ClockProbe {
+    const NAME: &'static str = PROBE;
+    const DESCRIPTION: &'static str =
+        "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW";
+    const PARAMS: &'static [ParamSpec] = &PARAMS;
+    type Config = Config;
 
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cfg = &*cfg;
         let cell = split(ctx, cfg.clocks.len());
         let (obtained, (series, warnings, measured_ns)) =
             on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, &cfg, cell)))?;
@@ -164,9 +169,6 @@ impl Probe for ClockProbe {
             measured_ns,
             ..ProbeOutput::default()
         };
-        out.params.insert("clocks".into(), cfg.clocks.join(","));
-        out.params
-            .insert("window".into(), format_duration_ns(cfg.window_ns));
         out.params
             .insert("budget-per-cell".into(), describe_split(&cell));
         Ok(out)

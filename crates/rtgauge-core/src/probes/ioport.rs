@@ -17,7 +17,7 @@
 
 use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::clock::now_ns;
-use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 
@@ -95,22 +95,12 @@ fn no_access_reason() -> Option<String> {
         .then(|| format!("ioport: no I/O port access: {NO_ACCESS_FIX}"))
 }
 
-fn config(params: &Params) -> Result<(), ProbeError> {
-    params.check_known(&PARAMS)
-}
-
-impl Probe for IoPort {
-    fn name(&self) -> &'static str {
-        PROBE
-    }
-
-    fn describe(&self) -> &'static str {
-        "x86 I/O port read/write time on port 0x80 (in a VM: the trap to the hypervisor)"
-    }
-
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
+impl TypedProbe for IoPort {
+    const NAME: &'static str = PROBE;
+    const DESCRIPTION: &'static str =
+        "x86 I/O port read/write time on port 0x80 (in a VM: the trap to the hypervisor)";
+    const PARAMS: &'static [ParamSpec] = &PARAMS;
+    type Config = ();
 
     fn availability(&self) -> Result<(), String> {
         match no_access_reason() {
@@ -119,12 +109,7 @@ impl Probe for IoPort {
         }
     }
 
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        config(ctx.params)?;
+    fn measure(&self, ctx: &ProbeContext, _: &mut ()) -> Result<ProbeOutput, ProbeError> {
         if let Some(reason) = no_access_reason() {
             return Err(ProbeError::Unavailable(reason));
         }
@@ -211,6 +196,7 @@ fn measure(_ctx: &ProbeContext, _cell: Cell) -> Result<(Vec<Series>, u64), Probe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::{Params, Probe};
 
     #[test]
     fn refuses_parameters_it_does_not_have() {
@@ -220,7 +206,8 @@ mod tests {
                 .into_iter()
                 .collect(),
         );
-        assert!(config(&p)
+        assert!(IoPort
+            .validate(&p)
             .unwrap_err()
             .to_string()
             .contains("unknown parameter 'port'"));
@@ -231,10 +218,9 @@ mod tests {
         let x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
         let rawio = cap_effective(CAP_SYS_RAWIO).unwrap_or(true);
         let kernel = x86 && port_supported();
-        assert_eq!(IoPort.availability().is_ok(), x86 && kernel && rawio);
+        assert_eq!(Probe::availability(&IoPort).is_ok(), x86 && kernel && rawio);
         if x86 && !kernel {
-            assert!(IoPort
-                .availability()
+            assert!(Probe::availability(&IoPort)
                 .unwrap_err()
                 .contains("CONFIG_X86_IOPL_IOPERM"));
         }

@@ -12,10 +12,13 @@
 
 use super::alloc::{describe_split, on_first_cpu, size_list, split, warm_up, Region};
 use crate::clock::now_ns;
-use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
-use crate::units::format_size;
+use crate::probe::{
+    ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+};
+use crate::units::{format_size, format_size_exact, format_size_list};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 
 const PROBE: &str = "memop";
 pub const OPS: [&str; 2] = ["memcpy", "memset"];
@@ -86,13 +89,12 @@ pub fn default_max_size() -> u64 {
 }
 
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     sizes: Vec<u64>,
     ops: Vec<String>,
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let sizes = size_list(PROBE, params, DEFAULT_MIN_SIZE, default_max_size())?;
     if sizes.is_empty() {
         return Err(ProbeError::Invalid {
@@ -115,25 +117,28 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     })
 }
 
-impl Probe for Memop {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "memcpy and memset time vs size, cache-resident to beyond the last-level cache, with bandwidth"
+    fn resolved(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("sizes".into(), format_size_list(&self.sizes)),
+            ("ops".into(), self.ops.join(",")),
+        ])
     }
+}
 
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
+impl TypedProbe for Memop {
+    const NAME: &'static str = PROBE;
+    const DESCRIPTION: &'static str =
+        "memcpy and memset time vs size, cache-resident to beyond the last-level cache, with bandwidth";
+    const PARAMS: &'static [ParamSpec] = &PARAMS;
+    type Config = Config;
 
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cfg = &*cfg;
         let cells = cfg.sizes.len() * cfg.ops.len();
         let cell = split(ctx, cells);
         let (obtained, (series, measured_ns)) =
@@ -144,18 +149,9 @@ impl Probe for Memop {
             measured_ns,
             ..ProbeOutput::default()
         };
-        out.params.insert(
-            "sizes".into(),
-            cfg.sizes
-                .iter()
-                .map(|&s| format_size(s))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        out.params.insert("ops".into(), cfg.ops.join(","));
         if let Some(llc) = last_level_cache_bytes() {
             out.params
-                .insert("last-level-cache".into(), format_size(llc));
+                .insert("last-level-cache".into(), format_size_exact(llc));
         }
         out.params.insert("cells".into(), cells.to_string());
         out.params

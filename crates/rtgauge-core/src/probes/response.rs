@@ -27,11 +27,13 @@ use super::switch::{
 use crate::clock::{self, now_ns};
 use crate::live::LiveCell;
 use crate::probe::{
-    merge_obtained, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput,
+    merge_obtained, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    TypedProbe,
 };
-use crate::units::format_duration_ns;
+use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -110,7 +112,7 @@ impl std::fmt::Display for LineName {
 }
 
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     sources: Vec<Source>,
     placements: Vec<String>,
     placements_explicit: bool,
@@ -145,7 +147,6 @@ fn line_name(params: &Params, key: &str) -> Result<Option<LineName>, ProbeError>
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let names = params.choices("sources", "all", &SOURCES)?;
     if names.is_empty() {
         return Err(empty_list(PROBE, "sources", &SOURCES));
@@ -191,25 +192,48 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     })
 }
 
-impl Probe for Response {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU"
+    fn resolved(&self) -> BTreeMap<String, String> {
+        let mut p = BTreeMap::from([
+            (
+                "sources".into(),
+                self.sources
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            ("placement".into(), self.placements.join(",")),
+            ("period".into(), format_duration_exact(self.period_ns)),
+            (
+                "handler-busy".into(),
+                match self.handler_busy_ns {
+                    0 => "0".into(),
+                    ns => format_duration_exact(ns),
+                },
+            ),
+        ]);
+        if let Some((o, i)) = &self.gpio {
+            p.insert("gpio-out".into(), o.to_string());
+            p.insert("gpio-in".into(), i.to_string());
+        }
+        p
     }
+}
 
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
+impl TypedProbe for Response {
+    const NAME: &'static str = PROBE;
+    const DESCRIPTION: &'static str =
+        "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU";
+    const PARAMS: &'static [ParamSpec] = &PARAMS;
+    type Config = Config;
 
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cfg = &*cfg;
         let mut out = ProbeOutput::default();
         let places = resolve_placements(
             ctx,
@@ -279,28 +303,15 @@ impl Probe for Response {
         out.obtained = merge_obtained(&obtained);
         let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
         out.params.insert("sources".into(), names.join(","));
+        // Where each placement ran; "placement" itself stays the parameter as given.
         out.params.insert(
-            "placement".into(),
+            "placement-cpus".into(),
             places
                 .iter()
                 .map(|p| p.describe())
                 .collect::<Vec<_>>()
                 .join(", "),
         );
-        out.params
-            .insert("period".into(), format_duration_ns(cfg.period_ns));
-        out.params.insert(
-            "handler-busy".into(),
-            if cfg.handler_busy_ns == 0 {
-                "0".into()
-            } else {
-                format_duration_ns(cfg.handler_busy_ns)
-            },
-        );
-        if let Some((o, i)) = &cfg.gpio {
-            out.params.insert("gpio-out".into(), o.to_string());
-            out.params.insert("gpio-in".into(), i.to_string());
-        }
         Ok(out)
     }
 }

@@ -16,12 +16,14 @@
 
 use crate::clock::{self, now_ns};
 use crate::probe::{
-    merge_obtained, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput,
+    merge_obtained, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    TypedProbe,
 };
 use crate::rt::{self, Mode, Policy};
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::cell::UnsafeCell;
+use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -69,7 +71,7 @@ impl Via {
 }
 
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     via: Vec<Via>,
     placements: Vec<String>,
     /// Whether the user named placements (otherwise an impossible one is skipped quietly).
@@ -77,7 +79,6 @@ struct Config {
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let via = params.choices("via", "all", &MECHANISMS)?;
     if via.is_empty() {
         return Err(empty_list(PROBE, "via", &MECHANISMS));
@@ -100,25 +101,29 @@ pub(crate) fn empty_list(probe: &'static str, key: &str, accepted: &[&str]) -> P
     }
 }
 
-impl Probe for Switch {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "context-switch time: two threads hand control back and forth (semaphore, futex, pipe), one CPU and across CPUs"
+    fn resolved(&self) -> BTreeMap<String, String> {
+        let via: Vec<&str> = self.via.iter().map(|v| v.name()).collect();
+        BTreeMap::from([
+            ("via".into(), via.join(",")),
+            ("placement".into(), self.placements.join(",")),
+        ])
     }
+}
 
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
+impl TypedProbe for Switch {
+    const NAME: &'static str = PROBE;
+    const DESCRIPTION: &'static str =
+        "context-switch time: two threads hand control back and forth (semaphore, futex, pipe), one CPU and across CPUs";
+    const PARAMS: &'static [ParamSpec] = &PARAMS;
+    type Config = Config;
 
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cfg = &*cfg;
         if matches!(ctx.mode.policy, Policy::Deadline { .. }) {
             // A reservation of runtime per period throttles a back-to-back ping-pong, so the
             // numbers would be the throttling, not the switch.
@@ -164,10 +169,9 @@ impl Probe for Switch {
             }
         }
         out.obtained = merge_obtained(&obtained);
-        let names: Vec<&str> = cfg.via.iter().map(|v| v.name()).collect();
-        out.params.insert("via".into(), names.join(","));
+        // Where each placement ran; "placement" itself stays the parameter as given.
         out.params.insert(
-            "placement".into(),
+            "placement-cpus".into(),
             places
                 .iter()
                 .map(|p| p.describe())

@@ -45,14 +45,17 @@ mod ops;
 
 use crate::clock::now_ns;
 use crate::live::LiveCell;
-use crate::probe::{Budget, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
-use crate::units::{format_duration_ns, format_size};
+use crate::probe::{
+    Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+};
+use crate::units::{format_duration_exact, format_size, format_size_exact, format_size_list};
 use ops::{
     Calls, Channel, ChannelKind, EventFd, FutexWake, MessageQueue, Mutexes, SchedSetattr,
     Semaphore, SetSchedParam, SharedMemory,
 };
 use rtgauge_result::{Series, Summary};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 
 /// Every operation, in the order they are measured and reported.
 pub const OPERATIONS: [&str; 19] = [
@@ -100,7 +103,7 @@ const BATCHED: &str = "batched";
 pub struct Primitive;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Config {
+pub struct Config {
     ops: Vec<String>,
     batch: u64,
     shm_sizes: Vec<u64>,
@@ -115,7 +118,6 @@ fn invalid(message: String) -> ProbeError {
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let ops = params.choices("ops", "all", &OPERATIONS)?;
     if ops.is_empty() {
         return Err(invalid(format!(
@@ -224,25 +226,30 @@ fn units(cfg: &Config) -> Vec<Unit> {
         .collect()
 }
 
-impl Probe for Primitive {
-    fn name(&self) -> &'static str {
-        "primitive"
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched"
+    fn resolved(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("ops".into(), self.ops.join(",")),
+            ("batch".into(), self.batch.to_string()),
+            ("shm-size".into(), format_size_list(&self.shm_sizes)),
+            ("msg-size".into(), format_size_exact(self.msg_size)),
+        ])
     }
+}
 
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
+impl TypedProbe for Primitive {
+    const NAME: &'static str = "primitive";
+    const DESCRIPTION: &'static str =
+        "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched";
+    const PARAMS: &'static [ParamSpec] = &PARAMS;
+    type Config = Config;
 
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cfg = &*cfg;
         let units = units(&cfg);
         let cpu = ctx.cpus.first().copied();
         let measured = std::thread::scope(|scope| {
@@ -723,20 +730,8 @@ fn build_output(
         skipped.dedup();
         return Err(ProbeError::Unavailable(skipped.join("; ")));
     }
-    out.params.insert("ops".into(), cfg.ops.join(","));
-    out.params.insert("batch".into(), cfg.batch.to_string());
-    out.params.insert(
-        "shm-size".into(),
-        cfg.shm_sizes
-            .iter()
-            .map(|&s| format_size(s))
-            .collect::<Vec<_>>()
-            .join(","),
-    );
     out.params
-        .insert("msg-size".into(), format_size(cfg.msg_size));
-    out.params
-        .insert("clock_cost_subtracted".into(), format_duration_ns(cost));
+        .insert("clock_cost_subtracted".into(), format_duration_exact(cost));
     Ok(out)
 }
 
