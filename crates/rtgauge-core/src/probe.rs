@@ -6,6 +6,7 @@ use crate::units::{self, UnitError};
 pub use rtgauge_record::{RecordingHub, SampleSink, SeriesDef, SinkSlots};
 use rtgauge_result::{Calibration, Obtained, Series};
 use std::collections::BTreeMap;
+use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Why a probe could not produce a result.
@@ -196,6 +197,48 @@ impl Params {
             key: key.to_string(),
             source,
         }
+    }
+}
+
+/// The period of the periodic probes (cyclic's wake-ups, response's events), unless given.
+pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
+/// Below this, the wake-up path itself is most of the period on common hardware.
+pub const MIN_PERIOD_NS: u64 = 10_000;
+/// Above this a run measures a handful of cycles at best; it also bounds how long a measuring
+/// thread can sleep past the end of the run.
+pub const MAX_PERIOD_NS: u64 = 10_000_000_000;
+/// The measuring threads' priority in the real-time modes (never 99: kernel housekeeping
+/// threads live there).
+pub const DEFAULT_PRIORITY: i32 = 95;
+
+/// The `period` parameter of a periodic probe, within [`MIN_PERIOD_NS`]..=[`MAX_PERIOD_NS`].
+pub fn period_param(params: &Params) -> Result<u64, ProbeError> {
+    let period_ns = params.duration_ns("period", DEFAULT_PERIOD_NS)?;
+    if !(MIN_PERIOD_NS..=MAX_PERIOD_NS).contains(&period_ns) {
+        return Err(ProbeError::Invalid {
+            probe: params.probe,
+            message: format!(
+                "period {} is outside 10us..10s; use e.g. period=25us or period=1ms",
+                units::format_duration_exact(period_ns)
+            ),
+        });
+    }
+    Ok(period_ns)
+}
+
+/// Refuses a period the measuring duration cannot hold even once: the run would end with no
+/// sample after sleeping a whole period.
+pub fn check_period_fits(ctx: &ProbeContext, period_ns: u64) -> Result<(), ProbeError> {
+    match ctx.budget.duration_ns.filter(|&d| d < period_ns) {
+        None => Ok(()),
+        Some(duration) => Err(ProbeError::Invalid {
+            probe: ctx.params.probe,
+            message: format!(
+                "period {} is longer than the measuring duration {}: no cycle would be measured; shorten the period or lengthen --duration",
+                units::format_duration_exact(period_ns),
+                units::format_duration_exact(duration)
+            ),
+        }),
     }
 }
 
@@ -419,4 +462,85 @@ pub fn merge_obtained(all: &[Obtained]) -> Obtained {
         }
     }
     merged
+}
+
+/// An OS error of `probe` while doing `what`.
+pub fn os_error(probe: &'static str, what: &str, source: io::Error) -> ProbeError {
+    ProbeError::Os {
+        probe,
+        what: what.into(),
+        source,
+    }
+}
+
+/// A list parameter given empty.
+pub fn empty_list(probe: &'static str, key: &str, accepted: &[&str]) -> ProbeError {
+    ProbeError::Invalid {
+        probe,
+        message: format!("{key} is empty; accepted: {}, or all", accepted.join(", ")),
+    }
+}
+
+/// Powers of two from `min` up to `max`.
+pub fn power_of_two_range(min: u64, max: u64) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    let mut s = min;
+    while s <= max {
+        sizes.push(s);
+        match s.checked_mul(2) {
+            Some(n) => s = n,
+            None => break,
+        }
+    }
+    sizes
+}
+
+/// Sizes from `sizes`, or the powers of two between `min-size` and `max-size`.
+pub fn size_list(
+    probe: &'static str,
+    params: &Params,
+    default_min: u64,
+    default_max: u64,
+) -> Result<Vec<u64>, ProbeError> {
+    let has_range = params.raw().contains_key("min-size") || params.raw().contains_key("max-size");
+    if params.raw().contains_key("sizes") {
+        if has_range {
+            return Err(ProbeError::Invalid {
+                probe,
+                message: "give either sizes or min-size/max-size, not both".into(),
+            });
+        }
+        return params.sizes("sizes", "");
+    }
+    let min = params.size("min-size", default_min)?;
+    let max = params.size("max-size", default_max)?;
+    if max < min {
+        return Err(ProbeError::Invalid {
+            probe,
+            message: format!(
+                "max-size {} is smaller than min-size {}; swap them",
+                units::format_size_exact(max),
+                units::format_size_exact(min)
+            ),
+        });
+    }
+    Ok(power_of_two_range(min, max))
+}
+
+/// A yes/no parameter.
+pub fn flag(
+    probe: &'static str,
+    params: &Params,
+    key: &str,
+    default: bool,
+) -> Result<bool, ProbeError> {
+    match params.raw().get(key).map(|s| s.as_str()) {
+        None => Ok(default),
+        Some("yes" | "true" | "on" | "1") => Ok(true),
+        Some("no" | "false" | "off" | "0") => Ok(false),
+        Some(other) => Err(ProbeError::Invalid {
+            probe,
+            message: format!("parameter {key}: '{other}' is not yes or no"),
+        }),
+    }
 }

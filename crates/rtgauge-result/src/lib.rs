@@ -166,6 +166,18 @@ impl ProbeRun {
     pub fn title(&self) -> String {
         probe_title(&self.probe, self.variant.as_deref())
     }
+
+    /// The mode as a table should name it: the mode asked for, and when `--best-effort` fell
+    /// short of it, what was really measured (`rt (best effort: other)`), so numbers measured
+    /// as an ordinary process are never shown as the real-time mode's. `mode` itself stays
+    /// the name asked for, for machines.
+    pub fn mode_label(&self) -> String {
+        if self.obtained.shortfalls.is_empty() {
+            self.mode.clone()
+        } else {
+            format!("{} (best effort: {})", self.mode, self.obtained.policy)
+        }
+    }
 }
 
 /// The titles of these probe runs, each once, in the order they first appear.

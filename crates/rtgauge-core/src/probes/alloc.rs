@@ -24,13 +24,15 @@
 //! warm-up. Every cell runs at least one discarded warm-up iteration.
 
 use crate::clock::now_ns;
+use crate::probe::{flag, size_list};
 use crate::probe::{
-    per_cpu_threads, Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
-    TypedProbe,
+    ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use crate::units::{format_duration_ns, format_size, format_size_exact, format_size_list};
+use crate::sys::memory::{page_size, round_up, Region};
+use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
+use crate::units::{format_size, format_size_exact, format_size_list};
 use rlsf::Tlsf;
-use rtgauge_result::{Obtained, Series};
+use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::alloc::Layout;
 use std::collections::BTreeMap;
@@ -170,70 +172,6 @@ fn invalid(message: String) -> ProbeError {
     }
 }
 
-/// Powers of two from `min` up to `max`.
-pub(super) fn power_of_two_range(min: u64, max: u64) -> Vec<u64> {
-    let mut sizes = Vec::new();
-    let mut s = min;
-    while s <= max {
-        sizes.push(s);
-        match s.checked_mul(2) {
-            Some(n) => s = n,
-            None => break,
-        }
-    }
-    sizes
-}
-
-/// Sizes from `sizes`, or the powers of two between `min-size` and `max-size`.
-pub(super) fn size_list(
-    probe: &'static str,
-    params: &Params,
-    default_min: u64,
-    default_max: u64,
-) -> Result<Vec<u64>, ProbeError> {
-    let has_range = params.raw().contains_key("min-size") || params.raw().contains_key("max-size");
-    if params.raw().contains_key("sizes") {
-        if has_range {
-            return Err(ProbeError::Invalid {
-                probe,
-                message: "give either sizes or min-size/max-size, not both".into(),
-            });
-        }
-        return params.sizes("sizes", "");
-    }
-    let min = params.size("min-size", default_min)?;
-    let max = params.size("max-size", default_max)?;
-    if max < min {
-        return Err(ProbeError::Invalid {
-            probe,
-            message: format!(
-                "max-size {} is smaller than min-size {}; swap them",
-                format_size(max),
-                format_size(min)
-            ),
-        });
-    }
-    Ok(power_of_two_range(min, max))
-}
-
-/// A yes/no parameter.
-pub(super) fn flag(
-    probe: &'static str,
-    params: &Params,
-    key: &str,
-    default: bool,
-) -> Result<bool, ProbeError> {
-    match params.raw().get(key).map(|s| s.as_str()) {
-        None => Ok(default),
-        Some("yes" | "true" | "on" | "1") => Ok(true),
-        Some("no" | "false" | "off" | "0") => Ok(false),
-        Some(other) => Err(ProbeError::Invalid {
-            probe,
-            message: format!("parameter {key}: '{other}' is not yes or no"),
-        }),
-    }
-}
-
 fn config(params: &Params) -> Result<Config, ProbeError> {
     let sizes = size_list(PROBE, params, DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE)?;
     if sizes.is_empty() {
@@ -339,150 +277,6 @@ impl TypedProbe for Alloc {
         p.insert("cells".into(), cfg.cells().to_string());
         p.insert("budget-per-cell".into(), describe_split(&cell));
         Ok(out)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helpers shared by the single-thread probes of issue 3 (alloc, memop, clock, ioport).
-
-/// Runs `body` on one measuring thread, pinned to the first measured CPU and entered into the
-/// mode. These probes time one thread's own operations, so more threads would only share the
-/// caches and memory bus they measure.
-pub(super) fn on_first_cpu<T: Send>(
-    probe: &'static str,
-    ctx: &ProbeContext,
-    body: impl Fn(usize, Obtained) -> Result<T, ProbeError> + Sync,
-) -> Result<(Obtained, T), ProbeError> {
-    let Some(first) = ctx.cpus.first() else {
-        return Err(ProbeError::Invalid {
-            probe,
-            message: "no CPU to measure on; choose one with --cpus".into(),
-        });
-    };
-    let one = std::slice::from_ref(first);
-    let narrowed = ProbeContext { cpus: one, ..*ctx };
-    per_cpu_threads(&narrowed, body)?
-        .pop()
-        .ok_or_else(|| ProbeError::Invalid {
-            probe,
-            message: "the measuring thread returned nothing".into(),
-        })
-}
-
-/// The share of a probe's budget that one cell (one size of one allocator, one clock…) gets.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Cell {
-    pub budget: Budget,
-    pub warmup_ns: u64,
-}
-
-/// Splits the duration and warm-up evenly over `cells`; `loops` stays per cell.
-pub(super) fn split(ctx: &ProbeContext, cells: usize) -> Cell {
-    let n = cells.max(1) as u64;
-    Cell {
-        budget: Budget {
-            duration_ns: ctx.budget.duration_ns.map(|d| (d / n).max(1)),
-            loops: ctx.budget.loops,
-        },
-        warmup_ns: ctx.warmup_ns / n,
-    }
-}
-
-pub(super) fn describe_split(cell: &Cell) -> String {
-    let mut parts = Vec::new();
-    if let Some(d) = cell.budget.duration_ns {
-        parts.push(format_duration_ns(d));
-    }
-    if let Some(l) = cell.budget.loops {
-        parts.push(format!("{l} samples"));
-    }
-    format!(
-        "{} (warm-up {})",
-        parts.join(" or "),
-        format_duration_ns(cell.warmup_ns)
-    )
-}
-
-/// Runs `step` repeatedly, discarding what it measures, until `warmup_ns` has passed (at
-/// least `min_steps` times), so caches, TLB, page tables and allocator state settle first.
-pub(super) fn warm_up(ctx: &ProbeContext, warmup_ns: u64, min_steps: u64, mut step: impl FnMut()) {
-    let end = now_ns() + warmup_ns;
-    let mut steps = 0u64;
-    while !ctx.stopped() && (steps < min_steps || now_ns() < end) {
-        step();
-        steps += 1;
-    }
-}
-
-pub(super) fn round_up(v: u64, to: u64) -> u64 {
-    v.div_ceil(to) * to
-}
-
-pub(super) fn page_size() -> usize {
-    // SAFETY: sysconf has no pointer arguments.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
-}
-
-/// Anonymous memory of `len` bytes, faulted in now (and locked if `lock`), released on drop.
-pub(super) struct Region {
-    pub ptr: *mut u8,
-    pub len: usize,
-    /// Why mlock failed, when it was asked for and refused.
-    pub lock_error: Option<String>,
-}
-
-impl Region {
-    pub fn new(probe: &'static str, len: usize, lock: bool) -> Result<Region, ProbeError> {
-        // SAFETY: anonymous private mapping, no file; checked against MAP_FAILED.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(ProbeError::os(
-                probe,
-                format!(
-                    "mapping {} of memory (lower the sizes, or free memory)",
-                    format_size(len as u64)
-                ),
-            ));
-        }
-        let ptr = ptr as *mut u8;
-        // MAP_POPULATE is advisory; writing every page guarantees private, writable, present
-        // pages (no copy-on-write of the zero page later).
-        let page = page_size();
-        let mut off = 0;
-        while off < len {
-            // SAFETY: off < len, inside the mapping.
-            unsafe { ptr.add(off).write_volatile(0) };
-            off += page;
-        }
-        // SAFETY: the range is the mapping just created.
-        let lock_error = (lock && unsafe { libc::mlock(ptr as *const _, len) } != 0)
-            .then(|| std::io::Error::last_os_error().to_string());
-        Ok(Region {
-            ptr,
-            len,
-            lock_error,
-        })
-    }
-}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the mapping created in new(); nothing points into it any more.
-        unsafe { libc::munmap(self.ptr as *mut _, self.len) };
     }
 }
 

@@ -26,11 +26,11 @@
 //! clocks. The duration is checked every 64 samples, so the loop itself stays two reads and a
 //! record.
 
-use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::clock::{now_ns, read_ns, resolution_ns};
 use crate::probe::{
     ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
+use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};

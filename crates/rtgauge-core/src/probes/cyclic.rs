@@ -18,12 +18,7 @@ use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
 
-pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
-/// Below this, the wake-up path itself is most of the period on common hardware.
-pub const MIN_PERIOD_NS: u64 = 10_000;
-/// Above this a run measures a handful of cycles at best; it also bounds how long a thread
-/// can sleep past the end of the run's duration.
-pub const MAX_PERIOD_NS: u64 = 10_000_000_000;
+pub use crate::probe::{DEFAULT_PERIOD_NS, MAX_PERIOD_NS, MIN_PERIOD_NS};
 pub const TIMERS: [&str; 4] = ["abs", "rel", "timerfd", "posix-timer"];
 pub const DEFAULT_TIMER: &str = "abs";
 const PARAMS: [ParamSpec; 5] = [
@@ -84,16 +79,7 @@ pub struct Config {
 
 impl ProbeConfig for Config {
     fn parse(params: &Params) -> Result<Config, ProbeError> {
-        let period_ns = params.duration_ns("period", DEFAULT_PERIOD_NS)?;
-        if !(MIN_PERIOD_NS..=MAX_PERIOD_NS).contains(&period_ns) {
-            return Err(ProbeError::Invalid {
-                probe: "cyclic",
-                message: format!(
-                    "period {} is outside 10us..10s; use e.g. --period 25us or --period 1ms",
-                    format_duration_exact(period_ns)
-                ),
-            });
-        }
+        let period_ns = crate::probe::period_param(params)?;
         let timer_name = params.text("timer", DEFAULT_TIMER);
         let timer = TimerMethod::parse(&timer_name).ok_or_else(|| ProbeError::Invalid {
             probe: "cyclic",
@@ -146,16 +132,7 @@ impl TypedProbe for Cyclic {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        if let Some(duration) = ctx.budget.duration_ns.filter(|&d| d < cfg.period_ns) {
-            return Err(ProbeError::Invalid {
-                probe: "cyclic",
-                message: format!(
-                    "period {} is longer than the measuring duration {}: no cycle would be measured; shorten --period or lengthen --duration",
-                    format_duration_exact(cfg.period_ns),
-                    format_duration_exact(duration)
-                ),
-            });
-        }
+        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
         // Unless asked for, the deadlines are not put on whole multiples of the period: like
         // cyclictest, the grid's phase is wherever the clock is when the probe starts. On the
         // machine this was built on, deadlines on whole milliseconds woke 1-2 us later at p1

@@ -15,9 +15,9 @@
 //!
 //! Budget: `loops` is samples per series; a duration (and the warm-up) is split between them.
 
-use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::clock::now_ns;
 use crate::probe::{ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
+use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 

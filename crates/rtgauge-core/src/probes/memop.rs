@@ -10,11 +10,13 @@
 //! Budget: `loops` is samples per size and operation; a duration (and the warm-up) is split
 //! evenly over the sizes × operations.
 
-use super::alloc::{describe_split, on_first_cpu, size_list, split, warm_up, Region};
 use crate::clock::now_ns;
+use crate::probe::size_list;
 use crate::probe::{
     ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
+use crate::sys::memory::Region;
+use crate::threads::{describe_split, on_first_cpu, split, warm_up};
 use crate::units::{format_size, format_size_exact, format_size_list};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};

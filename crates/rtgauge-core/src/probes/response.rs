@@ -20,16 +20,15 @@
 //! Sources and placements run one after the other; each (source, placement) gets the whole
 //! budget and the whole warm-up.
 
-use super::switch::{
-    cvt, empty_list, futex_wait_while, futex_wake, one_below, os_error, pipe, read_byte,
-    resolve_placements, retry, run_pair, write_byte, Place, Start, ThreadSpec,
-};
 use crate::clock::{self, now_ns};
 use crate::live::LiveCell;
+use crate::probe::{empty_list, os_error};
 use crate::probe::{
     merge_obtained, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
     TypedProbe,
 };
+use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
+use crate::threads::{one_below, resolve_placements, run_pair, Place, Start, ThreadSpec};
 use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -43,17 +42,16 @@ const PROBE: &str = "response";
 pub const SOURCES: [&str; 7] = [
     "signal", "pipe", "eventfd", "futex", "mqueue", "udp", "gpio",
 ];
-pub const PLACEMENTS: [&str; 2] = super::switch::PLACEMENTS;
+pub use crate::threads::PLACEMENTS;
 const PARAMS: [ParamSpec; 6] = [
     ParamSpec::new("sources", "all", "event sources: signal, pipe, eventfd, futex, mqueue, udp, gpio; a comma-separated list or all"),
     ParamSpec::new("placement", "all", "same-cpu (trigger and handler on one CPU) or cross-cpu; a list or all"),
-    ParamSpec::new("period", "1ms (--period)", "time between two events, 10us or more"),
+    ParamSpec::new("period", "1ms (--period)", "time between two events, 10us to 10s"),
     ParamSpec::new("handler-busy", "0", "a busy section the handler runs before it answers (tests that latency grows by it); a duration"),
     ParamSpec::new("gpio-out", "none", "the output line the trigger toggles, as CHIP:LINE, e.g. /dev/gpiochip0:17; needs gpio-in wired to it"),
     ParamSpec::new("gpio-in", "none", "the input line wired to gpio-out, as CHIP:LINE; its edge events carry kernel timestamps"),
 ];
-pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
-const MIN_PERIOD_NS: u64 = 10_000;
+pub use crate::probe::DEFAULT_PERIOD_NS;
 /// How long the trigger waits for an acknowledgement beyond the handler's own busy section
 /// before it declares the event lost.
 const ANSWER_TIMEOUT_NS: u64 = 1_000_000_000;
@@ -161,13 +159,7 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     if placements.is_empty() {
         return Err(empty_list(PROBE, "placement", &PLACEMENTS));
     }
-    let period_ns = params.duration_ns("period", DEFAULT_PERIOD_NS)?;
-    if period_ns < MIN_PERIOD_NS {
-        return Err(invalid(format!(
-            "period {} is shorter than the minimum 10us; use e.g. period=1ms",
-            format_duration_ns(period_ns)
-        )));
-    }
+    let period_ns = crate::probe::period_param(params)?;
     // 0 (the default) means no busy section; parse_duration_ns refuses 0, so take it here.
     let handler_busy_ns = match params.raw().get("handler-busy").map(|s| s.trim()) {
         Some("0") | None => 0,
@@ -234,6 +226,7 @@ impl TypedProbe for Response {
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
         let cfg = &*cfg;
+        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
         let mut out = ProbeOutput::default();
         let places = resolve_placements(
             ctx,
@@ -1225,7 +1218,7 @@ mod tests {
         let e = config(&params(&[("period", "5us")]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("minimum"), "{e}");
+        assert!(e.contains("outside 10us..10s"), "{e}");
     }
 
     #[test]

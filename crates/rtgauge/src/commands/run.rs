@@ -288,7 +288,7 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
             "--period".into(),
             None,
             "period".into(),
-            units::format_duration_ns(p),
+            units::format_duration_exact(p),
         ));
     }
     if let Some(t) = args.timer {
