@@ -85,6 +85,15 @@ impl Params {
         Params { probe, values }
     }
 
+    /// Parameters from `(key, value)` pairs, as a suite or `--set` would give them.
+    pub fn of(probe: &'static str, pairs: &[(&str, &str)]) -> Params {
+        let values = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Params::new(probe, values)
+    }
+
     pub fn raw(&self) -> &BTreeMap<String, String> {
         &self.values
     }

@@ -453,14 +453,7 @@ mod tests {
 
     #[test]
     fn phase_is_free_unless_given_and_zero_means_whole_periods() {
-        let params = |kv: &[(&str, &str)]| {
-            Params::new(
-                "cyclic",
-                kv.iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            )
-        };
+        let params = |kv: &[(&str, &str)]| Params::of("cyclic", kv);
         let config = |p: &Params| Config::parse(p);
         assert_eq!(config(&params(&[])).unwrap().phase_ns, None);
         assert_eq!(
@@ -474,12 +467,7 @@ mod tests {
 
     #[test]
     fn periods_are_bounded_and_recorded_exactly() {
-        let period = |v: &str| {
-            Config::parse(&Params::new(
-                "cyclic",
-                [("period".to_string(), v.to_string())].into(),
-            ))
-        };
+        let period = |v: &str| Config::parse(&Params::of("cyclic", &[("period", v)]));
         assert!(period("9999ns").is_err());
         assert!(period("10001ms").is_err());
         let e = period("1000000000s").unwrap_err().to_string();

@@ -235,13 +235,7 @@ mod tests {
     use super::*;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::new(
-            PROBE,
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
+        Params::of(PROBE, pairs)
     }
 
     #[test]

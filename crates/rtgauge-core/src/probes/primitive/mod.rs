@@ -747,16 +747,9 @@ fn capacity_hint(unit: Unit) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::new(
-            "primitive",
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-        )
+        Params::of("primitive", pairs)
     }
 
     #[test]
