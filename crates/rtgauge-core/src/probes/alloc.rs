@@ -262,7 +262,6 @@ impl TypedProbe for Alloc {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let cfg = &*cfg;
         let (obtained, (series, warnings, measured_ns)) =
             on_first_cpu(PROBE, ctx, |_, _| measure(ctx, &cfg))?;
         let cell = split(ctx, cfg.cells());
@@ -859,13 +858,9 @@ fn measure(
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::of(PROBE, pairs)
-    }
-
     #[test]
     fn default_sizes_are_powers_of_two_from_16b_to_64mib() {
-        let cfg = config(&params(&[])).unwrap();
+        let cfg = config(&Params::of(PROBE, &[])).unwrap();
         assert_eq!(cfg.sizes.first(), Some(&16));
         assert_eq!(cfg.sizes.last(), Some(&(64 << 20)));
         assert_eq!(cfg.sizes.len(), 23);
@@ -875,24 +870,29 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_what_is_wrong() {
-        let e = config(&params(&[("sizes", "0")])).unwrap_err().to_string();
+        let e = config(&Params::of(PROBE, &[("sizes", "0")]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("probe alloc: parameter sizes: '0' is not a positive size"),
             "{e}"
         );
-        let e = config(&params(&[("allocators", "jemalloc")]))
+        let e = config(&Params::of(PROBE, &[("allocators", "jemalloc")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown allocators 'jemalloc'"), "{e}");
-        let e = config(&params(&[("sizes", "16"), ("max-size", "1MiB")]))
+        let e = config(&Params::of(PROBE, &[("sizes", "16"), ("max-size", "1MiB")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("not both"), "{e}");
-        let e = config(&params(&[("min-size", "1MiB"), ("max-size", "4KiB")]))
-            .unwrap_err()
-            .to_string();
+        let e = config(&Params::of(
+            PROBE,
+            &[("min-size", "1MiB"), ("max-size", "4KiB")],
+        ))
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("smaller than min-size"), "{e}");
-        assert!(config(&params(&[("touch", "maybe")])).is_err());
+        assert!(config(&Params::of(PROBE, &[("touch", "maybe")])).is_err());
     }
 
     #[test]

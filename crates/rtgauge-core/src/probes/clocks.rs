@@ -158,7 +158,6 @@ impl TypedProbe for ClockProbe {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let cfg = &*cfg;
         let cell = split(ctx, cfg.clocks.len());
         let (obtained, (series, warnings, measured_ns)) =
             on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, &cfg, cell)))?;
@@ -491,24 +490,20 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::of(PROBE, pairs)
-    }
-
     #[test]
     fn clocks_come_in_canonical_order_with_tsc_last() {
-        let cfg = config(&params(&[("clocks", "tsc,monotonic")])).unwrap();
+        let cfg = config(&Params::of(PROBE, &[("clocks", "tsc,monotonic")])).unwrap();
         assert_eq!(cfg.clocks, ["monotonic", "tsc"]);
-        assert_eq!(config(&params(&[])).unwrap().clocks.len(), 6);
+        assert_eq!(config(&Params::of(PROBE, &[])).unwrap().clocks.len(), 6);
     }
 
     #[test]
     fn bad_parameters_are_refused() {
-        let e = config(&params(&[("clocks", "sundial")]))
+        let e = config(&Params::of(PROBE, &[("clocks", "sundial")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown clocks 'sundial'"), "{e}");
-        let e = config(&params(&[("window", "10us")]))
+        let e = config(&Params::of(PROBE, &[("window", "10us")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("shorter than 1ms"), "{e}");

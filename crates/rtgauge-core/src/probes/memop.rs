@@ -140,7 +140,6 @@ impl TypedProbe for Memop {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let cfg = &*cfg;
         let cells = cfg.sizes.len() * cfg.ops.len();
         let cell = split(ctx, cells);
         let (obtained, (series, measured_ns)) =
@@ -234,10 +233,6 @@ fn measure(ctx: &ProbeContext, cfg: &Config) -> Result<(Vec<Series>, u64), Probe
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::of(PROBE, pairs)
-    }
-
     #[test]
     fn cache_sizes_from_sysfs_parse() {
         assert_eq!(parse_cache_size("32K"), Some(32 << 10));
@@ -248,7 +243,7 @@ mod tests {
 
     #[test]
     fn default_range_reaches_beyond_four_times_the_last_level_cache() {
-        let cfg = config(&params(&[])).unwrap();
+        let cfg = config(&Params::of(PROBE, &[])).unwrap();
         let max = *cfg.sizes.last().unwrap();
         assert_eq!(cfg.sizes[0], 64);
         assert!(max >= FLOOR_MAX_SIZE);
@@ -260,14 +255,14 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_refused() {
-        let e = config(&params(&[("sizes", "4KiB,0")]))
+        let e = config(&Params::of(PROBE, &[("sizes", "4KiB,0")]))
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("parameter sizes: '0' is not a positive size"),
             "{e}"
         );
-        let e = config(&params(&[("ops", "memmove")]))
+        let e = config(&Params::of(PROBE, &[("ops", "memmove")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown ops 'memmove'"), "{e}");

@@ -213,7 +213,6 @@ impl TypedProbe for Response {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let cfg = &*cfg;
         crate::probe::check_period_fits(ctx, cfg.period_ns)?;
         let mut out = ProbeOutput::default();
         let places = resolve_placements(
@@ -812,13 +811,9 @@ impl Drop for MessageQueue {
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::of(PROBE, pairs)
-    }
-
     #[test]
     fn defaults() {
-        let c = config(&params(&[])).unwrap();
+        let c = config(&Params::of(PROBE, &[])).unwrap();
         assert_eq!(c.sources.len(), SOURCES.len());
         assert_eq!(c.period_ns, DEFAULT_PERIOD_NS);
         assert_eq!(c.handler_busy_ns, 0);
@@ -827,27 +822,27 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_parameter_and_the_accepted_values() {
-        let e = config(&params(&[("sources", "pipe,bogus")]))
+        let e = config(&Params::of(PROBE, &[("sources", "pipe,bogus")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("sources 'bogus'"), "{e}");
         assert!(e.contains(&SOURCES.join(", ")), "{e}");
-        let e = config(&params(&[("placement", "sideways")]))
+        let e = config(&Params::of(PROBE, &[("placement", "sideways")]))
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("placement 'sideways'") && e.contains("same-cpu, cross-cpu"),
             "{e}"
         );
-        let e = config(&params(&[("gpio-out", "/dev/gpiochip0")]))
+        let e = config(&Params::of(PROBE, &[("gpio-out", "/dev/gpiochip0")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("gpio-out") && e.contains("CHIP:LINE"), "{e}");
-        let e = config(&params(&[("gpio-out", "/dev/gpiochip0:1")]))
+        let e = config(&Params::of(PROBE, &[("gpio-out", "/dev/gpiochip0:1")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("go together"), "{e}");
-        let e = config(&params(&[("period", "5us")]))
+        let e = config(&Params::of(PROBE, &[("period", "5us")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("outside 10us..10s"), "{e}");
@@ -856,26 +851,29 @@ mod tests {
     #[test]
     fn handler_busy_accepts_zero_and_durations() {
         assert_eq!(
-            config(&params(&[("handler-busy", "0")]))
+            config(&Params::of(PROBE, &[("handler-busy", "0")]))
                 .unwrap()
                 .handler_busy_ns,
             0
         );
         assert_eq!(
-            config(&params(&[("handler-busy", "200us")]))
+            config(&Params::of(PROBE, &[("handler-busy", "200us")]))
                 .unwrap()
                 .handler_busy_ns,
             200_000
         );
-        assert!(config(&params(&[("handler-busy", "soon")])).is_err());
+        assert!(config(&Params::of(PROBE, &[("handler-busy", "soon")])).is_err());
     }
 
     #[test]
     fn gpio_lines_parse() {
-        let c = config(&params(&[
-            ("gpio-out", "/dev/gpiochip0:17"),
-            ("gpio-in", "/dev/gpiochip1:4"),
-        ]))
+        let c = config(&Params::of(
+            PROBE,
+            &[
+                ("gpio-out", "/dev/gpiochip0:17"),
+                ("gpio-in", "/dev/gpiochip1:4"),
+            ],
+        ))
         .unwrap();
         let (o, i) = c.gpio.unwrap();
         assert_eq!((o.chip.as_str(), o.offset), ("/dev/gpiochip0", 17));
@@ -884,7 +882,7 @@ mod tests {
 
     #[test]
     fn without_named_lines_gpio_is_skipped_with_a_reason() {
-        match Channel::open(Source::Gpio, &config(&params(&[])).unwrap()) {
+        match Channel::open(Source::Gpio, &config(&Params::of(PROBE, &[])).unwrap()) {
             Err(Open::Skip(reason)) => assert!(reason.contains("GPIO"), "{reason}"),
             _ => panic!("expected a skip"),
         }
@@ -893,7 +891,7 @@ mod tests {
     /// Every in-process channel delivers exactly one wake-up per event.
     #[test]
     fn every_channel_delivers_events_to_a_waiting_thread() {
-        let cfg = config(&params(&[])).unwrap();
+        let cfg = config(&Params::of(PROBE, &[])).unwrap();
         for source in [
             Source::Signal,
             Source::Pipe,

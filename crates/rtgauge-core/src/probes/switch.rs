@@ -115,7 +115,6 @@ impl TypedProbe for Switch {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let cfg = &*cfg;
         if matches!(ctx.mode.policy, Policy::Deadline { .. }) {
             // A reservation of runtime per period throttles a back-to-back ping-pong, so the
             // numbers would be the throttling, not the switch.
@@ -414,13 +413,9 @@ impl Link {
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::of(PROBE, pairs)
-    }
-
     #[test]
     fn defaults_select_every_mechanism_and_placement() {
-        let c = config(&params(&[])).unwrap();
+        let c = config(&Params::of(PROBE, &[])).unwrap();
         assert_eq!(c.via, vec![Via::Sem, Via::Futex, Via::Pipe]);
         assert_eq!(c.placements, vec!["same-cpu", "cross-cpu"]);
         assert!(!c.placements_explicit);
@@ -428,18 +423,20 @@ mod tests {
 
     #[test]
     fn bad_mechanisms_and_placements_name_the_accepted_values() {
-        let e = config(&params(&[("via", "carrier-pigeon")]))
+        let e = config(&Params::of(PROBE, &[("via", "carrier-pigeon")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("via") && e.contains("sem, futex, pipe"), "{e}");
-        let e = config(&params(&[("placement", "sideways")]))
+        let e = config(&Params::of(PROBE, &[("placement", "sideways")]))
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("placement") && e.contains("same-cpu, cross-cpu"),
             "{e}"
         );
-        let e = config(&params(&[("via", ",")])).unwrap_err().to_string();
+        let e = config(&Params::of(PROBE, &[("via", ",")]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("via is empty"), "{e}");
     }
 

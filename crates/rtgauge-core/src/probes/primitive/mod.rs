@@ -249,7 +249,6 @@ impl TypedProbe for Primitive {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let cfg = &*cfg;
         let units = units(&cfg);
         let cpu = ctx.cpus.first().copied();
         let measured = std::thread::scope(|scope| {
@@ -748,13 +747,9 @@ fn capacity_hint(unit: Unit) -> &'static str {
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::of("primitive", pairs)
-    }
-
     #[test]
     fn defaults_select_every_operation() {
-        let cfg = config(&params(&[])).unwrap();
+        let cfg = config(&Params::of("primitive", &[])).unwrap();
         assert_eq!(cfg.ops.len(), OPERATIONS.len());
         assert_eq!(cfg.batch, DEFAULT_BATCH);
         assert_eq!(cfg.shm_sizes, vec![4096]);
@@ -778,11 +773,13 @@ mod tests {
             ("msg-size", "0"),
             ("msg-size", "1MiB"),
         ] {
-            let e = config(&params(&[(key, value)])).unwrap_err().to_string();
+            let e = config(&Params::of("primitive", &[(key, value)]))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(key), "{key}={value}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
-        let e = config(&params(&[("ops", "bogus")]))
+        let e = config(&Params::of("primitive", &[("ops", "bogus")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("sem_post") && e.contains("sched_setattr"), "{e}");
@@ -790,10 +787,10 @@ mod tests {
 
     #[test]
     fn selecting_one_call_measures_its_pair_once() {
-        let cfg = config(&params(&[
-            ("ops", "pipe_read,shm_write"),
-            ("shm-size", "4KiB,64KiB"),
-        ]))
+        let cfg = config(&Params::of(
+            "primitive",
+            &[("ops", "pipe_read,shm_write"), ("shm-size", "4KiB,64KiB")],
+        ))
         .unwrap();
         assert_eq!(
             units(&cfg),
