@@ -837,7 +837,9 @@ fn measure(
                     ));
                 }
                 let labelled = |s: Series| {
-                    let mut s = s.label("allocator", name).label("size", format_size(size));
+                    let mut s = s
+                        .label("allocator", name)
+                        .label("size", format_size_exact(size));
                     s.metrics.insert("size_bytes".into(), size as f64);
                     s
                 };

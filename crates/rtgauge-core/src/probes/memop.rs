@@ -215,7 +215,7 @@ fn measure(ctx: &ProbeContext, cfg: &Config) -> Result<(Vec<Series>, u64), Probe
             }
             measured += now - start;
             let stats = rec.summary();
-            let mut s = Series::new(op.as_str(), stats).label("size", format_size(size));
+            let mut s = Series::new(op.as_str(), stats).label("size", format_size_exact(size));
             s.metrics.insert("size_bytes".into(), size as f64);
             if let Some(bw) = bandwidth(size, s.stats.median_ns) {
                 s.metrics.insert("bandwidth_bytes_per_s".into(), bw);

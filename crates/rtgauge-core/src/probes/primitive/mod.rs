@@ -198,7 +198,7 @@ impl Unit {
     /// Labels a skipped unit still carries, so its series line up with measured ones.
     fn labels(self) -> Vec<(&'static str, String)> {
         match self {
-            Unit::SharedMemory(size) => vec![("size", format_size(size))],
+            Unit::SharedMemory(size) => vec![("size", format_size_exact(size))],
             _ => Vec::new(),
         }
     }

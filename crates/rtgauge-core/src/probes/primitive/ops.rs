@@ -17,9 +17,13 @@ const PROBE: &str = "primitive";
 /// series of its own: post then wait, write then read, lock then unlock. A single operation
 /// has only `first` and keeps its own state meaningful (e.g. alternates two priorities).
 pub(super) trait Calls {
-    /// Series names of `first` and `second` (`second` unused when not paired).
+    /// Series names of `first` and `second`; a single operation names itself twice.
     fn names(&self) -> [&'static str; 2];
-    fn paired(&self) -> bool;
+    /// Whether `second` undoes `first` (read once, before measuring).
+    fn paired(&self) -> bool {
+        let [first, second] = self.names();
+        first != second
+    }
     /// How many `first` calls may be made before the matching `second` calls without
     /// blocking or failing: the largest usable batch.
     fn capacity(&self) -> usize {
@@ -81,9 +85,6 @@ impl Semaphore {
 impl Calls for Semaphore {
     fn names(&self) -> [&'static str; 2] {
         ["sem_post", "sem_wait"]
-    }
-    fn paired(&self) -> bool {
-        true
     }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
@@ -172,9 +173,6 @@ impl Calls for Mutexes {
         } else {
             ["mutex_lock", "mutex_unlock"]
         }
-    }
-    fn paired(&self) -> bool {
-        true
     }
     fn capacity(&self) -> usize {
         self.mutexes.len()
@@ -279,9 +277,6 @@ impl MessageQueue {
 impl Calls for MessageQueue {
     fn names(&self) -> [&'static str; 2] {
         ["mq_send", "mq_receive"]
-    }
-    fn paired(&self) -> bool {
-        true
     }
     fn capacity(&self) -> usize {
         self.capacity
@@ -449,9 +444,6 @@ impl Calls for Channel {
             ChannelKind::Fifo => ["fifo_write", "fifo_read"],
         }
     }
-    fn paired(&self) -> bool {
-        true
-    }
     fn capacity(&self) -> usize {
         self.capacity
     }
@@ -563,9 +555,6 @@ impl Calls for SharedMemory {
     fn names(&self) -> [&'static str; 2] {
         ["shm_write", "shm_read"]
     }
-    fn paired(&self) -> bool {
-        true
-    }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
         // SAFETY: both regions are size bytes long and do not overlap.
@@ -582,7 +571,7 @@ impl Calls for SharedMemory {
         true
     }
     fn labels(&self) -> Vec<(&'static str, String)> {
-        vec![("size", crate::units::format_size(self.size as u64))]
+        vec![("size", crate::units::format_size_exact(self.size as u64))]
     }
 }
 
@@ -628,9 +617,6 @@ impl Calls for EventFd {
     fn names(&self) -> [&'static str; 2] {
         ["eventfd_write", "eventfd_read"]
     }
-    fn paired(&self) -> bool {
-        true
-    }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
         let one: u64 = 1;
@@ -672,9 +658,6 @@ impl FutexWake {
 impl Calls for FutexWake {
     fn names(&self) -> [&'static str; 2] {
         ["futex_wake", "futex_wake"]
-    }
-    fn paired(&self) -> bool {
-        false
     }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
@@ -862,9 +845,6 @@ impl Calls for SetSchedParam {
     fn names(&self) -> [&'static str; 2] {
         ["setschedparam", "setschedparam"]
     }
-    fn paired(&self) -> bool {
-        false
-    }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
         let i = self.next;
@@ -976,9 +956,6 @@ impl SchedSetattr {
 impl Calls for SchedSetattr {
     fn names(&self) -> [&'static str; 2] {
         ["sched_setattr", "sched_setattr"]
-    }
-    fn paired(&self) -> bool {
-        false
     }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
