@@ -94,6 +94,11 @@ impl Params {
         Params::new(probe, values)
     }
 
+    /// The probe these parameters are for (errors name it).
+    pub fn probe(&self) -> &'static str {
+        self.probe
+    }
+
     pub fn raw(&self) -> &BTreeMap<String, String> {
         &self.values
     }
@@ -549,7 +554,10 @@ pub fn flag(
         Some("no" | "false" | "off" | "0") => Ok(false),
         Some(other) => Err(ProbeError::Invalid {
             probe,
-            message: format!("parameter {key}: '{other}' is not yes or no"),
+            message: format!(
+                "parameter {key}: '{}' is not yes or no",
+                units::quote(other)
+            ),
         }),
     }
 }

@@ -4,9 +4,11 @@
 //! here (through [`crate::rt::enter_thread`], so a stop request can interrupt them).
 
 use crate::clock::now_ns;
-use crate::probe::{os_error, per_cpu_threads, Budget, ProbeContext, ProbeError};
+use crate::probe::{
+    empty_list, os_error, per_cpu_threads, Budget, Params, ProbeContext, ProbeError,
+};
 use crate::rt::{self, Mode, Policy};
-use crate::units::format_duration_exact;
+use crate::units::format_duration_ns;
 use rtgauge_result::Obtained;
 use std::sync::{Condvar, Mutex};
 
@@ -59,7 +61,7 @@ pub fn split(ctx: &ProbeContext, cells: usize) -> Cell {
 pub fn describe_split(cell: &Cell) -> String {
     let mut parts = Vec::new();
     if let Some(d) = cell.budget.duration_ns {
-        parts.push(format_duration_exact(d));
+        parts.push(format_duration_ns(d));
     }
     if let Some(l) = cell.budget.loops {
         parts.push(format!("{l} samples"));
@@ -67,7 +69,7 @@ pub fn describe_split(cell: &Cell) -> String {
     format!(
         "{} (warm-up {})",
         parts.join(" or "),
-        format_duration_exact(cell.warmup_ns)
+        format_duration_ns(cell.warmup_ns)
     )
 }
 
@@ -101,10 +103,49 @@ impl Place {
     }
 }
 
-/// Turns requested placements into CPUs: same-cpu → both on the first measured CPU;
-/// cross-cpu → the follow (handler) thread on the first measured CPU, the lead on the second.
-/// A placement that cannot be honoured here is left out with a warning saying why.
-pub fn resolve_placements(
+/// The `placement` parameter of a thread-pair probe: which of [`PLACEMENTS`] to measure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Placements {
+    pub names: Vec<String>,
+    /// Whether the user named placements (otherwise an impossible one is skipped quietly).
+    pub explicit: bool,
+}
+
+impl Placements {
+    pub fn parse(params: &Params) -> Result<Placements, ProbeError> {
+        let names = params.choices("placement", "all", &PLACEMENTS)?;
+        if names.is_empty() {
+            return Err(empty_list(params.probe(), "placement", &PLACEMENTS));
+        }
+        Ok(Placements {
+            names,
+            explicit: params.raw().contains_key("placement"),
+        })
+    }
+
+    /// As the parameter is written back: `same-cpu,cross-cpu`.
+    pub fn resolved(&self) -> String {
+        self.names.join(",")
+    }
+
+    /// The placements that can be honoured here, in CPUs: same-cpu → both threads on the
+    /// first measured CPU; cross-cpu → the follow (handler) thread on the first measured CPU,
+    /// the lead on the second. One that cannot is left out with a warning saying why; none
+    /// left makes the probe unavailable here.
+    pub fn resolve(
+        &self,
+        ctx: &ProbeContext,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<Place>, ProbeError> {
+        let places = place_threads(ctx, &self.names, self.explicit, warnings);
+        if places.is_empty() {
+            return Err(ProbeError::Unavailable(warnings.join("; ")));
+        }
+        Ok(places)
+    }
+}
+
+fn place_threads(
     ctx: &ProbeContext,
     requested: &[String],
     explicit: bool,

@@ -29,7 +29,7 @@ use crate::probe::{
 };
 use crate::sys::gpio::{self, LineName, Open};
 use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
-use crate::threads::{one_below, resolve_placements, run_pair, Place, Start, ThreadSpec};
+use crate::threads::{one_below, run_pair, Place, Placements, Start, ThreadSpec};
 use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -100,8 +100,7 @@ impl Source {
 #[derive(Debug, Clone)]
 pub struct Config {
     sources: Vec<Source>,
-    placements: Vec<String>,
-    placements_explicit: bool,
+    placements: Placements,
     period_ns: u64,
     handler_busy_ns: u64,
     gpio: Option<(LineName, LineName)>,
@@ -127,7 +126,8 @@ fn line_name(params: &Params, key: &str) -> Result<Option<LineName>, ProbeError>
     });
     parsed.map(Some).ok_or_else(|| {
         invalid(format!(
-            "parameter {key}: '{text}' is not CHIP:LINE; give e.g. {key}=/dev/gpiochip0:17"
+            "parameter {key}: '{}' is not CHIP:LINE; give e.g. {key}=/dev/gpiochip0:17",
+            crate::units::quote(text)
         ))
     })
 }
@@ -143,10 +143,7 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
             sources.push(s);
         }
     }
-    let placements = params.choices("placement", "all", &PLACEMENTS)?;
-    if placements.is_empty() {
-        return Err(empty_list(PROBE, "placement", &PLACEMENTS));
-    }
+    let placements = Placements::parse(params)?;
     let period_ns = crate::probe::period_param(params)?;
     // 0 (the default) means no busy section; parse_duration_ns refuses 0, so take it here.
     let handler_busy_ns = match params.raw().get("handler-busy").map(|s| s.trim()) {
@@ -165,7 +162,6 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     Ok(Config {
         sources,
         placements,
-        placements_explicit: params.raw().contains_key("placement"),
         period_ns,
         handler_busy_ns,
         gpio,
@@ -187,7 +183,7 @@ impl ProbeConfig for Config {
                     .collect::<Vec<_>>()
                     .join(","),
             ),
-            ("placement".into(), self.placements.join(",")),
+            ("placement".into(), self.placements.resolved()),
             ("period".into(), format_duration_exact(self.period_ns)),
             (
                 "handler-busy".into(),
@@ -215,15 +211,7 @@ impl TypedProbe for Response {
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
         crate::probe::check_period_fits(ctx, cfg.period_ns)?;
         let mut out = ProbeOutput::default();
-        let places = resolve_placements(
-            ctx,
-            &cfg.placements,
-            cfg.placements_explicit,
-            &mut out.warnings,
-        );
-        if places.is_empty() {
-            return Err(ProbeError::Unavailable(out.warnings.join("; ")));
-        }
+        let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
         // Every source is opened once before anything is measured, so a missing one is known
         // (skipped) and a misnamed one fails (error) before minutes of measurement.
         let mut available = Vec::new();

@@ -19,7 +19,7 @@ use crate::probe::{
 };
 use crate::rt::Policy;
 use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
-use crate::threads::{resolve_placements, run_pair, Place, Start, ThreadSpec};
+use crate::threads::{run_pair, Place, Placements, Start, ThreadSpec};
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::cell::UnsafeCell;
@@ -72,9 +72,7 @@ impl Via {
 #[derive(Debug, Clone)]
 pub struct Config {
     via: Vec<Via>,
-    placements: Vec<String>,
-    /// Whether the user named placements (otherwise an impossible one is skipped quietly).
-    placements_explicit: bool,
+    placements: Placements,
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
@@ -82,14 +80,10 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     if via.is_empty() {
         return Err(empty_list(PROBE, "via", &MECHANISMS));
     }
-    let placements = params.choices("placement", "all", &PLACEMENTS)?;
-    if placements.is_empty() {
-        return Err(empty_list(PROBE, "placement", &PLACEMENTS));
-    }
+    let placements = Placements::parse(params)?;
     Ok(Config {
         via: via.iter().map(|v| Via::parse(v)).collect(),
         placements,
-        placements_explicit: params.raw().contains_key("placement"),
     })
 }
 
@@ -102,7 +96,7 @@ impl ProbeConfig for Config {
         let via: Vec<&str> = self.via.iter().map(|v| v.name()).collect();
         BTreeMap::from([
             ("via".into(), via.join(",")),
-            ("placement".into(), self.placements.join(",")),
+            ("placement".into(), self.placements.resolved()),
         ])
     }
 }
@@ -123,15 +117,7 @@ impl TypedProbe for Switch {
             ));
         }
         let mut out = ProbeOutput::default();
-        let places = resolve_placements(
-            ctx,
-            &cfg.placements,
-            cfg.placements_explicit,
-            &mut out.warnings,
-        );
-        if places.is_empty() {
-            return Err(ProbeError::Unavailable(out.warnings.join("; ")));
-        }
+        let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
         let mut obtained = Vec::new();
         for &via in &cfg.via {
             for place in &places {
@@ -417,8 +403,8 @@ mod tests {
     fn defaults_select_every_mechanism_and_placement() {
         let c = config(&Params::of(PROBE, &[])).unwrap();
         assert_eq!(c.via, vec![Via::Sem, Via::Futex, Via::Pipe]);
-        assert_eq!(c.placements, vec!["same-cpu", "cross-cpu"]);
-        assert!(!c.placements_explicit);
+        assert_eq!(c.placements.names, vec!["same-cpu", "cross-cpu"]);
+        assert!(!c.placements.explicit);
     }
 
     #[test]
