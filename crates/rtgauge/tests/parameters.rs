@@ -11,7 +11,6 @@ fn a_huge_bad_parameter_value_is_quoted_short() {
     for set in [
         format!("cyclic.period={huge}"),
         format!("cyclic.timer={huge}"),
-        format!("cyclic.{huge}=1"),
     ] {
         // Before: the whole 100 kB value was echoed in the error.
         let e = one_line_error(&["run", "cyclic", "--set", &set]);
