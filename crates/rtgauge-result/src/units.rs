@@ -132,7 +132,7 @@ pub fn format_duration_exact(ns: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")];
     UNITS
         .iter()
-        .find(|(scale, _)| ns != 0 && ns % scale == 0)
+        .find(|(scale, _)| ns != 0 && ns.is_multiple_of(*scale))
         .map_or_else(
             || format!("{ns}ns"),
             |(scale, unit)| format!("{}{unit}", ns / scale),
@@ -145,7 +145,7 @@ pub fn format_size_exact(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     UNITS
         .iter()
-        .find(|(scale, _)| bytes != 0 && bytes % scale == 0)
+        .find(|(scale, _)| bytes != 0 && bytes.is_multiple_of(*scale))
         .map_or_else(
             || format!("{bytes}B"),
             |(scale, unit)| format!("{}{unit}", bytes / scale),

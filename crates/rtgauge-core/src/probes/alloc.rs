@@ -263,7 +263,7 @@ impl TypedProbe for Alloc {
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
         let (obtained, (series, warnings, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, &cfg))?;
+            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
         let cell = split(ctx, cfg.cells());
         let mut out = ProbeOutput {
             series,

@@ -160,7 +160,7 @@ impl TypedProbe for ClockProbe {
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
         let cell = split(ctx, cfg.clocks.len());
         let (obtained, (series, warnings, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, &cfg, cell)))?;
+            on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, cfg, cell)))?;
         let mut out = ProbeOutput {
             series,
             obtained,

@@ -142,8 +142,7 @@ impl TypedProbe for Memop {
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
         let cells = cfg.sizes.len() * cfg.ops.len();
         let cell = split(ctx, cells);
-        let (obtained, (series, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, &cfg))?;
+        let (obtained, (series, measured_ns)) = on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
         let mut out = ProbeOutput {
             series,
             obtained,

@@ -217,7 +217,7 @@ impl TypedProbe for Response {
         let mut available = Vec::new();
         let mut skipped = Vec::new();
         for &source in &cfg.sources {
-            match Channel::open(source, &cfg) {
+            match Channel::open(source, cfg) {
                 Ok(_) => available.push(source),
                 Err(Open::Skip(reason)) => {
                     out.warnings
@@ -239,8 +239,8 @@ impl TypedProbe for Response {
                 if ctx.stopped() {
                     break;
                 }
-                let channel = Channel::open(source, &cfg).map_err(Open::into_error)?;
-                let (o, m) = measure(ctx, &cfg, &channel, source, place)?;
+                let channel = Channel::open(source, cfg).map_err(Open::into_error)?;
+                let (o, m) = measure(ctx, cfg, &channel, source, place)?;
                 obtained.extend(o);
                 out.measured_ns += m.measured_ns;
                 if m.deferred > 0 {

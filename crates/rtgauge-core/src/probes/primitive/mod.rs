@@ -249,14 +249,14 @@ impl TypedProbe for Primitive {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let units = units(&cfg);
+        let units = units(cfg);
         let cpu = ctx.cpus.first().copied();
         let measured = std::thread::scope(|scope| {
             std::thread::Builder::new()
                 .name("rtgauge-primitive".into())
                 .spawn_scoped(scope, || -> Result<_, ProbeError> {
                     let obtained = ctx.enter_thread(cpu)?;
-                    let results = measure_all(ctx, &cfg, &units)?;
+                    let results = measure_all(ctx, cfg, &units)?;
                     Ok((obtained, results))
                 })
                 .map_err(|e| ProbeError::Os {
@@ -268,7 +268,7 @@ impl TypedProbe for Primitive {
                 .unwrap_or_else(|p| std::panic::resume_unwind(p))
         });
         let (obtained, results) = measured?;
-        build_output(ctx, &cfg, obtained, results)
+        build_output(ctx, cfg, obtained, results)
     }
 }
 
