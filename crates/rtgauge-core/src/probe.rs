@@ -221,9 +221,6 @@ pub const MIN_PERIOD_NS: u64 = 10_000;
 /// Above this a run measures a handful of cycles at best; it also bounds how long a measuring
 /// thread can sleep past the end of the run.
 pub const MAX_PERIOD_NS: u64 = 10_000_000_000;
-/// The measuring threads' priority in the real-time modes (never 99: kernel housekeeping
-/// threads live there).
-pub const DEFAULT_PRIORITY: i32 = 95;
 
 /// The `period` parameter of a periodic probe, within [`MIN_PERIOD_NS`]..=[`MAX_PERIOD_NS`].
 pub fn period_param(params: &Params) -> Result<u64, ProbeError> {

@@ -98,7 +98,7 @@ fn a_probe_in_one_file_registered_with_one_line_runs_through_the_runner() {
         skip_failed_loads: false,
         cpus: vec![rtgauge_sysinfo::online_cpus()[0]],
         best_effort: true,
-        priority: rtgauge_core::probe::DEFAULT_PRIORITY,
+        priority: rtgauge_core::rt::DEFAULT_PRIORITY,
         record: Vec::new(),
     };
     let scratch = tempfile::tempdir().unwrap();
