@@ -369,18 +369,38 @@ impl ProbeConfig for () {
     }
 }
 
+/// What `rtgauge probes` shows of a probe.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    pub name: &'static str,
+    /// One line: what it measures.
+    pub description: &'static str,
+    /// Its parameters, documented: this one table drives `--help`, `rtgauge probes`, the docs
+    /// and the refusal of unknown keys.
+    pub params: &'static [ParamSpec],
+}
+
+impl About {
+    pub const fn new(
+        name: &'static str,
+        description: &'static str,
+        params: &'static [ParamSpec],
+    ) -> About {
+        About {
+            name,
+            description,
+            params,
+        }
+    }
+}
+
 /// What a probe writes: its name, its parameter table and typed configuration, and its
 /// measurement. The frame every probe shares (unknown keys refused, the configuration parsed
 /// once, the resolved parameters recorded, a run without any sample reported) is the
 /// [`Probe`] implementation below, written once. Adding a probe is one file implementing this
 /// and one line in [`crate::probes`]'s list (or [`crate::probes::register`]).
 pub trait TypedProbe: Sync {
-    const NAME: &'static str;
-    /// One line: what it measures.
-    const DESCRIPTION: &'static str;
-    /// Its parameters, documented: this one table drives `--help`, `rtgauge probes`, the docs
-    /// and the refusal of unknown keys.
-    const PARAMS: &'static [ParamSpec];
+    const ABOUT: About;
     type Config: ProbeConfig;
     /// Whether it can run here; Err says why not.
     fn availability(&self) -> Result<(), String> {
@@ -398,15 +418,15 @@ pub trait TypedProbe: Sync {
 
 impl<P: TypedProbe> Probe for P {
     fn name(&self) -> &'static str {
-        P::NAME
+        P::ABOUT.name
     }
 
     fn describe(&self) -> &'static str {
-        P::DESCRIPTION
+        P::ABOUT.description
     }
 
     fn parameters(&self) -> &'static [ParamSpec] {
-        P::PARAMS
+        P::ABOUT.params
     }
 
     fn availability(&self) -> Result<(), String> {
@@ -414,12 +434,12 @@ impl<P: TypedProbe> Probe for P {
     }
 
     fn resolve(&self, params: &Params) -> Result<BTreeMap<String, String>, ProbeError> {
-        params.check_known(P::PARAMS)?;
+        params.check_known(P::ABOUT.params)?;
         Ok(P::Config::parse(params)?.resolved())
     }
 
     fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        ctx.params.check_known(P::PARAMS)?;
+        ctx.params.check_known(P::ABOUT.params)?;
         let mut cfg = P::Config::parse(ctx.params)?;
         let mut out = self.measure(ctx, &mut cfg)?;
         let mut params = cfg.resolved();

@@ -6,7 +6,7 @@ use rtgauge_core::clock::now_ns;
 use rtgauge_core::live::LiveBoard;
 use rtgauge_core::plan::{self, Plan};
 use rtgauge_core::probe::{
-    ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
 use rtgauge_core::rt::Mode;
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
@@ -32,9 +32,11 @@ impl ProbeConfig for Steps {
 }
 
 impl TypedProbe for Countdown {
-    const NAME: &'static str = "countdown";
-    const DESCRIPTION: &'static str = "time of a busy loop of N steps (a test fixture)";
-    const PARAMS: &'static [ParamSpec] = &[ParamSpec::new("steps", "1000", "steps per sample")];
+    const ABOUT: About = About::new(
+        "countdown",
+        "time of a busy loop of N steps (a test fixture)",
+        &[ParamSpec::new("steps", "1000", "steps per sample")],
+    );
     type Config = Steps;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Steps) -> Result<ProbeOutput, ProbeError> {
@@ -44,7 +46,7 @@ impl TypedProbe for Countdown {
                 std::hint::black_box(i);
             }
         };
-        let (obtained, recorder) = on_first_cpu(Self::NAME, ctx, |_, _| {
+        let (obtained, recorder) = on_first_cpu(Self::ABOUT.name, ctx, |_, _| {
             warm_up(ctx, ctx.warmup_ns, 1, count);
             let mut recorder = Recorder::new(DEFAULT_INTERVAL_NS);
             let start = now_ns();

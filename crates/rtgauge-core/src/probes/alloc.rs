@@ -26,7 +26,7 @@
 use crate::clock::now_ns;
 use crate::probe::{flag, size_list};
 use crate::probe::{
-    ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
 use crate::sys::memory::{page_size, round_up, Region};
 use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
@@ -41,6 +41,9 @@ use std::ptr::NonNull;
 const PROBE: &str = "alloc";
 pub const ALLOCATORS: [&str; 3] = ["malloc", "tlsf", "mmap"];
 pub const SCENARIOS: [&str; 2] = ["sweep", "fragment"];
+const DESCRIPTION: &str =
+    "allocation, free and first-touch time vs size (malloc, TLSF pool, mmap), and a fragmenting scenario";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 10] = [
     ParamSpec::new(
         "sizes",
@@ -98,6 +101,28 @@ const FRAGMENT_MIN: u64 = 16;
 const ALIGN: usize = 16;
 
 pub struct Alloc;
+
+impl TypedProbe for Alloc {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let (obtained, (series, warnings, measured_ns)) =
+            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
+        let cell = split(ctx, cfg.cells());
+        let mut out = ProbeOutput {
+            series,
+            obtained,
+            warnings,
+            measured_ns,
+            ..ProbeOutput::default()
+        };
+        let p = &mut out.params;
+        p.insert("cells".into(), cfg.cells().to_string());
+        p.insert("budget-per-cell".into(), describe_split(&cell));
+        Ok(out)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -251,31 +276,6 @@ impl ProbeConfig for Config {
             p.insert("seed".into(), self.seed.to_string());
         }
         p
-    }
-}
-
-impl TypedProbe for Alloc {
-    const NAME: &'static str = PROBE;
-    const DESCRIPTION: &'static str =
-        "allocation, free and first-touch time vs size (malloc, TLSF pool, mmap), and a fragmenting scenario";
-    const PARAMS: &'static [ParamSpec] = &PARAMS;
-    type Config = Config;
-
-    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let (obtained, (series, warnings, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
-        let cell = split(ctx, cfg.cells());
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            warnings,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
-        let p = &mut out.params;
-        p.insert("cells".into(), cfg.cells().to_string());
-        p.insert("budget-per-cell".into(), describe_split(&cell));
-        Ok(out)
     }
 }
 

@@ -28,7 +28,7 @@
 
 use crate::clock::{now_ns, read_ns, resolution_ns};
 use crate::probe::{
-    ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
 use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::units::{format_duration_exact, format_duration_ns};
@@ -45,6 +45,9 @@ pub const CLOCKS: [&str; 6] = [
     "tai",
     "tsc",
 ];
+const DESCRIPTION: &str =
+    "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 2] = [
     ParamSpec::new("clocks", "all", "monotonic, monotonic-raw, realtime, boottime, tai, tsc (the CPU cycle counter); a list or all"),
     ParamSpec::new("window", "100ms", "span of each TSC rate estimate against MONOTONIC_RAW, 1ms or more; the spread of the windows is the stability"),
@@ -57,6 +60,27 @@ const MIN_RATE_SPAN_NS: u64 = 50_000_000;
 const CHECK_EVERY: u64 = 64;
 
 pub struct ClockProbe;
+
+impl TypedProbe for ClockProbe {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cell = split(ctx, cfg.clocks.len());
+        let (obtained, (series, warnings, measured_ns)) =
+            on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, cfg, cell)))?;
+        let mut out = ProbeOutput {
+            series,
+            obtained,
+            warnings,
+            measured_ns,
+            ..ProbeOutput::default()
+        };
+        out.params
+            .insert("budget-per-cell".into(), describe_split(&cell));
+        Ok(out)
+    }
+}
 
 /// The CPU cycle counter, where user space may read it.
 mod counter {
@@ -147,30 +171,6 @@ impl ProbeConfig for Config {
             ("clocks".into(), self.clocks.join(",")),
             ("window".into(), format_duration_exact(self.window_ns)),
         ])
-    }
-}
-
-impl TypedProbe for ClockProbe {
-    const NAME: &'static str = PROBE;
-    const DESCRIPTION: &'static str =
-        "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW";
-    const PARAMS: &'static [ParamSpec] = &PARAMS;
-    type Config = Config;
-
-    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let cell = split(ctx, cfg.clocks.len());
-        let (obtained, (series, warnings, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, cfg, cell)))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            warnings,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
-        out.params
-            .insert("budget-per-cell".into(), describe_split(&cell));
-        Ok(out)
     }
 }
 

@@ -12,7 +12,7 @@
 use crate::clock::{self, now_ns};
 use crate::probe::merge_obtained;
 use crate::probe::{per_cpu_threads, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput};
-use crate::probe::{ParamSpec, SampleSink, SeriesDef, TypedProbe};
+use crate::probe::{About, ParamSpec, SampleSink, SeriesDef, TypedProbe};
 use crate::units::format_duration_exact;
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -21,6 +21,9 @@ use std::collections::BTreeMap;
 pub use crate::probe::{DEFAULT_PERIOD_NS, MAX_PERIOD_NS, MIN_PERIOD_NS};
 pub const TIMERS: [&str; 4] = ["abs", "rel", "timerfd", "posix-timer"];
 pub const DEFAULT_TIMER: &str = "abs";
+const DESCRIPTION: &str =
+    "periodic task wake-up latency, period and jitter, with every missed period counted";
+const ABOUT: About = About::new("cyclic", DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 5] = [
     ParamSpec::new("period", "1ms (--period)", "wake-up period from 10us to 10s, with a unit: 25us, 997us, 1ms; at most the run's duration"),
     ParamSpec::new("timer", "abs (--timer)", "how the thread sleeps: abs (clock_nanosleep to an absolute deadline), rel (relative sleep re-armed each cycle, drifts), timerfd, posix-timer"),
@@ -30,6 +33,63 @@ const PARAMS: [ParamSpec; 5] = [
 ];
 
 pub struct Cyclic;
+
+impl TypedProbe for Cyclic {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
+        // Unless asked for, the deadlines are not put on whole multiples of the period: like
+        // cyclictest, the grid's phase is wherever the clock is when the probe starts. On the
+        // machine this was built on, deadlines on whole milliseconds woke 1-2 us later at p1
+        // and at the median than free-phase ones (docs/validation.md), a coincidence with
+        // other periodic timers that a user should have to ask for (`phase=0`), not get.
+        cfg.phase_ns.get_or_insert(now_ns() % cfg.period_ns);
+        let cfg = *cfg;
+        // --record: series i is the latency of the thread on ctx.cpus[i]; period and jitter
+        // follow from consecutive timestamps, so only latency is recorded.
+        let sinks = ctx.recording_sinks(
+            ctx.cpus
+                .iter()
+                .map(|cpu| SeriesDef::new("latency").label("cpu", cpu))
+                .collect(),
+            ctx.cpus.len(),
+            "ns since the measuring thread's measurement start (the end of its warm-up); threads start on the same grid point (k x period + phase, the phase in the result's params) plus index x stagger, so series share a time base up to that offset",
+        )?;
+        let threads = per_cpu_threads(ctx, |cpu, _| {
+            let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0);
+            let sink = sinks.take(index).map(|s| (s, index as u16));
+            measure(ctx, cfg, cpu, sink)
+        })?;
+        let obtained: Vec<_> = threads.iter().map(|(o, _)| o.clone()).collect();
+        let mut out = ProbeOutput {
+            obtained: merge_obtained(&obtained),
+            ..ProbeOutput::default()
+        };
+        for (_, t) in threads {
+            out.measured_ns = out.measured_ns.max(t.measured_ns);
+            let cpu = t.cpu;
+            out.series.push(
+                Series::new("latency", t.latency.summary())
+                    .label("cpu", cpu)
+                    .counter("overruns", t.overruns)
+                    .counter("cycles", t.cycles),
+            );
+            out.series
+                .push(Series::new("period", t.period.summary()).label("cpu", cpu));
+            out.series
+                .push(Series::new("jitter", t.jitter.summary()).label("cpu", cpu));
+            if t.overruns > 0 {
+                out.warnings.push(format!(
+                    "cpu {cpu}: {} of {} periods overran (woke more than one period late)",
+                    t.overruns, t.cycles
+                ));
+            }
+        }
+        Ok(out)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimerMethod {
@@ -121,66 +181,6 @@ impl ProbeConfig for Config {
         }
         p.insert("stagger".into(), exact_or_zero(self.stagger_ns));
         p
-    }
-}
-
-impl TypedProbe for Cyclic {
-    const NAME: &'static str = "cyclic";
-    const DESCRIPTION: &'static str =
-        "periodic task wake-up latency, period and jitter, with every missed period counted";
-    const PARAMS: &'static [ParamSpec] = &PARAMS;
-    type Config = Config;
-
-    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
-        // Unless asked for, the deadlines are not put on whole multiples of the period: like
-        // cyclictest, the grid's phase is wherever the clock is when the probe starts. On the
-        // machine this was built on, deadlines on whole milliseconds woke 1-2 us later at p1
-        // and at the median than free-phase ones (docs/validation.md), a coincidence with
-        // other periodic timers that a user should have to ask for (`phase=0`), not get.
-        cfg.phase_ns.get_or_insert(now_ns() % cfg.period_ns);
-        let cfg = *cfg;
-        // --record: series i is the latency of the thread on ctx.cpus[i]; period and jitter
-        // follow from consecutive timestamps, so only latency is recorded.
-        let sinks = ctx.recording_sinks(
-            ctx.cpus
-                .iter()
-                .map(|cpu| SeriesDef::new("latency").label("cpu", cpu))
-                .collect(),
-            ctx.cpus.len(),
-            "ns since the measuring thread's measurement start (the end of its warm-up); threads start on the same grid point (k x period + phase, the phase in the result's params) plus index x stagger, so series share a time base up to that offset",
-        )?;
-        let threads = per_cpu_threads(ctx, |cpu, _| {
-            let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0);
-            let sink = sinks.take(index).map(|s| (s, index as u16));
-            measure(ctx, cfg, cpu, sink)
-        })?;
-        let obtained: Vec<_> = threads.iter().map(|(o, _)| o.clone()).collect();
-        let mut out = ProbeOutput {
-            obtained: merge_obtained(&obtained),
-            ..ProbeOutput::default()
-        };
-        for (_, t) in threads {
-            out.measured_ns = out.measured_ns.max(t.measured_ns);
-            let cpu = t.cpu;
-            out.series.push(
-                Series::new("latency", t.latency.summary())
-                    .label("cpu", cpu)
-                    .counter("overruns", t.overruns)
-                    .counter("cycles", t.cycles),
-            );
-            out.series
-                .push(Series::new("period", t.period.summary()).label("cpu", cpu));
-            out.series
-                .push(Series::new("jitter", t.jitter.summary()).label("cpu", cpu));
-            if t.overruns > 0 {
-                out.warnings.push(format!(
-                    "cpu {cpu}: {} of {} periods overran (woke more than one period late)",
-                    t.overruns, t.cycles
-                ));
-            }
-        }
-        Ok(out)
     }
 }
 

@@ -16,7 +16,7 @@
 //! Budget: `loops` is samples per series; a duration (and the warm-up) is split between them.
 
 use crate::clock::now_ns;
-use crate::probe::{ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
+use crate::probe::{About, ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
 use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -24,10 +24,50 @@ use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 const PROBE: &str = "ioport";
 /// The POST-code port.
 pub const PORT: u16 = 0x80;
+const DESCRIPTION: &str =
+    "x86 I/O port read/write time on port 0x80 (in a VM: the trap to the hypervisor)";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 0] = [];
 const CAP_SYS_RAWIO: u32 = 17;
 
 pub struct IoPort;
+
+impl TypedProbe for IoPort {
+    const ABOUT: About = ABOUT;
+    type Config = ();
+
+    fn availability(&self) -> Result<(), String> {
+        match no_access_reason() {
+            Some(reason) => Err(reason),
+            None => Ok(()),
+        }
+    }
+
+    fn measure(&self, ctx: &ProbeContext, _: &mut ()) -> Result<ProbeOutput, ProbeError> {
+        if let Some(reason) = no_access_reason() {
+            return Err(ProbeError::Unavailable(reason));
+        }
+        let cell = split(ctx, 2);
+        let (obtained, (series, measured_ns)) =
+            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cell))?;
+        let mut out = ProbeOutput {
+            series,
+            obtained,
+            measured_ns,
+            ..ProbeOutput::default()
+        };
+        out.params.insert("port".into(), format!("{PORT:#x}"));
+        out.params
+            .insert("budget-per-cell".into(), describe_split(&cell));
+        let virt = rtgauge_sysinfo::collect().virtualization;
+        if !virt.is_empty() {
+            out.warnings.push(format!(
+                "running under virtualisation ({virt}): every port access traps to the hypervisor, so inb/outb time the VM exit and port emulation, not a bus cycle"
+            ));
+        }
+        Ok(out)
+    }
+}
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod port {
@@ -93,46 +133,6 @@ fn no_access_reason() -> Option<String> {
     }
     (cap_effective(CAP_SYS_RAWIO) == Some(false))
         .then(|| format!("ioport: no I/O port access: {NO_ACCESS_FIX}"))
-}
-
-impl TypedProbe for IoPort {
-    const NAME: &'static str = PROBE;
-    const DESCRIPTION: &'static str =
-        "x86 I/O port read/write time on port 0x80 (in a VM: the trap to the hypervisor)";
-    const PARAMS: &'static [ParamSpec] = &PARAMS;
-    type Config = ();
-
-    fn availability(&self) -> Result<(), String> {
-        match no_access_reason() {
-            Some(reason) => Err(reason),
-            None => Ok(()),
-        }
-    }
-
-    fn measure(&self, ctx: &ProbeContext, _: &mut ()) -> Result<ProbeOutput, ProbeError> {
-        if let Some(reason) = no_access_reason() {
-            return Err(ProbeError::Unavailable(reason));
-        }
-        let cell = split(ctx, 2);
-        let (obtained, (series, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cell))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
-        out.params.insert("port".into(), format!("{PORT:#x}"));
-        out.params
-            .insert("budget-per-cell".into(), describe_split(&cell));
-        let virt = rtgauge_sysinfo::collect().virtualization;
-        if !virt.is_empty() {
-            out.warnings.push(format!(
-                "running under virtualisation ({virt}): every port access traps to the hypervisor, so inb/outb time the VM exit and port emulation, not a bus cycle"
-            ));
-        }
-        Ok(out)
-    }
 }
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]

@@ -13,7 +13,7 @@
 use crate::clock::now_ns;
 use crate::probe::size_list;
 use crate::probe::{
-    ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
 use crate::sys::memory::Region;
 use crate::threads::{describe_split, on_first_cpu, split, warm_up};
@@ -24,6 +24,9 @@ use std::collections::BTreeMap;
 
 const PROBE: &str = "memop";
 pub const OPS: [&str; 2] = ["memcpy", "memset"];
+const DESCRIPTION: &str =
+    "memcpy and memset time vs size, cache-resident to beyond the last-level cache, with bandwidth";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 4] = [
     ParamSpec::new(
         "sizes",
@@ -43,6 +46,31 @@ pub const DEFAULT_MIN_SIZE: u64 = 64;
 pub const FLOOR_MAX_SIZE: u64 = 64 << 20;
 
 pub struct Memop;
+
+impl TypedProbe for Memop {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cells = cfg.sizes.len() * cfg.ops.len();
+        let cell = split(ctx, cells);
+        let (obtained, (series, measured_ns)) = on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
+        let mut out = ProbeOutput {
+            series,
+            obtained,
+            measured_ns,
+            ..ProbeOutput::default()
+        };
+        if let Some(llc) = last_level_cache_bytes() {
+            out.params
+                .insert("last-level-cache".into(), format_size_exact(llc));
+        }
+        out.params.insert("cells".into(), cells.to_string());
+        out.params
+            .insert("budget-per-cell".into(), describe_split(&cell));
+        Ok(out)
+    }
+}
 
 /// The size of the last-level data (or unified) cache of CPU 0, from sysfs.
 pub fn last_level_cache_bytes() -> Option<u64> {
@@ -129,34 +157,6 @@ impl ProbeConfig for Config {
             ("sizes".into(), format_size_list(&self.sizes)),
             ("ops".into(), self.ops.join(",")),
         ])
-    }
-}
-
-impl TypedProbe for Memop {
-    const NAME: &'static str = PROBE;
-    const DESCRIPTION: &'static str =
-        "memcpy and memset time vs size, cache-resident to beyond the last-level cache, with bandwidth";
-    const PARAMS: &'static [ParamSpec] = &PARAMS;
-    type Config = Config;
-
-    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let cells = cfg.sizes.len() * cfg.ops.len();
-        let cell = split(ctx, cells);
-        let (obtained, (series, measured_ns)) = on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
-        if let Some(llc) = last_level_cache_bytes() {
-            out.params
-                .insert("last-level-cache".into(), format_size_exact(llc));
-        }
-        out.params.insert("cells".into(), cells.to_string());
-        out.params
-            .insert("budget-per-cell".into(), describe_split(&cell));
-        Ok(out)
     }
 }
 

@@ -24,7 +24,7 @@ use crate::clock::{self, now_ns};
 use crate::live::LiveCell;
 use crate::probe::{empty_list, os_error};
 use crate::probe::{
-    merge_obtained, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    merge_obtained, About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
     TypedProbe,
 };
 use crate::sys::gpio::{self, LineName, Open};
@@ -44,6 +44,9 @@ pub const SOURCES: [&str; 7] = [
     "signal", "pipe", "eventfd", "futex", "mqueue", "udp", "gpio",
 ];
 pub use crate::threads::PLACEMENTS;
+const DESCRIPTION: &str =
+    "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 6] = [
     ParamSpec::new("sources", "all", "event sources: signal, pipe, eventfd, futex, mqueue, udp, gpio; a comma-separated list or all"),
     ParamSpec::new("placement", "all", "same-cpu (trigger and handler on one CPU) or cross-cpu; a list or all"),
@@ -58,6 +61,86 @@ pub use crate::probe::DEFAULT_PERIOD_NS;
 const ANSWER_TIMEOUT_NS: u64 = 1_000_000_000;
 
 pub struct Response;
+
+impl TypedProbe for Response {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
+        let mut out = ProbeOutput::default();
+        let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
+        // Every source is opened once before anything is measured, so a missing one is known
+        // (skipped) and a misnamed one fails (error) before minutes of measurement.
+        let mut available = Vec::new();
+        let mut skipped = Vec::new();
+        for &source in &cfg.sources {
+            match Channel::open(source, cfg) {
+                Ok(_) => available.push(source),
+                Err(Open::Skip(reason)) => {
+                    out.warnings
+                        .push(format!("source {} skipped: {reason}", source.name()));
+                    skipped.push(format!("{}: {reason}", source.name()));
+                }
+                Err(Open::Fail(e)) => return Err(e),
+            }
+        }
+        if available.is_empty() {
+            return Err(ProbeError::Unavailable(format!(
+                "no requested event source is available here ({})",
+                skipped.join("; ")
+            )));
+        }
+        let mut obtained = Vec::new();
+        for &source in &available {
+            for place in &places {
+                if ctx.stopped() {
+                    break;
+                }
+                let channel = Channel::open(source, cfg).map_err(Open::into_error)?;
+                let (o, m) = measure(ctx, cfg, &channel, source, place)?;
+                obtained.extend(o);
+                out.measured_ns += m.measured_ns;
+                if m.deferred > 0 {
+                    out.warnings.push(format!(
+                        "source {} {}: {} periods found the handler still busy with the previous event; those events were fired one period later",
+                        source.name(),
+                        place.name,
+                        m.deferred
+                    ));
+                }
+                out.series.push(
+                    Series::new("response", m.latency.summary())
+                        .label("source", source.name())
+                        .label("placement", place.name)
+                        .counter("events", m.latency.count())
+                        .counter("deferred", m.deferred)
+                        .counter("spurious", m.spurious),
+                );
+                if let Some(k) = m.kernel_to_handler {
+                    out.series.push(
+                        Series::new("kernel_to_handler", k.summary())
+                            .label("source", source.name())
+                            .label("placement", place.name),
+                    );
+                }
+            }
+        }
+        out.obtained = merge_obtained(&obtained);
+        let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
+        out.params.insert("sources".into(), names.join(","));
+        // Where each placement ran; "placement" itself stays the parameter as given.
+        out.params.insert(
+            "placement-cpus".into(),
+            places
+                .iter()
+                .map(|p| p.describe())
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        Ok(out)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
@@ -198,89 +281,6 @@ impl ProbeConfig for Config {
             p.insert("gpio-in".into(), i.to_string());
         }
         p
-    }
-}
-
-impl TypedProbe for Response {
-    const NAME: &'static str = PROBE;
-    const DESCRIPTION: &'static str =
-        "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU";
-    const PARAMS: &'static [ParamSpec] = &PARAMS;
-    type Config = Config;
-
-    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
-        let mut out = ProbeOutput::default();
-        let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
-        // Every source is opened once before anything is measured, so a missing one is known
-        // (skipped) and a misnamed one fails (error) before minutes of measurement.
-        let mut available = Vec::new();
-        let mut skipped = Vec::new();
-        for &source in &cfg.sources {
-            match Channel::open(source, cfg) {
-                Ok(_) => available.push(source),
-                Err(Open::Skip(reason)) => {
-                    out.warnings
-                        .push(format!("source {} skipped: {reason}", source.name()));
-                    skipped.push(format!("{}: {reason}", source.name()));
-                }
-                Err(Open::Fail(e)) => return Err(e),
-            }
-        }
-        if available.is_empty() {
-            return Err(ProbeError::Unavailable(format!(
-                "no requested event source is available here ({})",
-                skipped.join("; ")
-            )));
-        }
-        let mut obtained = Vec::new();
-        for &source in &available {
-            for place in &places {
-                if ctx.stopped() {
-                    break;
-                }
-                let channel = Channel::open(source, cfg).map_err(Open::into_error)?;
-                let (o, m) = measure(ctx, cfg, &channel, source, place)?;
-                obtained.extend(o);
-                out.measured_ns += m.measured_ns;
-                if m.deferred > 0 {
-                    out.warnings.push(format!(
-                        "source {} {}: {} periods found the handler still busy with the previous event; those events were fired one period later",
-                        source.name(),
-                        place.name,
-                        m.deferred
-                    ));
-                }
-                out.series.push(
-                    Series::new("response", m.latency.summary())
-                        .label("source", source.name())
-                        .label("placement", place.name)
-                        .counter("events", m.latency.count())
-                        .counter("deferred", m.deferred)
-                        .counter("spurious", m.spurious),
-                );
-                if let Some(k) = m.kernel_to_handler {
-                    out.series.push(
-                        Series::new("kernel_to_handler", k.summary())
-                            .label("source", source.name())
-                            .label("placement", place.name),
-                    );
-                }
-            }
-        }
-        out.obtained = merge_obtained(&obtained);
-        let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
-        out.params.insert("sources".into(), names.join(","));
-        // Where each placement ran; "placement" itself stays the parameter as given.
-        out.params.insert(
-            "placement-cpus".into(),
-            places
-                .iter()
-                .map(|p| p.describe())
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-        Ok(out)
     }
 }
 

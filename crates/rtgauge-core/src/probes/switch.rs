@@ -14,7 +14,7 @@
 use crate::clock::{self, now_ns};
 use crate::probe::{empty_list, os_error};
 use crate::probe::{
-    merge_obtained, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    merge_obtained, About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
     TypedProbe,
 };
 use crate::rt::Policy;
@@ -31,6 +31,9 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 const PROBE: &str = "switch";
 pub const MECHANISMS: [&str; 3] = ["sem", "futex", "pipe"];
 pub use crate::threads::PLACEMENTS;
+const DESCRIPTION: &str =
+    "context-switch time: two threads hand control back and forth (semaphore, futex, pipe), one CPU and across CPUs";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 2] = [
     ParamSpec::new("via", "all", "what hands control over: sem (POSIX semaphore), futex, pipe; a comma-separated list or all"),
     ParamSpec::new("placement", "all", "same-cpu (both threads on the first measured CPU: true switches) or cross-cpu (two CPUs: wake-up across CPUs); a list or all"),
@@ -43,6 +46,61 @@ const BUSY_NS: u64 = 5_000_000;
 const REST_NS: u64 = 500_000;
 
 pub struct Switch;
+
+impl TypedProbe for Switch {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        if matches!(ctx.mode.policy, Policy::Deadline { .. }) {
+            // A reservation of runtime per period throttles a back-to-back ping-pong, so the
+            // numbers would be the throttling, not the switch.
+            return Err(ProbeError::Unavailable(
+                "switch times back-to-back hand-offs, which a SCHED_DEADLINE reservation throttles; use --mode normal or rt".into(),
+            ));
+        }
+        let mut out = ProbeOutput::default();
+        let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
+        let mut obtained = Vec::new();
+        for &via in &cfg.via {
+            for place in &places {
+                if ctx.stopped() {
+                    break;
+                }
+                let link = Link::open(via)?;
+                let with_round_trip = via == Via::Pipe && place.name == "same-cpu";
+                let (o, lead) = measure(ctx, &link, place, with_round_trip, via)?;
+                obtained.extend(o);
+                out.measured_ns += lead.measured_ns;
+                out.series.push(
+                    Series::new("switch", lead.switch.summary())
+                        .label("via", via.name())
+                        .label("placement", place.name)
+                        .counter("round_trips", lead.switch.count())
+                        .counter("rests", lead.rests),
+                );
+                if let Some(rt) = lead.round_trip {
+                    out.series.push(
+                        Series::new("pipe_round_trip", rt.summary())
+                            .label("placement", place.name)
+                            .counter("round_trips", rt.count()),
+                    );
+                }
+            }
+        }
+        out.obtained = merge_obtained(&obtained);
+        // Where each placement ran; "placement" itself stays the parameter as given.
+        out.params.insert(
+            "placement-cpus".into(),
+            places
+                .iter()
+                .map(|p| p.describe())
+                .collect::<Vec<_>>()
+                .join(", "),
+        );
+        Ok(out)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Via {
@@ -98,64 +156,6 @@ impl ProbeConfig for Config {
             ("via".into(), via.join(",")),
             ("placement".into(), self.placements.resolved()),
         ])
-    }
-}
-
-impl TypedProbe for Switch {
-    const NAME: &'static str = PROBE;
-    const DESCRIPTION: &'static str =
-        "context-switch time: two threads hand control back and forth (semaphore, futex, pipe), one CPU and across CPUs";
-    const PARAMS: &'static [ParamSpec] = &PARAMS;
-    type Config = Config;
-
-    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        if matches!(ctx.mode.policy, Policy::Deadline { .. }) {
-            // A reservation of runtime per period throttles a back-to-back ping-pong, so the
-            // numbers would be the throttling, not the switch.
-            return Err(ProbeError::Unavailable(
-                "switch times back-to-back hand-offs, which a SCHED_DEADLINE reservation throttles; use --mode normal or rt".into(),
-            ));
-        }
-        let mut out = ProbeOutput::default();
-        let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
-        let mut obtained = Vec::new();
-        for &via in &cfg.via {
-            for place in &places {
-                if ctx.stopped() {
-                    break;
-                }
-                let link = Link::open(via)?;
-                let with_round_trip = via == Via::Pipe && place.name == "same-cpu";
-                let (o, lead) = measure(ctx, &link, place, with_round_trip, via)?;
-                obtained.extend(o);
-                out.measured_ns += lead.measured_ns;
-                out.series.push(
-                    Series::new("switch", lead.switch.summary())
-                        .label("via", via.name())
-                        .label("placement", place.name)
-                        .counter("round_trips", lead.switch.count())
-                        .counter("rests", lead.rests),
-                );
-                if let Some(rt) = lead.round_trip {
-                    out.series.push(
-                        Series::new("pipe_round_trip", rt.summary())
-                            .label("placement", place.name)
-                            .counter("round_trips", rt.count()),
-                    );
-                }
-            }
-        }
-        out.obtained = merge_obtained(&obtained);
-        // Where each placement ran; "placement" itself stays the parameter as given.
-        out.params.insert(
-            "placement-cpus".into(),
-            places
-                .iter()
-                .map(|p| p.describe())
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-        Ok(out)
     }
 }
 

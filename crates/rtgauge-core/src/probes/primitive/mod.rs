@@ -46,7 +46,8 @@ mod ops;
 use crate::clock::now_ns;
 use crate::live::LiveCell;
 use crate::probe::{
-    Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+    About, Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    TypedProbe,
 };
 use crate::units::{format_duration_exact, format_size, format_size_exact, format_size_list};
 use ops::{
@@ -90,6 +91,9 @@ pub const MAX_SHM_SIZE: u64 = 256 << 20;
 /// eventfd increment, so the calls compare; at most PIPE_BUF, so pipe writes stay atomic.
 pub const DEFAULT_MSG_SIZE: u64 = 8;
 pub const MAX_MSG_SIZE: u64 = 4096;
+const DESCRIPTION: &str =
+    "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched";
+const ABOUT: About = About::new("primitive", DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 4] = [
     ParamSpec::new("ops", "all", "calls to time: sem_post, sem_wait, mutex_lock, mutex_unlock, pi_mutex_lock, pi_mutex_unlock, mq_send, mq_receive, pipe_write, pipe_read, fifo_write, fifo_read, shm_write, shm_read, eventfd_write, eventfd_read, futex_wake, setschedparam, sched_setattr; a list or all"),
     ParamSpec::new("batch", "100", "calls timed together for the batched method (at most 10000; message queues use what fits)"),
@@ -101,6 +105,34 @@ const PER_CALL: &str = "per-call";
 const BATCHED: &str = "batched";
 
 pub struct Primitive;
+
+impl TypedProbe for Primitive {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let units = units(cfg);
+        let cpu = ctx.cpus.first().copied();
+        let measured = std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("rtgauge-primitive".into())
+                .spawn_scoped(scope, || -> Result<_, ProbeError> {
+                    let obtained = ctx.enter_thread(cpu)?;
+                    let results = measure_all(ctx, cfg, &units)?;
+                    Ok((obtained, results))
+                })
+                .map_err(|e| ProbeError::Os {
+                    probe: "primitive",
+                    what: "spawning the measuring thread".into(),
+                    source: e,
+                })?
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p))
+        });
+        let (obtained, results) = measured?;
+        build_output(ctx, cfg, obtained, results)
+    }
+}
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
@@ -238,37 +270,6 @@ impl ProbeConfig for Config {
             ("shm-size".into(), format_size_list(&self.shm_sizes)),
             ("msg-size".into(), format_size_exact(self.msg_size)),
         ])
-    }
-}
-
-impl TypedProbe for Primitive {
-    const NAME: &'static str = "primitive";
-    const DESCRIPTION: &'static str =
-        "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched";
-    const PARAMS: &'static [ParamSpec] = &PARAMS;
-    type Config = Config;
-
-    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let units = units(cfg);
-        let cpu = ctx.cpus.first().copied();
-        let measured = std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("rtgauge-primitive".into())
-                .spawn_scoped(scope, || -> Result<_, ProbeError> {
-                    let obtained = ctx.enter_thread(cpu)?;
-                    let results = measure_all(ctx, cfg, &units)?;
-                    Ok((obtained, results))
-                })
-                .map_err(|e| ProbeError::Os {
-                    probe: "primitive",
-                    what: "spawning the measuring thread".into(),
-                    source: e,
-                })?
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))
-        });
-        let (obtained, results) = measured?;
-        build_output(ctx, cfg, obtained, results)
     }
 }
 
