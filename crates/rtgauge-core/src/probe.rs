@@ -328,6 +328,25 @@ pub struct ProbeOutput {
     pub warnings: Vec<String>,
 }
 
+impl ProbeOutput {
+    /// The output of a probe that measured `series` in `measured_ns`, its threads having
+    /// obtained `obtained`.
+    pub fn measured(
+        obtained: Obtained,
+        series: Vec<Series>,
+        warnings: Vec<String>,
+        measured_ns: u64,
+    ) -> ProbeOutput {
+        ProbeOutput {
+            series,
+            obtained,
+            params: BTreeMap::new(),
+            measured_ns,
+            warnings,
+        }
+    }
+}
+
 /// One kind of measurement, as the runner, the plan and the listings see it. Probes do not
 /// implement this directly: they implement [`TypedProbe`], and this follows.
 pub trait Probe: Sync {

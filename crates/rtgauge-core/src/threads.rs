@@ -93,6 +93,15 @@ pub struct Place {
     pub follow_cpu: Option<usize>,
 }
 
+/// Where each placement ran, for the result: `same-cpu (cpu 0), cross-cpu (cpus 1 and 0)`.
+pub fn describe_places(places: &[Place]) -> String {
+    places
+        .iter()
+        .map(|p| p.describe())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Place {
     pub fn describe(&self) -> String {
         match (self.lead_cpu, self.follow_cpu) {

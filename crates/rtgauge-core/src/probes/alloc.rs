@@ -110,13 +110,7 @@ impl TypedProbe for Alloc {
         let (obtained, (series, warnings, measured_ns)) =
             on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
         let cell = split(ctx, cfg.cells());
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            warnings,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
+        let mut out = ProbeOutput::measured(obtained, series, warnings, measured_ns);
         let p = &mut out.params;
         p.insert("cells".into(), cfg.cells().to_string());
         p.insert("budget-per-cell".into(), describe_split(&cell));

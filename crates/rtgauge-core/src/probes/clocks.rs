@@ -69,13 +69,7 @@ impl TypedProbe for ClockProbe {
         let cell = split(ctx, cfg.clocks.len());
         let (obtained, (series, warnings, measured_ns)) =
             on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, cfg, cell)))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            warnings,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
+        let mut out = ProbeOutput::measured(obtained, series, warnings, measured_ns);
         out.params
             .insert("budget-per-cell".into(), describe_split(&cell));
         Ok(out)

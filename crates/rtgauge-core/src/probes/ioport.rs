@@ -50,12 +50,7 @@ impl TypedProbe for IoPort {
         let cell = split(ctx, 2);
         let (obtained, (series, measured_ns)) =
             on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cell))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
+        let mut out = ProbeOutput::measured(obtained, series, Vec::new(), measured_ns);
         out.params.insert("port".into(), format!("{PORT:#x}"));
         out.params
             .insert("budget-per-cell".into(), describe_split(&cell));

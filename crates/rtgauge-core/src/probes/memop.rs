@@ -55,12 +55,7 @@ impl TypedProbe for Memop {
         let cells = cfg.sizes.len() * cfg.ops.len();
         let cell = split(ctx, cells);
         let (obtained, (series, measured_ns)) = on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
+        let mut out = ProbeOutput::measured(obtained, series, Vec::new(), measured_ns);
         if let Some(llc) = last_level_cache_bytes() {
             out.params
                 .insert("last-level-cache".into(), format_size_exact(llc));

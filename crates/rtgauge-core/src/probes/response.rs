@@ -29,7 +29,7 @@ use crate::probe::{
 };
 use crate::sys::gpio::{self, LineName, Open};
 use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
-use crate::threads::{one_below, run_pair, Place, Placements, Start, ThreadSpec};
+use crate::threads::{describe_places, one_below, run_pair, Place, Placements, Start, ThreadSpec};
 use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -130,14 +130,8 @@ impl TypedProbe for Response {
         let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
         out.params.insert("sources".into(), names.join(","));
         // Where each placement ran; "placement" itself stays the parameter as given.
-        out.params.insert(
-            "placement-cpus".into(),
-            places
-                .iter()
-                .map(|p| p.describe())
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
+        out.params
+            .insert("placement-cpus".into(), describe_places(&places));
         Ok(out)
     }
 }

@@ -19,7 +19,7 @@ use crate::probe::{
 };
 use crate::rt::Policy;
 use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
-use crate::threads::{run_pair, Place, Placements, Start, ThreadSpec};
+use crate::threads::{describe_places, run_pair, Place, Placements, Start, ThreadSpec};
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::cell::UnsafeCell;
@@ -90,14 +90,8 @@ impl TypedProbe for Switch {
         }
         out.obtained = merge_obtained(&obtained);
         // Where each placement ran; "placement" itself stays the parameter as given.
-        out.params.insert(
-            "placement-cpus".into(),
-            places
-                .iter()
-                .map(|p| p.describe())
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
+        out.params
+            .insert("placement-cpus".into(), describe_places(&places));
         Ok(out)
     }
 }
