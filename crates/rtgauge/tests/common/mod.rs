@@ -79,3 +79,19 @@ pub fn one_line_error<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> String {
     assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
     err
 }
+
+/// Runs `rtgauge run ARGS… --no-report -q -o TMP/r.json`, expecting success, and returns the
+/// result document.
+pub fn run_result(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let cmd = rtgauge()
+        .arg("run")
+        .args(args)
+        .args(["--no-report", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_success(&cmd);
+    read_json(&out)
+}
