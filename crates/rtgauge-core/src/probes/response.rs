@@ -29,6 +29,7 @@ use crate::probe::{
 };
 use crate::sys::gpio::{self, LineName, Open};
 use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
+use crate::sys::mqueue;
 use crate::threads::{describe_places, one_below, run_pair, Place, Placements, Start, ThreadSpec};
 use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
@@ -702,17 +703,6 @@ impl MessageQueue {
     const MESSAGE: usize = 8;
 
     fn open() -> Result<MessageQueue, Open> {
-        use std::sync::atomic::AtomicUsize;
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let name = format!(
-            "/rtgauge-response-{}-{}\0",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        // SAFETY: mq_attr is plain data.
-        let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
-        attr.mq_maxmsg = 4;
-        attr.mq_msgsize = Self::MESSAGE as _;
         let skip = |e: io::Error| {
             Open::Skip(match e.raw_os_error() {
                 Some(libc::ENOSYS) => {
@@ -721,34 +711,17 @@ impl MessageQueue {
                 _ => format!("mq_open failed: {e} (limits: /proc/sys/fs/mqueue, ulimit -q)"),
             })
         };
-        // SAFETY: a NUL-terminated name and a valid attribute block.
-        let receive = unsafe {
-            libc::mq_open(
-                name.as_ptr().cast(),
-                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC,
-                0o600 as libc::mode_t,
-                &attr as *const libc::mq_attr,
-            )
-        };
-        if receive < 0 {
-            return Err(skip(io::Error::last_os_error()));
+        let name = mqueue::unique_name("response");
+        let receive = mqueue::create(&name, 4, Self::MESSAGE, 0).map_err(skip)?;
+        let send = mqueue::open(&name, libc::O_WRONLY | libc::O_NONBLOCK);
+        mqueue::unlink(&name);
+        match send {
+            Ok(send) => Ok(MessageQueue { receive, send }),
+            Err(e) => {
+                mqueue::close(receive);
+                Err(skip(e))
+            }
         }
-        // SAFETY: as above, opening the queue just created.
-        let send = unsafe {
-            libc::mq_open(
-                name.as_ptr().cast(),
-                libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
-        };
-        let e = io::Error::last_os_error();
-        // SAFETY: the name is NUL-terminated; the queue lives on through the descriptors.
-        unsafe { libc::mq_unlink(name.as_ptr().cast()) };
-        if send < 0 {
-            // SAFETY: closing the descriptor opened above.
-            unsafe { libc::mq_close(receive) };
-            return Err(skip(e));
-        }
-        Ok(MessageQueue { receive, send })
     }
 
     #[inline]

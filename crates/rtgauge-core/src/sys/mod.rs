@@ -4,3 +4,4 @@
 pub mod gpio;
 pub mod io;
 pub mod memory;
+pub mod mqueue;

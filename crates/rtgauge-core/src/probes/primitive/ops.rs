@@ -5,9 +5,10 @@
 
 use crate::probe::ProbeError;
 use crate::rt::{sched_setattr, SchedAttr};
+use crate::sys::mqueue;
 use std::ffi::CString;
 use std::io;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU32;
 
 const PROBE: &str = "primitive";
 
@@ -47,19 +48,6 @@ fn os_error(what: &str) -> ProbeError {
 }
 
 /// A unique name for a kernel object of this process.
-fn unique_name(kind: &str) -> String {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    // SAFETY: getpid cannot fail.
-    let pid = unsafe { libc::getpid() };
-    format!(
-        "/rtgauge-{kind}-{pid}-{}",
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-fn cstring(s: &str) -> CString {
-    CString::new(s).expect("generated names contain no NUL")
-}
 
 // ---------------------------------------------------------------------------------------------
 // POSIX semaphore
@@ -217,32 +205,15 @@ impl MessageQueue {
     /// Opens a queue that holds up to `wanted` messages of `size` bytes, or fewer when the
     /// limits (fs.mqueue.msg_max, RLIMIT_MSGQUEUE) allow fewer.
     pub fn new(wanted: usize, size: usize) -> Result<MessageQueue, ProbeError> {
-        let name = cstring(&unique_name("mq"));
+        let name = mqueue::unique_name("mq");
         let mut capacity = wanted.max(1);
         let limit = read_proc_usize("/proc/sys/fs/mqueue/msg_max");
         let mut tried_limit = false;
         let mq = loop {
-            // SAFETY: mq_attr is plain data; name is NUL-terminated; the variadic arguments
-            // are the mode and attribute pointer mq_open expects with O_CREAT.
-            let mq = unsafe {
-                let mut attr: libc::mq_attr = std::mem::zeroed();
-                attr.mq_maxmsg = capacity as libc::c_long;
-                attr.mq_msgsize = size as libc::c_long;
-                libc::mq_open(
-                    name.as_ptr(),
-                    libc::O_CREAT
-                        | libc::O_EXCL
-                        | libc::O_RDWR
-                        | libc::O_NONBLOCK
-                        | libc::O_CLOEXEC,
-                    0o600 as libc::mode_t,
-                    &mut attr as *mut libc::mq_attr,
-                )
+            let err = match mqueue::create(&name, capacity, size, libc::O_NONBLOCK) {
+                Ok(mq) => break mq,
+                Err(err) => err,
             };
-            if mq >= 0 {
-                break mq;
-            }
-            let err = io::Error::last_os_error();
             let code = err.raw_os_error().unwrap_or(0);
             // Too many messages for this user's limits: try the system limit, then halve.
             if matches!(code, libc::EINVAL | libc::EMFILE | libc::ENOMEM) && capacity > 1 {
@@ -263,8 +234,7 @@ impl MessageQueue {
                 _ => format!("POSIX message queue could not be opened (mq_open: {err})"),
             }));
         };
-        // SAFETY: name is valid; the open descriptor keeps the queue alive.
-        unsafe { libc::mq_unlink(name.as_ptr()) };
+        mqueue::unlink(&name);
         Ok(MessageQueue {
             mq,
             capacity,
@@ -497,7 +467,7 @@ pub(super) struct SharedMemory {
 
 impl SharedMemory {
     pub fn new(size: usize) -> Result<SharedMemory, ProbeError> {
-        let name = cstring(&unique_name("shm"));
+        let name = mqueue::unique_name("shm");
         // SAFETY: valid name; flags create a new private object.
         let fd = unsafe {
             libc::shm_open(
