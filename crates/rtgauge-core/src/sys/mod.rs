@@ -5,3 +5,4 @@ pub mod gpio;
 pub mod io;
 pub mod memory;
 pub mod mqueue;
+pub mod sched;
