@@ -287,6 +287,20 @@ impl Start {
     }
 }
 
+/// One thread of a pair (`side` 0 is the lead, 1 the follow): enters its mode, then runs
+/// its body; a refusal cancels the pair's start.
+fn enter_and_run<R>(
+    spec: &ThreadSpec,
+    side: usize,
+    start: &Start,
+    best_effort: bool,
+    body: impl FnOnce(&Start) -> Result<R, ProbeError>,
+) -> Result<(Obtained, R), ProbeError> {
+    let obtained = rt::enter_thread(&spec.mode, spec.cpu, best_effort)
+        .map_err(|e| start.refuse(side, e.into()))?;
+    body(start).map(|r| (obtained, r))
+}
+
 /// Runs a pair of threads, each entered into its own mode and CPU, then `lead` and
 /// `follow` on them. Each body must call `start.go(side, …)` once it is prepared.
 /// Returns what each thread obtained (follow first: it carries the higher priority where the
@@ -306,11 +320,7 @@ pub fn run_pair<RA: Send, RB: Send>(
         let spawn_follow = std::thread::Builder::new()
             .name(follow.name.into())
             .spawn_scoped(scope, move || {
-                let obtained = match rt::enter_thread(&follow.mode, follow.cpu, best_effort) {
-                    Ok(o) => o,
-                    Err(e) => return Err(start.refuse(1, e.into())),
-                };
-                follow_body(start).map(|r| (obtained, r))
+                enter_and_run(follow, 1, start, best_effort, follow_body)
             });
         let follow_handle = match spawn_follow {
             Ok(h) => h,
@@ -319,11 +329,7 @@ pub fn run_pair<RA: Send, RB: Send>(
         let lead_result = std::thread::Builder::new()
             .name(lead.name.into())
             .spawn_scoped(scope, move || {
-                let obtained = match rt::enter_thread(&lead.mode, lead.cpu, best_effort) {
-                    Ok(o) => o,
-                    Err(e) => return Err(start.refuse(0, e.into())),
-                };
-                lead_body(start).map(|r| (obtained, r))
+                enter_and_run(lead, 0, start, best_effort, lead_body)
             })
             .map_err(|e| {
                 start.fail(0);
