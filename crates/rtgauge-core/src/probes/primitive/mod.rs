@@ -300,6 +300,16 @@ struct Timing {
     measured_ns: u64,
 }
 
+impl Timing {
+    /// Counts one measuring slice (after it, outside the timed loop).
+    fn add_slice(&mut self, failed: [u64; 2], samples: u64, measured_ns: u64) {
+        self.failed[0] += failed[0];
+        self.failed[1] += failed[1];
+        self.samples += samples;
+        self.measured_ns += measured_ns;
+    }
+}
+
 /// A method's statistics once measured; the recorders (a few hundred KiB each) are dropped
 /// as soon as each unit is done.
 struct Done {
@@ -581,10 +591,7 @@ fn per_call_loop<C: Calls>(calls: &mut C, paired: bool, slice: &Slice, timing: &
         }
     };
     if record {
-        timing.failed[0] += failed_first;
-        timing.failed[1] += failed_second;
-        timing.samples += samples;
-        timing.measured_ns += end - begin;
+        timing.add_slice([failed_first, failed_second], samples, end - begin);
     }
 }
 
@@ -638,10 +645,7 @@ fn batched_loop<C: Calls>(
         }
     };
     if record {
-        timing.failed[0] += failed_first;
-        timing.failed[1] += failed_second;
-        timing.samples += samples;
-        timing.measured_ns += end - begin;
+        timing.add_slice([failed_first, failed_second], samples, end - begin);
     }
 }
 
