@@ -235,6 +235,34 @@ mod tests {
         }
     }
 
+    /// What probes share lives in `probe`, `threads` and `sys`, so that each probe is one
+    /// file (or folder) that can be read, changed or removed alone.
+    #[test]
+    fn no_probe_imports_another_probe() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/probes");
+        let modules = [
+            "alloc",
+            "clocks",
+            "cyclic",
+            "ioport",
+            "memop",
+            "primitive",
+            "response",
+            "switch",
+        ];
+        let mut files = vec![dir.join("primitive/mod.rs"), dir.join("primitive/ops.rs")];
+        files.extend(modules.iter().map(|m| dir.join(format!("{m}.rs"))));
+        for file in files.iter().filter(|f| f.exists()) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for other in modules {
+                for path in [format!("super::{other}"), format!("probes::{other}")] {
+                    assert!(!text.contains(&path), "{} uses {path}", file.display());
+                }
+            }
+        }
+        assert!(files.iter().filter(|f| f.exists()).count() >= 9);
+    }
+
     #[test]
     fn parameter_names_are_unique_per_probe() {
         for p in all() {
