@@ -47,8 +47,6 @@ fn os_error(what: &str) -> ProbeError {
     ProbeError::os(PROBE, what)
 }
 
-/// A unique name for a kernel object of this process.
-
 // ---------------------------------------------------------------------------------------------
 // POSIX semaphore
 
