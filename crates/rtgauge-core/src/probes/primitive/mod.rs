@@ -49,6 +49,7 @@ use crate::probe::{
     About, Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
     TypedProbe,
 };
+use crate::threads::on_first_cpu;
 use crate::units::{format_duration_exact, format_size, format_size_exact, format_size_list};
 use ops::{
     Calls, Channel, ChannelKind, EventFd, FutexWake, MessageQueue, Mutexes, SchedSetattr,
@@ -112,24 +113,8 @@ impl TypedProbe for Primitive {
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
         let units = units(cfg);
-        let cpu = ctx.cpus.first().copied();
-        let measured = std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("rtgauge-primitive".into())
-                .spawn_scoped(scope, || -> Result<_, ProbeError> {
-                    let obtained = ctx.enter_thread(cpu)?;
-                    let results = measure_all(ctx, cfg, &units)?;
-                    Ok((obtained, results))
-                })
-                .map_err(|e| ProbeError::Os {
-                    probe: "primitive",
-                    what: "spawning the measuring thread".into(),
-                    source: e,
-                })?
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))
-        });
-        let (obtained, results) = measured?;
+        let (obtained, results) =
+            on_first_cpu("primitive", ctx, |_, _| measure_all(ctx, cfg, &units))?;
         build_output(ctx, cfg, obtained, results)
     }
 }
