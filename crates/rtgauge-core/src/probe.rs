@@ -7,6 +7,9 @@ pub use rtgauge_record::{RecordingHub, SampleSink, SeriesDef, SinkSlots};
 use rtgauge_result::{Calibration, Obtained, Series};
 use std::collections::BTreeMap;
 use std::io;
+
+/// Where measuring threads start: see [`crate::threads`].
+pub use crate::threads::{merge_obtained, per_cpu_threads};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Why a probe could not produce a result.
@@ -466,52 +469,6 @@ impl<P: TypedProbe> Probe for P {
         out.params = params;
         Ok(out)
     }
-}
-
-/// Runs `body` on one thread per CPU of `cpus`, each entered into the mode first, and
-/// returns their outputs in CPU order. The first error wins.
-pub fn per_cpu_threads<T: Send>(
-    ctx: &ProbeContext,
-    body: impl Fn(usize, Obtained) -> Result<T, ProbeError> + Sync,
-) -> Result<Vec<(Obtained, T)>, ProbeError> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ctx
-            .cpus
-            .iter()
-            .map(|&cpu| {
-                let body = &body;
-                std::thread::Builder::new()
-                    .name(format!("rtgauge-cpu{cpu}"))
-                    .spawn_scoped(scope, move || {
-                        let obtained = ctx.enter_thread(Some(cpu))?;
-                        let out = body(cpu, obtained.clone())?;
-                        Ok((obtained, out))
-                    })
-                    .expect("spawning a measuring thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
-}
-
-/// Merges the obtained contexts of several threads into one (worst of them).
-pub fn merge_obtained(all: &[Obtained]) -> Obtained {
-    let mut merged = all.first().cloned().unwrap_or_default();
-    for o in all.iter().skip(1) {
-        merged.pinned &= o.pinned;
-        if o.policy != merged.policy {
-            merged.policy = format!("{}/{}", merged.policy, o.policy);
-        }
-        for s in &o.shortfalls {
-            if !merged.shortfalls.contains(s) {
-                merged.shortfalls.push(s.clone());
-            }
-        }
-    }
-    merged
 }
 
 /// An OS error of `probe` while doing `what`.

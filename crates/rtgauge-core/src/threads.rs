@@ -4,9 +4,7 @@
 //! here (through [`crate::rt::enter_thread`], so a stop request can interrupt them).
 
 use crate::clock::now_ns;
-use crate::probe::{
-    empty_list, os_error, per_cpu_threads, Budget, Params, ProbeContext, ProbeError,
-};
+use crate::probe::{empty_list, os_error, Budget, Params, ProbeContext, ProbeError};
 use crate::rt::{self, Mode, Policy};
 use crate::units::format_duration_ns;
 use rtgauge_result::Obtained;
@@ -14,6 +12,52 @@ use std::sync::{Condvar, Mutex};
 
 /// The placements of a thread pair.
 pub const PLACEMENTS: [&str; 2] = ["same-cpu", "cross-cpu"];
+
+/// Runs `body` on one thread per CPU of `cpus`, each entered into the mode first, and
+/// returns their outputs in CPU order. The first error wins.
+pub fn per_cpu_threads<T: Send>(
+    ctx: &ProbeContext,
+    body: impl Fn(usize, Obtained) -> Result<T, ProbeError> + Sync,
+) -> Result<Vec<(Obtained, T)>, ProbeError> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = ctx
+            .cpus
+            .iter()
+            .map(|&cpu| {
+                let body = &body;
+                std::thread::Builder::new()
+                    .name(format!("rtgauge-cpu{cpu}"))
+                    .spawn_scoped(scope, move || {
+                        let obtained = ctx.enter_thread(Some(cpu))?;
+                        let out = body(cpu, obtained.clone())?;
+                        Ok((obtained, out))
+                    })
+                    .expect("spawning a measuring thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
+}
+
+/// Merges the obtained contexts of several threads into one (worst of them).
+pub fn merge_obtained(all: &[Obtained]) -> Obtained {
+    let mut merged = all.first().cloned().unwrap_or_default();
+    for o in all.iter().skip(1) {
+        merged.pinned &= o.pinned;
+        if o.policy != merged.policy {
+            merged.policy = format!("{}/{}", merged.policy, o.policy);
+        }
+        for s in &o.shortfalls {
+            if !merged.shortfalls.contains(s) {
+                merged.shortfalls.push(s.clone());
+            }
+        }
+    }
+    merged
+}
 
 /// Runs `body` on one measuring thread, pinned to the first measured CPU and entered into the
 /// mode. These probes time one thread's own operations, so more threads would only share the
