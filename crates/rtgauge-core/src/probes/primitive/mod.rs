@@ -49,7 +49,7 @@ use crate::probe::{
     About, Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
     TypedProbe,
 };
-use crate::threads::on_first_cpu;
+use crate::threads::{on_first_cpu, split};
 use crate::units::{format_duration_exact, format_size, format_size_exact, format_size_list};
 use ops::{
     Calls, Channel, ChannelKind, EventFd, FutexWake, MessageQueue, Mutexes, SchedSetattr,
@@ -370,13 +370,11 @@ fn measure_all(
     cfg: &Config,
     units: &[Unit],
 ) -> Result<Vec<UnitResult>, ProbeError> {
-    let phases = (units.len() as u64 * 2).max(1);
+    // Each unit's two methods (per call, batched) share the budget evenly.
+    let cell = split(ctx, units.len() * 2);
     let phase = Phase {
-        budget: Budget {
-            duration_ns: ctx.budget.duration_ns.map(|d| (d / phases).max(1)),
-            loops: ctx.budget.loops,
-        },
-        warmup_ns: ctx.warmup_ns / phases,
+        budget: cell.budget,
+        warmup_ns: cell.warmup_ns,
         clock_cost_ns: ctx.calibration.read_cost_median_ns,
     };
     let batch = cfg.batch as usize;
