@@ -217,6 +217,20 @@ pub struct Series {
 }
 
 impl Series {
+    /// A time of this series per operation: samples that timed a batch of operations are
+    /// divided by the batch (the one place renderers should do it).
+    ///
+    /// ```
+    /// # use rtgauge_result::Series;
+    /// let mut s = Series::new("sem_post", Default::default());
+    /// s.batch = 100;
+    /// assert_eq!(s.per_op_ns(Some(2_500)), Some(25.0));
+    /// assert_eq!(s.per_op_ns(None), None);
+    /// ```
+    pub fn per_op_ns(&self, ns: Option<u64>) -> Option<f64> {
+        ns.map(|v| v as f64 / self.batch.max(1) as f64)
+    }
+
     pub fn new(name: impl Into<String>, stats: Summary) -> Self {
         Series {
             name: name.into(),
