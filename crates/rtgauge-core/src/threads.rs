@@ -4,12 +4,10 @@
 //! here (through [`crate::rt::enter_thread`], so a stop request can interrupt them).
 
 use crate::clock::now_ns;
-use crate::live::LiveCell;
 use crate::probe::{empty_list, os_error, Budget, Params, ProbeContext, ProbeError};
 use crate::rt::{self, Mode, Policy};
 use crate::units::format_duration_ns;
 use rtgauge_result::Obtained;
-use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::sync::{Condvar, Mutex};
 
 /// The placements of a thread pair.
@@ -121,33 +119,6 @@ pub fn describe_split(cell: &Cell) -> String {
 
 /// Runs `step` repeatedly, discarding what it measures, until `warmup_ns` has passed (at
 /// least `min_steps` times), so caches, TLB, page tables and allocator state settle first.
-/// The measuring loop of a probe that times one call at a time, for one cell: warm-up (at
-/// least `min_warmup_steps` calls), then clock, call, clock, record, until the cell's budget
-/// is spent or the run stops. The recorder is allocated before the loop. Returns the samples
-/// and the time measured.
-#[inline(always)]
-pub fn time_calls(
-    ctx: &ProbeContext,
-    cell: Cell,
-    min_warmup_steps: u64,
-    live: &LiveCell,
-    mut call: impl FnMut(),
-) -> (Recorder, u64) {
-    let mut rec = Recorder::new(DEFAULT_INTERVAL_NS);
-    warm_up(ctx, cell.warmup_ns, min_warmup_steps, &mut call);
-    let start = now_ns();
-    let mut now = start;
-    while !ctx.stopped() && !cell.budget.done(start, now, rec.count()) {
-        let t0 = now_ns();
-        call();
-        let t1 = now_ns();
-        rec.record(t1 - t0, t0 - start);
-        live.publish(t1 - t0, 0);
-        now = t1;
-    }
-    (rec, now - start)
-}
-
 pub fn warm_up(ctx: &ProbeContext, warmup_ns: u64, min_steps: u64, mut step: impl FnMut()) {
     let end = now_ns() + warmup_ns;
     let mut steps = 0u64;

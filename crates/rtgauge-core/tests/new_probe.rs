@@ -2,6 +2,7 @@
 //! (`countdown`, which times a busy loop of N steps), registered with one line and run through
 //! the normal path (plan → runner → result document), typed parameters and all.
 
+use rtgauge_core::clock::now_ns;
 use rtgauge_core::live::LiveBoard;
 use rtgauge_core::plan::{self, Plan};
 use rtgauge_core::probe::{
@@ -9,8 +10,9 @@ use rtgauge_core::probe::{
 };
 use rtgauge_core::rt::Mode;
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
-use rtgauge_core::threads::{on_first_cpu, split, time_calls};
+use rtgauge_core::threads::{on_first_cpu, warm_up};
 use rtgauge_result::{ProbeStatus, Series};
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -44,17 +46,23 @@ impl TypedProbe for Countdown {
                 std::hint::black_box(i);
             }
         };
-        let live = ctx.live.register("countdown".into());
-        let (obtained, (recorder, measured_ns)) = on_first_cpu(Self::ABOUT.name, ctx, |_, _| {
-            Ok(time_calls(ctx, split(ctx, 1), 1, &live, count))
+        let (obtained, recorder) = on_first_cpu(Self::ABOUT.name, ctx, |_, _| {
+            warm_up(ctx, ctx.warmup_ns, 1, count);
+            let mut recorder = Recorder::new(DEFAULT_INTERVAL_NS);
+            let start = now_ns();
+            while !ctx.budget.done(start, now_ns(), recorder.count()) && !ctx.stopped() {
+                let t0 = now_ns();
+                count();
+                let t1 = now_ns();
+                recorder.record(t1 - t0, t1 - start);
+            }
+            Ok(recorder)
         })?;
-        let series = vec![Series::new("countdown", recorder.summary())];
-        Ok(ProbeOutput::measured(
+        Ok(ProbeOutput {
+            series: vec![Series::new("countdown", recorder.summary())],
             obtained,
-            series,
-            Vec::new(),
-            measured_ns,
-        ))
+            ..ProbeOutput::default()
+        })
     }
 }
 

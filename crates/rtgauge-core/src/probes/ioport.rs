@@ -15,9 +15,11 @@
 //!
 //! Budget: `loops` is samples per series; a duration (and the warm-up) is split between them.
 
+use crate::clock::now_ns;
 use crate::probe::{About, ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
-use crate::threads::{describe_split, on_first_cpu, split, time_calls, Cell};
+use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
 use rtgauge_result::Series;
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 
 const PROBE: &str = "ioport";
 /// The POST-code port.
@@ -159,8 +161,19 @@ fn measure(ctx: &ProbeContext, cell: Cell) -> Result<(Vec<Series>, u64), ProbeEr
                 port::outb(PORT, 0);
             }
         };
-        let (rec, spent) = time_calls(ctx, cell, 16, &live, op);
-        measured += spent;
+        let mut rec = Recorder::new(DEFAULT_INTERVAL_NS);
+        warm_up(ctx, cell.warmup_ns, 16, op);
+        let start = now_ns();
+        let mut now = start;
+        while !ctx.stopped() && !cell.budget.done(start, now, rec.count()) {
+            let t0 = now_ns();
+            op();
+            let t1 = now_ns();
+            rec.record(t1 - t0, t0 - start);
+            live.publish(t1 - t0, 0);
+            now = t1;
+        }
+        measured += now - start;
         series.push(Series::new(name, rec.summary()).label("port", format!("{PORT:#x}")));
     }
     // Give the permission back; the thread ends right after, which would drop it too.

@@ -10,14 +10,16 @@
 //! Budget: `loops` is samples per size and operation; a duration (and the warm-up) is split
 //! evenly over the sizes × operations.
 
+use crate::clock::now_ns;
 use crate::probe::size_list;
 use crate::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
 use crate::sys::memory::Region;
-use crate::threads::{describe_split, on_first_cpu, split, time_calls};
+use crate::threads::{describe_split, on_first_cpu, split, warm_up};
 use crate::units::{format_size, format_size_exact, format_size_list};
 use rtgauge_result::Series;
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
 
 const PROBE: &str = "memop";
@@ -193,8 +195,19 @@ fn measure(ctx: &ProbeContext, cfg: &Config) -> Result<(Vec<Series>, u64), Probe
                 }
                 std::hint::black_box(d);
             };
-            let (rec, spent) = time_calls(ctx, cell, 1, &live, run);
-            measured += spent;
+            let mut rec = Recorder::new(DEFAULT_INTERVAL_NS);
+            warm_up(ctx, cell.warmup_ns, 1, run);
+            let start = now_ns();
+            let mut now = start;
+            while !ctx.stopped() && !cell.budget.done(start, now, rec.count()) {
+                let t0 = now_ns();
+                run();
+                let t1 = now_ns();
+                rec.record(t1 - t0, t0 - start);
+                live.publish(t1 - t0, 0);
+                now = t1;
+            }
+            measured += now - start;
             let stats = rec.summary();
             let mut s = Series::new(op.as_str(), stats).label("size", format_size_exact(size));
             s.metrics.insert("size_bytes".into(), size as f64);
