@@ -71,3 +71,10 @@ proptest! {
         parse(text)?;
     }
 }
+
+/// Found by the hostile-spec property test: a long value of the wrong type was echoed whole.
+#[test]
+fn a_long_value_of_the_wrong_type_is_not_echoed_whole() {
+    let text = format!("[[limit]]\n\"overruns\" = \"{}\"\n", "7".repeat(400));
+    parse(text).unwrap();
+}

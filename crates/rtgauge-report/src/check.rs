@@ -220,8 +220,9 @@ impl Spec {
                         other => Err(invalid(
                             line,
                             format!(
-                                "`{key}` must be a string, e.g. {key} = \"{}\" (found {other})",
-                                example(key)
+                                "`{key}` must be a string, e.g. {key} = \"{}\" (found {})",
+                                example(key),
+                                quote_value(other)
                             ),
                         )),
                     }
@@ -247,7 +248,7 @@ impl Spec {
                                 other => {
                                     return Err(invalid(
                                         line,
-                                        format!("label `{k}` must be a string or integer, e.g. labels = {{ cpu = \"1\" }} (found {other})"),
+                                        format!("label `{k}` must be a string or integer, e.g. labels = {{ cpu = \"1\" }} (found {})", quote_value(other)),
                                     ))
                                 }
                             };
@@ -260,7 +261,7 @@ impl Spec {
                             other => {
                                 return Err(invalid(
                                     line,
-                                    format!("`overruns` must be a count (an integer ≥ 0), e.g. overruns = 0 (found {other})"),
+                                    format!("`overruns` must be a count (an integer ≥ 0), e.g. overruns = 0 (found {})", quote_value(other)),
                                 ))
                             }
                         };
@@ -306,7 +307,7 @@ impl Spec {
                             other => {
                                 return Err(invalid(
                                     line,
-                                    format!("`{key}` must be a duration with a unit as a string, e.g. {key} = \"50us\" (found {other}; units ns, us, ms, s)"),
+                                    format!("`{key}` must be a duration with a unit as a string, e.g. {key} = \"50us\" (found {}; units ns, us, ms, s)", quote_value(other)),
                                 ))
                             }
                         };
@@ -1020,4 +1021,9 @@ mod tests {
             assert!(!e.contains('\n'), "one line: {e}");
         }
     }
+}
+
+/// A spec value as a message quotes it: a pasted blob is named by its start.
+fn quote_value(value: &toml::Value) -> String {
+    rtgauge_result::units::quote(&value.to_string())
 }
