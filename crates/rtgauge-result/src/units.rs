@@ -21,16 +21,12 @@ impl fmt::Display for UnitError {
 pub const QUOTE_CHARS: usize = 40;
 
 /// `input` as an error message quotes it: whole when short, else its first [`QUOTE_CHARS`]
-/// characters followed by `…` and the full length; line breaks and other control characters
+/// characters followed by `…`; line breaks and other control characters
 /// are written as escapes (`\n`), so a quoted value cannot break a one-line message.
 pub fn quote(input: &str) -> String {
     match input.char_indices().nth(QUOTE_CHARS) {
         None => escape_controls(input),
-        Some((cut, _)) => format!(
-            "{}… ({} characters)",
-            escape_controls(&input[..cut]),
-            input.chars().count()
-        ),
+        Some((cut, _)) => format!("{}…", escape_controls(&input[..cut])),
     }
 }
 
