@@ -234,6 +234,35 @@ fn preempt_rt_fingerprint() {
     assert_eq!(f.timer_migration, Some(false));
     assert_eq!(f.hostname, "rt-box");
     assert_eq!(f.cpu_model, "Intel(R) Xeon(R) Gold 5415+");
+    // What tells this box from another with the same kernel.
+    assert_eq!(f.architecture, "x86_64");
+    assert_eq!(f.board, "Supermicro SYS-511E-WR");
+    assert_eq!(f.firmware, "American Megatrends International, LLC. 2.1");
+    assert_eq!(f.memory_bytes, Some(65_536_000 * 1024));
+    assert_eq!(f.microcode, "0x2b0004d0");
+}
+
+#[test]
+fn arm_board_is_named_by_its_device_tree_model() {
+    let (_dir, root) = scratch(&[
+        ("/proc/sys/kernel/arch", "aarch64\n"),
+        (
+            "/proc/device-tree/model",
+            "Raspberry Pi 5 Model B Rev 1.0\0",
+        ),
+        ("/proc/meminfo", "MemTotal:        8245000 kB\n"),
+        (
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "ondemand\n",
+        ),
+        ("/sys/devices/system/cpu/online", "0\n"),
+    ]);
+    let f = collect_from(&root);
+    assert_eq!(f.architecture, "aarch64");
+    assert_eq!(f.board, "Raspberry Pi 5 Model B Rev 1.0");
+    assert_eq!(f.firmware, "");
+    assert_eq!(f.memory_bytes, Some(8_245_000 * 1024));
+    assert_eq!(f.governor, "ondemand");
 }
 
 #[test]
