@@ -191,7 +191,7 @@ fn preempt_rt_box_is_all_ok_on_its_isolated_cpus() {
     }
     assert_eq!(exit_code(&checks), 0);
     assert!(run_warnings(&checks).is_empty());
-    assert!(render_fix_hints(&checks).contains("# nothing to fix"));
+    assert!(render_fix_hints(&checks).contains("## nothing to fix"));
     assert!(has(get(&checks, "preempt_rt"), "/sys/kernel/realtime = 1"));
     // Debian's kernels are built without RT group scheduling.
     assert!(has(
@@ -334,7 +334,7 @@ fn bad_machine_fails_what_invalidates_and_warns_the_rest() {
         .iter()
         .any(|w| w.starts_with("RT throttling (invalidates results): ")));
     let hints = render_fix_hints(&checks);
-    assert!(hints.contains("#   sysctl -w kernel.sched_rt_runtime_us=-1\n"));
+    assert!(hints.contains("\n# sysctl -w kernel.sched_rt_runtime_us=-1\n"));
     assert!(hints.lines().all(|l| l.is_empty() || l.starts_with('#')));
     let text = render_text(&checks, false);
     assert!(text.contains("[FAIL] Clocksource"));
@@ -733,4 +733,51 @@ fn the_doctor_judges_against_the_runs_priority_not_its_own_default() {
     assert_eq!(c.status, Status::Warn, "{c:#?}");
     assert!(has(c, "at or above priority 1: "), "{c:#?}");
     assert!(fix(c).contains("lower them below 1"), "{c:#?}");
+}
+
+/// Every line of the fix script is a comment: `## ` explanations, or `# ` followed by a
+/// command that the shell accepts once the `# ` is removed.
+#[test]
+fn fix_script_commands_are_valid_shell_and_explanations_stay_comments() {
+    let mut commands = Vec::new();
+    for name in ["bad", "preempt-rt", "this-vm"] {
+        for cpus in [vec![], vec![1], vec![2, 3]] {
+            let script = render_fix_hints(&doctor(&fixture(name), &cpus));
+            for line in script.lines().skip(1) {
+                if line.is_empty() || line.starts_with("## ") {
+                    continue;
+                }
+                let command = line
+                    .strip_prefix("# ")
+                    .unwrap_or_else(|| panic!("{name} {cpus:?}: not a comment: {line}"));
+                commands.push(command.to_string());
+            }
+        }
+    }
+    commands.sort();
+    commands.dedup();
+    assert!(
+        commands.iter().any(|c| c.starts_with("sysctl -w")),
+        "{commands:#?}"
+    );
+    for command in &commands {
+        let status = std::process::Command::new("sh")
+            .args(["-n", "-c", command])
+            .status()
+            .expect("sh runs");
+        assert!(status.success(), "not valid shell: {command}");
+    }
+}
+
+#[test]
+fn isolation_fix_leaves_out_nohz_full_on_a_kernel_built_without_it() {
+    // this-vm's /proc/config.gz has no CONFIG_NO_HZ_FULL.
+    let checks = doctor(&fixture("this-vm"), &[1]);
+    assert!(has(get(&checks, "nohz_full"), "without CONFIG_NO_HZ_FULL"));
+    let iso = fix(get(&checks, "isolated_cpus"));
+    assert!(iso.contains("isolcpus=domain,managed_irq,1"), "{iso}");
+    assert!(!iso.contains("nohz_full="), "{iso}");
+    // A kernel built with it still gets it.
+    let checks = doctor(&fixture("preempt-rt"), &[]);
+    assert!(fix(get(&checks, "isolated_cpus")).contains("nohz_full="));
 }

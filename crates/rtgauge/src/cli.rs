@@ -384,7 +384,8 @@ pub struct DoctorArgs {
     #[arg(short, long, value_name = "CPUS", default_value = "all")]
     pub cpus: String,
 
-    /// Print only the fixes, as commented shell commands (never run).
+    /// Print only the fixes, as a shell script in which every line is commented out (nothing
+    /// is run); with --json, the script is added to the document as `fix_script`.
     #[arg(long)]
     pub fix_hint: bool,
 

@@ -85,3 +85,40 @@ fn no_listing_or_help_speaks_the_projects_internal_vocabulary() {
         assert!(found.is_empty(), "rtgauge {}: {found:?}", args.join(" "));
     }
 }
+
+#[test]
+fn doctor_json_with_fix_hint_carries_the_fix_script() {
+    let out = rtgauge()
+        .args(["doctor", "--json", "--fix-hint"])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_slice(&out.stdout).expect("doctor --json prints JSON");
+    let script = doc["fix_script"].as_str().expect("fix_script present");
+    assert!(script.starts_with("#!/bin/sh\n"), "{script}");
+    // Without --fix-hint the document stays as it was.
+    let out = rtgauge().args(["doctor", "--json"]).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.get("fix_script").is_none());
+}
+
+#[test]
+fn doctor_fix_hint_lines_are_comments_or_valid_commands() {
+    let out = rtgauge().args(["doctor", "--fix-hint"]).output().unwrap();
+    let script = String::from_utf8_lossy(&out.stdout);
+    for line in script
+        .lines()
+        .skip(1)
+        .filter(|l| !l.is_empty() && !l.starts_with("## "))
+    {
+        let command = line
+            .strip_prefix("# ")
+            .unwrap_or_else(|| panic!("not a comment: {line}"));
+        let ok = std::process::Command::new("sh")
+            .args(["-n", "-c", command])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "not valid shell: {command}");
+    }
+}
