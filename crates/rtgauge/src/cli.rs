@@ -22,6 +22,33 @@ Documentation: README.md, docs/guarantees.md, docs/methodology.md, docs/result-s
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// When to colour verdicts (doctor's OK/WARN/FAIL, the not-real-time notice): `auto` on a
+    /// terminal unless NO_COLOR is set.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour on a terminal, unless the NO_COLOR environment variable is set.
+    Auto,
+    Always,
+    Never,
+}
+
+/// Options of the listing commands (probes, loads).
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print the list as JSON, for scripts.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -29,17 +56,20 @@ pub enum Command {
     /// Measure: run probes (default: the quick suite) and write a result document.
     Run(Box<RunArgs>),
     /// List the probes, what each measures and whether it can run here.
-    Probes,
+    Probes(ListArgs),
     /// Audit this machine's real-time readiness: every setting that spoils a measurement.
     Doctor(DoctorArgs),
     /// List the background loads and what each stresses.
-    Loads,
+    Loads(ListArgs),
     /// List the built-in suites and what each runs; print one (to start your own), or check
     /// a suite file without running it.
     Suites {
         /// A built-in suite (its text is printed) or a suite file (checked and listed).
         #[arg(value_name = "SUITE")]
         suite: Option<String>,
+        /// Print the suites (or the one named) as JSON, for scripts: each entry as it would run.
+        #[arg(long)]
+        json: bool,
     },
     /// Print a stored result's full tables (or its summary) again, as text, Markdown, CSV or JSON.
     Show(ShowArgs),

@@ -2,11 +2,12 @@
 //! a second, from a thread that stays off the measured CPUs. Silent when stderr is not a
 //! terminal.
 
+use crate::cli::ColorChoice;
 use rtgauge_core::live::LiveBoard;
 use rtgauge_core::units::format_duration_ns;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -101,9 +102,43 @@ impl Drop for LiveDisplay {
     }
 }
 
+/// The `--color` choice, set once from the command line before any command runs.
+static COLOR: OnceLock<ColorChoice> = OnceLock::new();
+
+pub fn set_color(choice: ColorChoice) {
+    let _ = COLOR.set(choice);
+}
+
+/// Whether verdicts printed on standard output get colour.
+pub fn color_on_stdout() -> bool {
+    use_color(
+        COLOR.get().copied().unwrap_or(ColorChoice::Auto),
+        std::io::stdout().is_terminal(),
+        std::env::var_os("NO_COLOR"),
+    )
+}
+
+/// Whether notices printed on standard error get colour.
+pub fn color_on_stderr() -> bool {
+    use_color(
+        COLOR.get().copied().unwrap_or(ColorChoice::Auto),
+        std::io::stderr().is_terminal(),
+        std::env::var_os("NO_COLOR"),
+    )
+}
+
+/// `auto` colours a terminal unless NO_COLOR is set to anything but the empty string
+/// (no-color.org); an explicit choice wins over both.
+fn use_color(choice: ColorChoice, terminal: bool, no_color: Option<std::ffi::OsString>) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => terminal && no_color.is_none_or(|v| v.is_empty()),
+    }
+}
+
 /// How tables are drawn on standard output: box drawing only on a UTF-8 terminal, ASCII
-/// when piped, logged or on a terminal of another charset. rtgauge prints no colour, so
-/// `NO_COLOR` needs nothing more.
+/// when piped, logged or on a terminal of another charset.
 pub fn text_style() -> rtgauge_report::Style {
     if std::io::stdout().is_terminal() && utf8_locale() {
         rtgauge_report::Style::Terminal
@@ -121,4 +156,20 @@ fn utf8_locale() -> bool {
             let v = v.to_ascii_lowercase();
             v.contains("utf-8") || v.contains("utf8")
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_color_and_pipes_turn_colour_off_unless_asked_for() {
+        let set = Some(std::ffi::OsString::from("1"));
+        assert!(use_color(ColorChoice::Auto, true, None));
+        assert!(!use_color(ColorChoice::Auto, false, None));
+        assert!(!use_color(ColorChoice::Auto, true, set.clone()));
+        assert!(use_color(ColorChoice::Auto, true, Some("".into())));
+        assert!(use_color(ColorChoice::Always, false, set.clone()));
+        assert!(!use_color(ColorChoice::Never, true, None));
+    }
 }

@@ -42,6 +42,7 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    display::set_color(cli.color);
     match commands::dispatch(cli, args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

@@ -2,7 +2,6 @@
 
 use crate::cli::DoctorArgs;
 use anyhow::Result;
-use std::io::IsTerminal;
 
 pub fn doctor(args: DoctorArgs) -> Result<u8> {
     let online = rtgauge_sysinfo::online_cpus();
@@ -26,8 +25,10 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
     } else if args.fix_hint {
         print!("{}", rtgauge_sysinfo::render_fix_hints(&checks));
     } else {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        print!("{}", rtgauge_sysinfo::render_text(&checks, color));
+        print!(
+            "{}",
+            rtgauge_sysinfo::render_text(&checks, crate::display::color_on_stdout())
+        );
     }
     // 2 when a check fails, so doctor can gate a CI stage.
     Ok(rtgauge_sysinfo::exit_code(&checks) as u8)
