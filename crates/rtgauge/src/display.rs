@@ -137,6 +137,15 @@ fn use_color(choice: ColorChoice, terminal: bool, no_color: Option<std::ffi::OsS
     }
 }
 
+/// A notice that must not be missed: bold yellow when colour is on.
+pub fn emphasis(text: &str, color: bool) -> String {
+    if color {
+        format!("\x1b[1;33m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
+
 /// How tables are drawn on standard output: box drawing only on a UTF-8 terminal, ASCII
 /// when piped, logged or on a terminal of another charset.
 pub fn text_style() -> rtgauge_report::Style {

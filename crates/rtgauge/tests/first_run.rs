@@ -15,7 +15,10 @@ fn bare_rtgauge_prints_the_short_help_not_just_its_title() {
     let out = rtgauge().output().unwrap();
     let text = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{text}");
-    assert!(text.contains("Usage: rtgauge <COMMAND>"), "{text}");
+    assert!(
+        text.contains("Usage: rtgauge [OPTIONS] <COMMAND>"),
+        "{text}"
+    );
     assert!(text.contains("doctor"), "{text}");
 }
 
@@ -121,4 +124,71 @@ fn doctor_fix_hint_lines_are_comments_or_valid_commands() {
             .success();
         assert!(ok, "not valid shell: {command}");
     }
+}
+
+#[test]
+fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_time() {
+    let Some(dir) = common::nobody_workdir() else {
+        return;
+    };
+    let out_path = dir.path().join("first.json");
+    let out = common::as_nobody()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "clock",
+            "-d",
+            "300ms",
+            "--warmup",
+            "50ms",
+            "--no-report",
+            "-o",
+        ])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let notice: Vec<&str> = err
+        .lines()
+        .filter(|l| l.contains("NOT REAL-TIME"))
+        .collect();
+    assert_eq!(notice.len(), 1, "one prominent line:\n{err}");
+    assert!(notice[0].contains("clock rt"), "{}", notice[0]);
+    assert!(notice[0].contains("sudo "), "{}", notice[0]);
+    assert!(!notice[0].contains("first.json"), "{}", notice[0]);
+    // The rows say what they really got: an ordinary process, with the reasons.
+    let doc = common::read_json(&out_path);
+    for run in doc["runs"].as_array().unwrap() {
+        assert_eq!(run["mode"], "rt");
+        assert_eq!(run["obtained"]["policy"], "other");
+        assert!(!run["obtained"]["shortfalls"].as_array().unwrap().is_empty());
+    }
+}
+
+#[test]
+fn explicit_rt_mode_without_root_still_stops_before_measuring() {
+    let Some(dir) = common::nobody_workdir() else {
+        return;
+    };
+    let out_path = dir.path().join("strict.json");
+    let out = common::as_nobody()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "clock",
+            "--mode",
+            "rt",
+            "-d",
+            "300ms",
+            "--no-report",
+            "-o",
+        ])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("SCHED_FIFO"), "{err}");
+    assert!(!out_path.exists());
 }

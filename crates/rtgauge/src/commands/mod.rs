@@ -4,6 +4,7 @@ mod check;
 mod compare;
 mod doctor;
 mod export;
+mod fallback;
 mod loads;
 mod probes;
 mod recordings;

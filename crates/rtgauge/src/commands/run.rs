@@ -13,7 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
-    let plan = build_plan(&args)?;
+    let mut plan = build_plan(&args)?;
+    let relaxed = super::fallback::relax_unless_asked(&args, &mut plan);
+    if let (Some(reason), false) = (&relaxed, args.quiet) {
+        eprintln!("{}", super::fallback::announce(reason));
+    }
     // A bad spec fails before the run, not after it.
     let spec = args
         .spec
@@ -29,7 +33,7 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         .then(|| LiveDisplay::start(live.clone(), &plan.cpus))
         .flatten();
     let inputs = RunInputs {
-        command_line,
+        command_line: command_line.clone(),
         live,
         scratch_dir: std::env::temp_dir(),
         exe,
@@ -67,6 +71,12 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         return Ok(crate::EXIT_ERROR);
     }
     let code = report(&args, &result, &output, spec.as_ref())?;
+    if let Some(line) = super::fallback::notice(&result, &command_line).filter(|_| !args.quiet) {
+        eprintln!(
+            "{}",
+            crate::display::emphasis(&line, crate::display::color_on_stderr())
+        );
+    }
     Ok(interrupted_status(&result).unwrap_or(code))
 }
 
@@ -264,7 +274,7 @@ fn report(
             TableKind::Full => Tables(result).render(format),
         };
         print!("{}", text?);
-        print_warnings(result);
+        print_warnings(result, args.mode.is_empty());
     }
     if result.status == RunStatus::Interrupted {
         eprintln!("rtgauge: interrupted; the result holds what was measured");
@@ -352,7 +362,7 @@ fn report(
 }
 
 /// Environment findings in one line (doctor explains each), then the run's own warnings.
-fn print_warnings(result: &RunResult) {
+fn print_warnings(result: &RunResult, mode_left_to_rtgauge: bool) {
     let title_of = |code: &str| {
         result
             .checks
@@ -378,7 +388,8 @@ fn print_warnings(result: &RunResult) {
     {
         eprintln!("warning: {}", w.message);
     }
-    for run in &result.runs {
+    // Runs whose mode rtgauge chose get one notice at the end instead (fallback::notice).
+    for run in result.runs.iter().filter(|_| !mode_left_to_rtgauge) {
         for s in &run.obtained.shortfalls {
             eprintln!("warning: {} {}: {s}", run.probe, run.mode);
         }
