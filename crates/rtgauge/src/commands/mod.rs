@@ -5,6 +5,7 @@ mod compare;
 mod doctor;
 mod export;
 mod fallback;
+mod forced_exit;
 mod loads;
 mod probes;
 mod recordings;

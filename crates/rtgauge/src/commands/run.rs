@@ -44,6 +44,7 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         error: None,
         display: display.as_ref(),
     };
+    super::forced_exit::arm(&output);
     let outcome = runner::execute(&plan, &inputs, &mut writer);
     let checkpoint_error = writer.error.take();
     // With every CPU measured, the display thread had nowhere else to run.
