@@ -1,7 +1,7 @@
 //! `rtgauge run`: options → plan → runner → result document → summary (or tables).
 
 use crate::cli::{RunArgs, TableKind};
-use crate::display::LiveDisplay;
+use crate::display::{LiveDisplay, Progress};
 use anyhow::{Context, Result};
 use rtgauge_core::plan::{self, Plan, PlanOptions};
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
@@ -29,8 +29,9 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     // Every output is checked, and the result's name claimed, before the first sample.
     let output = prepare_outputs(&args, !plan.record.is_empty())?;
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
+    let progress = Progress::new(probe_run_estimates(&plan));
     let display = (!args.quiet)
-        .then(|| LiveDisplay::start(live.clone(), &plan.cpus))
+        .then(|| LiveDisplay::start(live.clone(), &plan.cpus, progress.clone()))
         .flatten();
     let inputs = RunInputs {
         command_line: command_line.clone(),
@@ -42,7 +43,8 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let mut writer = CheckpointWriter {
         path: &output,
         error: None,
-        display: display.as_ref(),
+        progress: &progress,
+        progress_lines: !args.quiet && crate::display::progress_as_lines(),
     };
     super::forced_exit::arm(&output);
     let outcome = runner::execute(&plan, &inputs, &mut writer);
@@ -245,13 +247,17 @@ fn release_unused(path: &Path) {
 struct CheckpointWriter<'a> {
     path: &'a Path,
     error: Option<rtgauge_result::ResultError>,
-    display: Option<&'a LiveDisplay>,
+    progress: &'a Progress,
+    /// Progress goes to a log as lines (not a terminal, not --quiet).
+    progress_lines: bool,
 }
 
 impl RunObserver for CheckpointWriter<'_> {
     fn probe_started(&mut self, probe: &str, mode: &str, load: &str) {
-        if let Some(d) = self.display {
-            d.note(format!("measuring {probe} · mode {mode} · load {load}"));
+        self.progress
+            .start_next(format!("{probe} · mode {mode} · load {load}"));
+        if self.progress_lines {
+            eprintln!("rtgauge: {}", self.progress.line());
         }
     }
 
@@ -395,6 +401,23 @@ fn print_warnings(result: &RunResult, mode_left_to_rtgauge: bool) {
             eprintln!("warning: {} {}: {s}", run.probe, run.mode);
         }
     }
+}
+
+/// How long each probe run should take (warm-up + duration), in the runner's order: every
+/// probe, in every mode, under every load. None where only a sample count bounds it.
+fn probe_run_estimates(plan: &Plan) -> Vec<Option<u64>> {
+    let per_pass: Vec<Option<u64>> = plan
+        .probes
+        .iter()
+        .map(|r| r.budget.duration_ns.map(|d| d.saturating_add(r.warmup_ns)))
+        .collect();
+    let passes = plan.loads.len().max(1) * plan.modes.len().max(1);
+    per_pass
+        .iter()
+        .copied()
+        .cycle()
+        .take(per_pass.len() * passes)
+        .collect()
 }
 
 /// `20261122T051234Z` from Unix seconds.
