@@ -96,6 +96,16 @@ fn duration(s: &str) -> Result<u64, String> {
     units::parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
+/// `--duration forever`: measure until Ctrl-C (a soak run).
+pub const FOREVER: u64 = u64::MAX;
+
+fn run_duration(s: &str) -> Result<u64, String> {
+    if s == "forever" {
+        return Ok(FOREVER);
+    }
+    duration(s)
+}
+
 fn period(s: &str) -> Result<u64, String> {
     let ns = duration(s)?;
     if ns < 10_000 {
@@ -168,9 +178,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "SUITE")]
     pub suite: Option<String>,
 
-    /// How long each probe measures, after warm-up (e.g. 10s, 2m; default 10s, suites set their own).
-    #[arg(short, long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
+    /// How long each probe measures, after warm-up (e.g. 10s, 2m; default 10s, suites set their
+    /// own), or `forever`: until Ctrl-C, in windows of --soak-window, the result saved as each
+    /// probe's window ends.
+    #[arg(short, long, value_name = "DURATION", value_parser = run_duration, allow_hyphen_values = true)]
     pub duration: Option<u64>,
+
+    /// With --duration forever: each probe's measuring time per window; each window's runs are
+    /// rows of their own (`cyclic@w1`, `cyclic@w2`, ...). [default: 5m]
+    #[arg(long, value_name = "DURATION", value_parser = duration, requires = "duration")]
+    pub soak_window: Option<u64>,
 
     /// Stop each series after this many samples (e.g. 1000000 cycles).
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]

@@ -53,8 +53,9 @@ impl Progress {
         };
         let (index, since, label) = (c.0, c.1, c.2.clone());
         drop(c);
-        let total = self.estimates_ns.len();
-        let mut line = format!("probe {index} of {total}");
+        let total = self.estimates_ns.len().max(1);
+        // A soak run goes round its probes again and again.
+        let mut line = format!("probe {} of {total}", (index.max(1) - 1) % total + 1);
         if !label.is_empty() {
             line.push_str(&format!(" · {label}"));
         }
@@ -62,7 +63,10 @@ impl Progress {
             " · {} elapsed",
             clock_time(self.started.elapsed())
         ));
-        if let Some(left) = self.time_left(index, since.elapsed()) {
+        if let Some(left) = self
+            .time_left(index, since.elapsed())
+            .filter(|_| index <= total)
+        {
             line.push_str(&format!(" · about {} left", clock_time(left)));
         }
         line

@@ -12,6 +12,7 @@ mod recordings;
 mod report;
 mod run;
 mod show;
+mod soak;
 mod suites;
 
 use crate::cli::{Cli, Command};

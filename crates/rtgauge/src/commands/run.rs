@@ -29,7 +29,12 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     // Every output is checked, and the result's name claimed, before the first sample.
     let output = prepare_outputs(&args, !plan.record.is_empty())?;
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
-    let progress = Progress::new(probe_run_estimates(&plan));
+    let mut estimates = probe_run_estimates(&plan);
+    if soak(&args) {
+        // Until Ctrl-C: no time left to show.
+        estimates.fill(None);
+    }
+    let progress = Progress::new(estimates);
     let display = (!args.quiet)
         .then(|| LiveDisplay::start(live.clone(), &plan.cpus, progress.clone()))
         .flatten();
@@ -47,7 +52,11 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         progress_lines: !args.quiet && crate::display::progress_as_lines(),
     };
     super::forced_exit::arm(&output);
-    let outcome = runner::execute(&plan, &inputs, &mut writer);
+    let outcome = if soak(&args) {
+        super::soak::execute(&plan, &inputs, &mut writer)
+    } else {
+        runner::execute(&plan, &inputs, &mut writer)
+    };
     let checkpoint_error = writer.error.take();
     // With every CPU measured, the display thread had nowhere else to run.
     let display_shared_cpus =
@@ -425,13 +434,30 @@ fn compact_utc(secs: u64) -> String {
     rtgauge_result::units::utc(secs * 1_000_000_000, "%Y%m%dT%H%M%SZ")
 }
 
+/// `--duration forever`: a soak run (commands/soak.rs).
+fn soak(args: &RunArgs) -> bool {
+    args.duration == Some(crate::cli::FOREVER)
+}
+
 /// The command line as plan options; the core validates them into a plan.
 fn build_plan(args: &RunArgs) -> Result<Plan> {
+    if soak(args) && !args.record.is_empty() {
+        anyhow::bail!("--record cannot be used with --duration forever (each window would replace the last one's recording); give a --duration instead");
+    }
+    if !soak(args) && args.soak_window.is_some() {
+        anyhow::bail!(
+            "--soak-window only applies to --duration forever; use --duration alone for one window"
+        );
+    }
     let defaults = PlanOptions::default();
     let options = PlanOptions {
         probes: args.probes.clone(),
         suite: args.suite.clone(),
-        duration_ns: args.duration,
+        duration_ns: if soak(args) {
+            Some(args.soak_window.unwrap_or(super::soak::DEFAULT_WINDOW_NS))
+        } else {
+            args.duration
+        },
         loops: args.loops,
         warmup_ns: args.warmup,
         period_ns: args.period,
