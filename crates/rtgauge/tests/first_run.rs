@@ -192,3 +192,39 @@ fn explicit_rt_mode_without_root_still_stops_before_measuring() {
     assert!(err.contains("SCHED_FIFO"), "{err}");
     assert!(!out_path.exists());
 }
+
+/// The README's table for cyclictest users: every common option has a row, and every rtgauge
+/// option it names exists (`--break` comes with the kernel view; its row is checked to be there).
+#[test]
+fn readme_maps_cyclictest_options_to_rtgauge_options_that_exist() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let table: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("| cyclictest | rtgauge |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(!table.is_empty(), "no cyclictest table in the README");
+    let run_help = stdout_of(&["run", "--help"]);
+    for option in ["-p", "-i", "-t", "-a", "-m", "-h", "-b", "-D", "-l"] {
+        let row = table
+            .iter()
+            .find(|r| r.starts_with(&format!("| `{option}")))
+            .unwrap_or_else(|| panic!("no row for cyclictest {option}"));
+        let rtgauge_column = row.split('|').nth(2).unwrap();
+        for flag in rtgauge_column
+            .split(|c: char| c == '`' || c.is_whitespace())
+            .filter(|w| w.starts_with("--"))
+        {
+            if flag == "--break" {
+                continue;
+            }
+            assert!(
+                run_help.contains(flag),
+                "{flag} (for {option}) is not a run option"
+            );
+        }
+    }
+}
