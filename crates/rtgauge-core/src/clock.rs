@@ -37,7 +37,9 @@ pub fn to_timespec(ns: u64) -> libc::timespec {
     }
 }
 
-/// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns`, resuming after signals.
+/// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns`, resuming after signals
+/// unless the run is being stopped (then it returns early; the caller's loop sees the stop
+/// flag). See [`crate::signals::wake_on_stop`].
 #[inline]
 pub fn sleep_until(deadline_ns: u64) {
     let ts = to_timespec(deadline_ns);
@@ -50,6 +52,7 @@ pub fn sleep_until(deadline_ns: u64) {
             std::ptr::null_mut(),
         )
     } == libc::EINTR
+        && !crate::signals::stop_requested()
     {}
 }
 

@@ -13,5 +13,7 @@ pub mod probes;
 pub mod rt;
 pub mod runner;
 pub mod signals;
+pub mod sys;
+pub mod threads;
 /// Durations and sizes as users write them (shared with the renderers).
 pub use rtgauge_result::units;

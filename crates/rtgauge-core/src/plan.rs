@@ -338,7 +338,7 @@ fn apply_settings(options: &PlanOptions, requests: &mut [ProbeRequest]) -> Resul
     // (flag as typed, probe, key, value)
     let mut settings: Vec<(String, Option<String>, String, String)> = Vec::new();
     if let Some(p) = options.period_ns {
-        let value = units::format_duration_ns(p);
+        let value = units::format_duration_exact(p);
         settings.push(("--period".into(), None, "period".into(), value));
     }
     if let Some(t) = &options.timer {

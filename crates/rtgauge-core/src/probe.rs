@@ -6,6 +6,10 @@ use crate::units::{self, UnitError};
 pub use rtgauge_record::{RecordingHub, SampleSink, SeriesDef, SinkSlots};
 use rtgauge_result::{Calibration, Obtained, Series};
 use std::collections::BTreeMap;
+use std::io;
+
+/// Where measuring threads start: see [`crate::threads`].
+pub use crate::threads::{merge_obtained, per_cpu_threads};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Why a probe could not produce a result.
@@ -84,6 +88,20 @@ impl Params {
         Params { probe, values }
     }
 
+    /// Parameters from `(key, value)` pairs, as a suite or `--set` would give them.
+    pub fn of(probe: &'static str, pairs: &[(&str, &str)]) -> Params {
+        let values = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Params::new(probe, values)
+    }
+
+    /// The probe these parameters are for (errors name it).
+    pub fn probe(&self) -> &'static str {
+        self.probe
+    }
+
     pub fn raw(&self) -> &BTreeMap<String, String> {
         &self.values
     }
@@ -97,12 +115,16 @@ impl Params {
         {
             Some(k) if known.is_empty() => Err(ProbeError::Invalid {
                 probe: self.probe,
-                message: format!("unknown parameter '{k}'; this probe takes no parameters"),
+                message: format!(
+                    "unknown parameter '{}'; this probe takes no parameters",
+                    units::quote(k)
+                ),
             }),
             Some(k) => Err(ProbeError::Invalid {
                 probe: self.probe,
                 message: format!(
-                    "unknown parameter '{k}'; known parameters: {}",
+                    "unknown parameter '{}'; known parameters: {}",
+                    units::quote(k),
                     known.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
                 ),
             }),
@@ -141,7 +163,8 @@ impl Params {
             return Err(ProbeError::Invalid {
                 probe: self.probe,
                 message: format!(
-                    "unknown {key} '{bad}'; accepted: {}, or all",
+                    "unknown {key} '{}'; accepted: {}, or all",
+                    units::quote(bad),
                     accepted.join(", ")
                 ),
             });
@@ -191,6 +214,45 @@ impl Params {
             key: key.to_string(),
             source,
         }
+    }
+}
+
+/// The period of the periodic probes (cyclic's wake-ups, response's events), unless given.
+pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
+/// Below this, the wake-up path itself is most of the period on common hardware.
+pub const MIN_PERIOD_NS: u64 = 10_000;
+/// Above this a run measures a handful of cycles at best; it also bounds how long a measuring
+/// thread can sleep past the end of the run.
+pub const MAX_PERIOD_NS: u64 = 10_000_000_000;
+
+/// The `period` parameter of a periodic probe, within [`MIN_PERIOD_NS`]..=[`MAX_PERIOD_NS`].
+pub fn period_param(params: &Params) -> Result<u64, ProbeError> {
+    let period_ns = params.duration_ns("period", DEFAULT_PERIOD_NS)?;
+    if !(MIN_PERIOD_NS..=MAX_PERIOD_NS).contains(&period_ns) {
+        return Err(ProbeError::Invalid {
+            probe: params.probe,
+            message: format!(
+                "period {} is outside 10us..10s; use e.g. period=25us or period=1ms",
+                units::format_duration_exact(period_ns)
+            ),
+        });
+    }
+    Ok(period_ns)
+}
+
+/// Refuses a period the measuring duration cannot hold even once: the run would end with no
+/// sample after sleeping a whole period.
+pub fn check_period_fits(ctx: &ProbeContext, period_ns: u64) -> Result<(), ProbeError> {
+    match ctx.budget.duration_ns.filter(|&d| d < period_ns) {
+        None => Ok(()),
+        Some(duration) => Err(ProbeError::Invalid {
+            probe: ctx.params.probe,
+            message: format!(
+                "period {} is longer than the measuring duration {}: no cycle would be measured; shorten the period or lengthen --duration",
+                units::format_duration_exact(period_ns),
+                units::format_duration_exact(duration)
+            ),
+        }),
     }
 }
 
@@ -269,7 +331,27 @@ pub struct ProbeOutput {
     pub warnings: Vec<String>,
 }
 
-/// One kind of measurement.
+impl ProbeOutput {
+    /// The output of a probe that measured `series` in `measured_ns`, its threads having
+    /// obtained `obtained`.
+    pub fn measured(
+        obtained: Obtained,
+        series: Vec<Series>,
+        warnings: Vec<String>,
+        measured_ns: u64,
+    ) -> ProbeOutput {
+        ProbeOutput {
+            series,
+            obtained,
+            params: BTreeMap::new(),
+            measured_ns,
+            warnings,
+        }
+    }
+}
+
+/// One kind of measurement, as the runner, the plan and the listings see it. Probes do not
+/// implement this directly: they implement [`TypedProbe`], and this follows.
 pub trait Probe: Sync {
     fn name(&self) -> &'static str;
     /// One line: what it measures.
@@ -277,56 +359,198 @@ pub trait Probe: Sync {
     /// The parameters the probe accepts (`--set key=value`, suite keys), documented.
     fn parameters(&self) -> &'static [ParamSpec];
     /// Whether it can run here; Err says why not.
-    fn availability(&self) -> Result<(), String> {
-        Ok(())
-    }
+    fn availability(&self) -> Result<(), String>;
     /// Checks parameters before anything runs, so bad input fails fast.
-    fn validate(&self, params: &Params) -> Result<(), ProbeError>;
+    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
+        self.resolve(params).map(drop)
+    }
+    /// The parameters as the probe will use them: parsed and validated once, defaults filled
+    /// in, written back exactly (what the result records; it re-parses to the same values).
+    fn resolve(&self, params: &Params) -> Result<BTreeMap<String, String>, ProbeError>;
     fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError>;
 }
 
-/// Runs `body` on one thread per CPU of `cpus`, each entered into the mode first, and
-/// returns their outputs in CPU order. The first error wins.
-pub fn per_cpu_threads<T: Send>(
-    ctx: &ProbeContext,
-    body: impl Fn(usize, Obtained) -> Result<T, ProbeError> + Sync,
-) -> Result<Vec<(Obtained, T)>, ProbeError> {
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = ctx
-            .cpus
-            .iter()
-            .map(|&cpu| {
-                let body = &body;
-                std::thread::Builder::new()
-                    .name(format!("rtgauge-cpu{cpu}"))
-                    .spawn_scoped(scope, move || {
-                        let obtained = ctx.enter_thread(Some(cpu))?;
-                        let out = body(cpu, obtained.clone())?;
-                        Ok((obtained, out))
-                    })
-                    .expect("spawning a measuring thread")
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
+/// A probe's parameters as one typed value: parsed and validated once from their text form
+/// (flags, `--set` and suites all arrive as [`Params`]), and written back exactly, so that a
+/// resolved value re-parses to itself (`1234567ns` stays `1234567ns`, `3001B` stays `3001B`;
+/// use [`units::format_duration_exact`] and [`units::format_size_exact`]).
+pub trait ProbeConfig: Sized {
+    /// Reads the parameters; unknown keys were already refused against the probe's table.
+    fn parse(params: &Params) -> Result<Self, ProbeError>;
+    /// The parameters as the result records them.
+    fn resolved(&self) -> BTreeMap<String, String>;
 }
 
-/// Merges the obtained contexts of several threads into one (worst of them).
-pub fn merge_obtained(all: &[Obtained]) -> Obtained {
-    let mut merged = all.first().cloned().unwrap_or_default();
-    for o in all.iter().skip(1) {
-        merged.pinned &= o.pinned;
-        if o.policy != merged.policy {
-            merged.policy = format!("{}/{}", merged.policy, o.policy);
-        }
-        for s in &o.shortfalls {
-            if !merged.shortfalls.contains(s) {
-                merged.shortfalls.push(s.clone());
-            }
+/// A configuration for probes that take no parameters.
+impl ProbeConfig for () {
+    fn parse(_: &Params) -> Result<(), ProbeError> {
+        Ok(())
+    }
+    fn resolved(&self) -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+}
+
+/// What `rtgauge probes` shows of a probe.
+#[derive(Debug, Clone, Copy)]
+pub struct About {
+    pub name: &'static str,
+    /// One line: what it measures.
+    pub description: &'static str,
+    /// Its parameters, documented: this one table drives `--help`, `rtgauge probes`, the docs
+    /// and the refusal of unknown keys.
+    pub params: &'static [ParamSpec],
+}
+
+impl About {
+    pub const fn new(
+        name: &'static str,
+        description: &'static str,
+        params: &'static [ParamSpec],
+    ) -> About {
+        About {
+            name,
+            description,
+            params,
         }
     }
-    merged
+}
+
+/// What a probe writes: its name, its parameter table and typed configuration, and its
+/// measurement. The frame every probe shares (unknown keys refused, the configuration parsed
+/// once, the resolved parameters recorded, a run without any sample reported) is the
+/// [`Probe`] implementation below, written once. Adding a probe is one file implementing this
+/// and one line in [`crate::probes`]'s list (or [`crate::probes::register`]).
+pub trait TypedProbe: Sync {
+    const ABOUT: About;
+    type Config: ProbeConfig;
+    /// Whether it can run here; Err says why not.
+    fn availability(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Measures with the parsed configuration. It may settle what was left to run time (e.g.
+    /// the phase of cyclic's deadlines) in `cfg`, which is then recorded. `out.params` need
+    /// only hold what is not a parameter (figures found while measuring).
+    fn measure(
+        &self,
+        ctx: &ProbeContext,
+        cfg: &mut Self::Config,
+    ) -> Result<ProbeOutput, ProbeError>;
+}
+
+impl<P: TypedProbe> Probe for P {
+    fn name(&self) -> &'static str {
+        P::ABOUT.name
+    }
+
+    fn describe(&self) -> &'static str {
+        P::ABOUT.description
+    }
+
+    fn parameters(&self) -> &'static [ParamSpec] {
+        P::ABOUT.params
+    }
+
+    fn availability(&self) -> Result<(), String> {
+        TypedProbe::availability(self)
+    }
+
+    fn resolve(&self, params: &Params) -> Result<BTreeMap<String, String>, ProbeError> {
+        params.check_known(P::ABOUT.params)?;
+        Ok(P::Config::parse(params)?.resolved())
+    }
+
+    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
+        ctx.params.check_known(P::ABOUT.params)?;
+        let mut cfg = P::Config::parse(ctx.params)?;
+        let mut out = self.measure(ctx, &mut cfg)?;
+        let mut params = cfg.resolved();
+        params.append(&mut out.params);
+        out.params = params;
+        Ok(out)
+    }
+}
+
+/// An OS error of `probe` while doing `what`.
+pub fn os_error(probe: &'static str, what: &str, source: io::Error) -> ProbeError {
+    ProbeError::Os {
+        probe,
+        what: what.into(),
+        source,
+    }
+}
+
+/// A list parameter given empty.
+pub fn empty_list(probe: &'static str, key: &str, accepted: &[&str]) -> ProbeError {
+    ProbeError::Invalid {
+        probe,
+        message: format!("{key} is empty; accepted: {}, or all", accepted.join(", ")),
+    }
+}
+
+/// Powers of two from `min` up to `max`.
+pub fn power_of_two_range(min: u64, max: u64) -> Vec<u64> {
+    let mut sizes = Vec::new();
+    let mut s = min;
+    while s <= max {
+        sizes.push(s);
+        match s.checked_mul(2) {
+            Some(n) => s = n,
+            None => break,
+        }
+    }
+    sizes
+}
+
+/// Sizes from `sizes`, or the powers of two between `min-size` and `max-size`.
+pub fn size_list(
+    probe: &'static str,
+    params: &Params,
+    default_min: u64,
+    default_max: u64,
+) -> Result<Vec<u64>, ProbeError> {
+    let has_range = params.raw().contains_key("min-size") || params.raw().contains_key("max-size");
+    if params.raw().contains_key("sizes") {
+        if has_range {
+            return Err(ProbeError::Invalid {
+                probe,
+                message: "give either sizes or min-size/max-size, not both".into(),
+            });
+        }
+        return params.sizes("sizes", "");
+    }
+    let min = params.size("min-size", default_min)?;
+    let max = params.size("max-size", default_max)?;
+    if max < min {
+        return Err(ProbeError::Invalid {
+            probe,
+            message: format!(
+                "max-size {} is smaller than min-size {}; swap them",
+                units::format_size_exact(max),
+                units::format_size_exact(min)
+            ),
+        });
+    }
+    Ok(power_of_two_range(min, max))
+}
+
+/// A yes/no parameter.
+pub fn flag(
+    probe: &'static str,
+    params: &Params,
+    key: &str,
+    default: bool,
+) -> Result<bool, ProbeError> {
+    match params.raw().get(key).map(|s| s.as_str()) {
+        None => Ok(default),
+        Some("yes" | "true" | "on" | "1") => Ok(true),
+        Some("no" | "false" | "off" | "0") => Ok(false),
+        Some(other) => Err(ProbeError::Invalid {
+            probe,
+            message: format!(
+                "parameter {key}: '{}' is not yes or no",
+                units::quote(other)
+            ),
+        }),
+    }
 }

@@ -5,6 +5,8 @@
 //! fix. With best effort the shortfall is recorded instead, so a result always says what was
 //! really obtained.
 
+use crate::sys::sched;
+pub(crate) use crate::sys::sched::{sched_setattr, SchedAttr};
 use rtgauge_result::Obtained;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -209,44 +211,6 @@ fn diagnose_scheduling(priority: i32, err: i32) -> (String, String) {
     )
 }
 
-/// The kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER0, 48 bytes): libc has no binding and
-/// glibc no wrapper for sched_setattr/sched_getattr.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct SchedAttr {
-    pub size: u32,
-    pub policy: u32,
-    pub flags: u64,
-    pub nice: i32,
-    pub priority: u32,
-    pub runtime: u64,
-    pub deadline: u64,
-    pub period: u64,
-}
-
-impl Default for SchedAttr {
-    /// All zero but the size, which the kernel checks.
-    fn default() -> Self {
-        SchedAttr {
-            size: std::mem::size_of::<SchedAttr>() as u32,
-            policy: 0,
-            flags: 0,
-            nice: 0,
-            priority: 0,
-            runtime: 0,
-            deadline: 0,
-            period: 0,
-        }
-    }
-}
-
-/// sched_setattr(2) for the calling thread; false with errno set when the kernel refuses.
-#[inline(always)]
-pub(crate) fn sched_setattr(attr: &SchedAttr) -> bool {
-    // SAFETY: attr is a valid sched_attr of the size it declares; pid 0 is the calling thread.
-    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, attr as *const SchedAttr, 0u32) == 0 }
-}
-
 /// Sets the scheduling policy of the calling thread.
 fn set_thread_policy(policy: Policy, priority: i32) -> Result<(), RtError> {
     let what = match policy {
@@ -301,23 +265,10 @@ fn set_thread_policy(policy: Policy, priority: i32) -> Result<(), RtError> {
 
 /// Pins the calling thread to `cpu`.
 fn pin_thread(cpu: usize) -> Result<(), RtError> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET bounds-checks against its size.
-    let rc = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(affinity_error(cpu, "beyond the CPU set size".into()));
-        }
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(affinity_error(
-            cpu,
-            std::io::Error::last_os_error().to_string(),
-        ))
+    if cpu >= libc::CPU_SETSIZE as usize {
+        return Err(affinity_error(cpu, "beyond the CPU set size".into()));
     }
+    sched::set_affinity(&[cpu]).map_err(|e| affinity_error(cpu, e.to_string()))
 }
 
 fn affinity_error(cpu: usize, cause: String) -> RtError {
@@ -330,17 +281,7 @@ fn affinity_error(cpu: usize, cause: String) -> RtError {
 
 /// Pins the calling thread to any of `cpus` (used to keep helper threads off measured CPUs).
 pub fn pin_thread_to_set(cpus: &[usize]) -> bool {
-    if cpus.is_empty() {
-        return false;
-    }
-    // SAFETY: as in pin_thread.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
-            libc::CPU_SET(c, &mut set);
-        }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
+    !cpus.is_empty() && sched::set_affinity(cpus).is_ok()
 }
 
 fn timer_slack_ns() -> u64 {
@@ -450,6 +391,9 @@ pub fn enter_thread(
     cpu: Option<usize>,
     best_effort: bool,
 ) -> Result<Obtained, RtError> {
+    // Every measuring thread comes through here: a stop request must be able to interrupt
+    // its sleeps and blocking waits.
+    crate::signals::wake_on_stop();
     let mut obtained = Obtained {
         policy: "other".into(),
         ..Obtained::default()

@@ -243,6 +243,9 @@ fn run_probe(
             run.params.extend(out.params);
             run.measured_ns = out.measured_ns;
             run.series = out.series;
+            if let Some(status) = no_sample_status(&run, signals::stop_requested()) {
+                run.status = status;
+            }
             (run, out.warnings)
         }
         Err(ProbeError::Unavailable(reason)) => {
@@ -256,6 +259,23 @@ fn run_probe(
             (run, Vec::new())
         }
     }
+}
+
+/// A probe run that took no sample at all is never `ok`: interrupted before its first
+/// measurement it is skipped, otherwise it failed (its numbers would be an empty table).
+fn no_sample_status(run: &ProbeRun, stopped: bool) -> Option<ProbeStatus> {
+    if run.series.iter().any(|s| s.stats.count > 0) {
+        return None;
+    }
+    Some(if stopped {
+        ProbeStatus::Skipped {
+            reason: "stopped before its first sample (SIGINT/SIGTERM)".into(),
+        }
+    } else {
+        ProbeStatus::Failed {
+            error: "no sample was taken in the measuring time; give it a longer --duration (or more --loops) than one period".into(),
+        }
+    })
 }
 
 /// Starts the background load of one load condition (`none` starts nothing). The load is

@@ -173,6 +173,18 @@ impl ProbeRun {
     pub fn title(&self) -> String {
         probe_title(&self.probe, self.variant.as_deref())
     }
+
+    /// The mode as a table should name it: the mode asked for, and when `--best-effort` fell
+    /// short of it, what was really measured (`rt (best effort: other)`), so numbers measured
+    /// as an ordinary process are never shown as the real-time mode's. `mode` itself stays
+    /// the name asked for, for machines.
+    pub fn mode_label(&self) -> String {
+        if self.obtained.shortfalls.is_empty() {
+            self.mode.clone()
+        } else {
+            format!("{} (best effort: {})", self.mode, self.obtained.policy)
+        }
+    }
 }
 
 /// The titles of these probe runs, each once, in the order they first appear.
@@ -212,6 +224,20 @@ pub struct Series {
 }
 
 impl Series {
+    /// A time of this series per operation: samples that timed a batch of operations are
+    /// divided by the batch (the one place renderers should do it).
+    ///
+    /// ```
+    /// # use rtgauge_result::Series;
+    /// let mut s = Series::new("sem_post", Default::default());
+    /// s.batch = 100;
+    /// assert_eq!(s.per_op_ns(Some(2_500)), Some(25.0));
+    /// assert_eq!(s.per_op_ns(None), None);
+    /// ```
+    pub fn per_op_ns(&self, ns: Option<u64>) -> Option<f64> {
+        ns.map(|v| v as f64 / self.batch.max(1) as f64)
+    }
+
     pub fn new(name: impl Into<String>, stats: Summary) -> Self {
         Series {
             name: name.into(),

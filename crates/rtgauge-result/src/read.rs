@@ -124,8 +124,12 @@ fn check_version(version: Option<&serde_json::Value>) -> Result<(), Problem> {
         Some(n) => n,
         None => {
             let what = match v {
-                serde_json::Value::Number(_) => shorten(&v.to_string()),
-                other => format!("a {} ({})", json_kind(other), shorten(&other.to_string())),
+                serde_json::Value::Number(_) => crate::units::quote(&v.to_string()),
+                other => format!(
+                    "a {} ({})",
+                    json_kind(other),
+                    crate::units::quote(&other.to_string())
+                ),
             };
             return Err(Problem::invalid(
                 "schema_version",
@@ -145,40 +149,12 @@ fn check_version(version: Option<&serde_json::Value>) -> Result<(), Problem> {
     Ok(())
 }
 
-/// At most 40 characters of a value, on one line, so a huge bad value is not echoed whole.
-pub(crate) fn shorten(text: &str) -> String {
-    const LIMIT: usize = 40;
-    if text.chars().count() <= LIMIT {
-        return one_line(text);
-    }
-    let head: String = text.chars().take(LIMIT).collect();
-    format!(
-        "{} ({} characters)",
-        one_line(&(head + "…")),
-        text.chars().count()
-    )
-}
-
-/// `text` with line breaks and other control characters written as escapes (`\n`), so a
-/// quoted value cannot break a one-line message.
-pub(crate) fn one_line(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// A parser's message with any long value it quotes cut out of the middle: the start says
 /// what was wrong, the end where (`… at line 3 column 200012`).
 fn clip(message: &str) -> String {
     const HEAD: usize = 120;
     const TAIL: usize = 80;
-    let message = one_line(message);
+    let message = crate::units::escape_controls(message);
     let chars = message.chars().count();
     if chars <= HEAD + TAIL {
         return message;
@@ -403,7 +379,7 @@ fn validate_recording(at: &str, rec: &RecordingInfo) -> Result<(), Problem> {
             format!("{at}.path"),
             format!(
                 "({}) must be a file name relative to the result's directory, without `..`",
-                shorten(&rec.path)
+                crate::units::quote(&rec.path)
             ),
         ));
     }

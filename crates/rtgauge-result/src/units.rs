@@ -12,14 +12,39 @@ pub struct UnitError {
 
 impl fmt::Display for UnitError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // A pasted 100 kB value is named by its start, not echoed whole.
-        write!(
-            f,
-            "'{}' is not {}",
-            crate::read::shorten(&self.input),
-            self.expected
-        )
+        write!(f, "'{}' is not {}", quote(&self.input), self.expected)
     }
+}
+
+/// The most of a user's value an error message quotes: enough to recognise it, never a
+/// screenful (a 100 kB value must not be echoed whole).
+pub const QUOTE_CHARS: usize = 40;
+
+/// `input` as an error message quotes it: whole when short, else its first [`QUOTE_CHARS`]
+/// characters followed by `…` and the full length; line breaks and other control characters
+/// are written as escapes (`\n`), so a quoted value cannot break a one-line message.
+pub fn quote(input: &str) -> String {
+    match input.char_indices().nth(QUOTE_CHARS) {
+        None => escape_controls(input),
+        Some((cut, _)) => format!(
+            "{}… ({} characters)",
+            escape_controls(&input[..cut]),
+            input.chars().count()
+        ),
+    }
+}
+
+/// `text` with control characters written as escapes.
+pub fn escape_controls(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 impl std::error::Error for UnitError {}
@@ -40,13 +65,32 @@ const DURATION_FORM: &str =
 const SIZE_FORM: &str =
     "a positive size in bytes, optionally with K, KiB, M, MiB, G or GiB (e.g. 64, 4KiB, 64MiB)";
 
-fn split_number(s: &str) -> Option<(f64, &str)> {
+/// A number and its unit: `1.5ms` → ("1.5", "ms").
+fn split_number(s: &str) -> (&str, &str) {
     let s = s.trim();
     let end = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(s.len());
-    let number: f64 = s[..end].parse().ok()?;
-    Some((number, s[end..].trim()))
+    (&s[..end], s[end..].trim())
+}
+
+/// `number × scale`, exact for whole numbers (any u64, not only what an f64 holds), rounded to
+/// whole units for fractions (`1.5us`); None when it is not a number, not positive or too big.
+fn scaled(number: &str, scale: u64, fraction_allowed: bool) -> Option<u64> {
+    if !number.is_empty() && number.bytes().all(|b| b.is_ascii_digit()) {
+        return number
+            .parse::<u64>()
+            .ok()?
+            .checked_mul(scale)
+            .filter(|&v| v >= 1);
+    }
+    let value = number.parse::<f64>().ok()? * scale as f64;
+    let value = if fraction_allowed {
+        value.round()
+    } else {
+        value
+    };
+    (value.fract() == 0.0 && value >= 1.0 && value < u64::MAX as f64).then_some(value as u64)
 }
 
 /// Parses a strictly positive duration into nanoseconds.
@@ -55,21 +99,17 @@ pub fn parse_duration_ns(input: &str) -> Result<u64, UnitError> {
         input: input.to_string(),
         expected: DURATION_FORM,
     };
-    let (number, unit) = split_number(input).ok_or_else(err)?;
-    let scale = match unit {
-        "ns" => 1.0,
-        "us" | "µs" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        "m" | "min" => 60e9,
-        "h" => 3600e9,
+    let (number, unit) = split_number(input);
+    let scale: u64 = match unit {
+        "ns" => 1,
+        "us" | "µs" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        "m" | "min" => 60_000_000_000,
+        "h" => 3_600_000_000_000,
         _ => return Err(err()),
     };
-    let ns = (number * scale).round();
-    if !(ns >= 1.0 && ns < u64::MAX as f64) {
-        return Err(err());
-    }
-    Ok(ns as u64)
+    scaled(number, scale, true).ok_or_else(err)
 }
 
 /// Parses a strictly positive size into bytes.
@@ -78,7 +118,7 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
         input: input.to_string(),
         expected: SIZE_FORM,
     };
-    let (number, unit) = split_number(input).ok_or_else(err)?;
+    let (number, unit) = split_number(input);
     let scale: u64 = match unit {
         "" | "B" => 1,
         "K" | "KiB" | "k" => 1 << 10,
@@ -86,11 +126,7 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
         "G" | "GiB" => 1 << 30,
         _ => return Err(err()),
     };
-    let bytes = number * scale as f64;
-    if bytes.fract() != 0.0 || bytes < 1.0 || bytes > u64::MAX as f64 {
-        return Err(err());
-    }
-    Ok(bytes as u64)
+    scaled(number, scale, false).ok_or_else(err)
 }
 
 /// Formats nanoseconds for people: `950ns`, `12.3us`, `1.5ms`, `2s`.
@@ -104,6 +140,43 @@ pub fn format_duration_ns(ns: u64) -> String {
     } else {
         trim(format!("{:.3}", ns as f64 / 1e9)) + "s"
     }
+}
+
+/// Formats nanoseconds exactly, in the largest unit that divides them: `1234567ns`, `25us`,
+/// `1ms`, `10s`. This is the form of a duration *parameter* in a result: it parses back to the
+/// same number of nanoseconds ([`parse_duration_ns`]), which the rounded
+/// [`format_duration_ns`] does not promise.
+pub fn format_duration_exact(ns: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")];
+    UNITS
+        .iter()
+        .find(|(scale, _)| ns != 0 && ns.is_multiple_of(*scale))
+        .map_or_else(
+            || format!("{ns}ns"),
+            |(scale, unit)| format!("{}{unit}", ns / scale),
+        )
+}
+
+/// Formats a byte count exactly, in the largest binary unit that divides it: `3001B`, `4KiB`,
+/// `1536B`… `64MiB`. The form of a size parameter or a size label: two sizes never share one.
+pub fn format_size_exact(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    UNITS
+        .iter()
+        .find(|(scale, _)| bytes != 0 && bytes.is_multiple_of(*scale))
+        .map_or_else(
+            || format!("{bytes}B"),
+            |(scale, unit)| format!("{}{unit}", bytes / scale),
+        )
+}
+
+/// A list of sizes, each exact, comma-separated: `64B,3001B,4KiB`.
+pub fn format_size_list(sizes: &[u64]) -> String {
+    sizes
+        .iter()
+        .map(|&s| format_size_exact(s))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn trim(s: String) -> String {
@@ -155,7 +228,48 @@ mod tests {
         assert_eq!(format_size(1536), "1.5KiB");
     }
 
+    #[test]
+    fn exact_forms() {
+        assert_eq!(format_duration_exact(1_234_567), "1234567ns");
+        assert_eq!(format_duration_exact(1_000_000), "1ms");
+        assert_eq!(format_duration_exact(25_000), "25us");
+        assert_eq!(format_duration_exact(10_000_000_000), "10s");
+        assert_eq!(format_duration_exact(0), "0ns");
+        assert_eq!(format_size_exact(3001), "3001B");
+        assert_eq!(format_size_exact(3000), "3000B");
+        assert_eq!(format_size_exact(4096), "4KiB");
+        assert_eq!(format_size_exact(1536), "1536B");
+        assert_eq!(format_size_exact(64 << 20), "64MiB");
+    }
+
+    #[test]
+    fn a_huge_bad_value_is_quoted_short() {
+        let input = "x".repeat(100_000);
+        let e = parse_duration_ns(&input).unwrap_err().to_string();
+        assert!(e.len() < 200, "{} bytes", e.len());
+        assert!(
+            e.starts_with(&format!("'{}…'", "x".repeat(QUOTE_CHARS))),
+            "{e}"
+        );
+        // Short values are quoted whole; a cut never splits a character.
+        assert_eq!(quote("5 parsecs"), "5 parsecs");
+        assert_eq!(
+            quote(&"µ".repeat(50)),
+            format!("{}…", "µ".repeat(QUOTE_CHARS))
+        );
+    }
+
     proptest! {
+        #[test]
+        fn exact_durations_parse_back_unchanged(ns in 1u64..) {
+            prop_assert_eq!(parse_duration_ns(&format_duration_exact(ns)), Ok(ns));
+        }
+
+        #[test]
+        fn exact_sizes_parse_back_unchanged(bytes in 1u64..) {
+            prop_assert_eq!(parse_size(&format_size_exact(bytes)), Ok(bytes));
+        }
+
         #[test]
         fn formatted_durations_parse_back_closely(ns in 1u64..10_000_000_000_000) {
             let back = parse_duration_ns(&format_duration_ns(ns)).unwrap();

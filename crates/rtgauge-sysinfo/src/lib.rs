@@ -50,7 +50,10 @@ pub fn cpu_list(list: &str) -> Result<Vec<usize>, String> {
             Err(_) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => Err(format!(
                 "CPU {text} does not exist (Linux numbers CPUs below {CPU_ID_LIMIT})"
             )),
-            Err(_) => Err(format!("'{}' is not a CPU number", shorten(text))),
+            Err(_) => Err(format!(
+                "'{}' is not a CPU number",
+                rtgauge_result::units::quote(text)
+            )),
         }
     };
     let mut cpus = Vec::new();
@@ -71,15 +74,6 @@ pub fn cpu_list(list: &str) -> Result<Vec<usize>, String> {
         }
     }
     Ok(cpus)
-}
-
-/// The first 20 characters of a bad part, so a pasted blob is not echoed whole.
-fn shorten(text: &str) -> String {
-    let mut short: String = text.chars().take(20).collect();
-    if short.len() < text.len() {
-        short.push('…');
-    }
-    short
 }
 
 /// Formats CPUs as a kernel CPU list (`0-3,8`), the form boot parameters and sysfs use.

@@ -135,27 +135,8 @@ fn issue3_primitive_every_operation_is_measured_or_skipped_with_a_reason() {
         &["-d", "2s", "--warmup", "200ms", "--mode", "normal"],
     );
     let run = runs_of(&doc, "normal");
-    let operations = [
-        "sem_post",
-        "sem_wait",
-        "mutex_lock",
-        "mutex_unlock",
-        "pi_mutex_lock",
-        "pi_mutex_unlock",
-        "mq_send",
-        "mq_receive",
-        "pipe_write",
-        "pipe_read",
-        "fifo_write",
-        "fifo_read",
-        "shm_write",
-        "shm_read",
-        "eventfd_write",
-        "eventfd_read",
-        "futex_wake",
-        "setschedparam",
-        "sched_setattr",
-    ];
+    // Every operation the probe offers (its parameter help lists the same names).
+    let operations = rtgauge_core::probes::primitive::OPERATIONS;
     for name in operations {
         for method in ["per-call", "batched"] {
             let s = series(run, name, method, None);

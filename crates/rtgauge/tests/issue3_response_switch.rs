@@ -363,4 +363,10 @@ fn issue3_both_probes_run_without_privileges_with_best_effort() {
         assert!(!r["obtained"]["shortfalls"].as_array().unwrap().is_empty());
         assert!(!r["series"].as_array().unwrap().is_empty());
     }
+    // Tables name such a run by what was measured, never as plain `rt`.
+    let typed: rtgauge_result::RunResult = serde_json::from_value(result).unwrap();
+    for run in &typed.runs {
+        assert_eq!(run.mode, "rt");
+        assert_eq!(run.mode_label(), "rt (best effort: other)");
+    }
 }

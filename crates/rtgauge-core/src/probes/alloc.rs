@@ -24,12 +24,15 @@
 //! warm-up. Every cell runs at least one discarded warm-up iteration.
 
 use crate::clock::now_ns;
+use crate::probe::{flag, size_list};
 use crate::probe::{
-    per_cpu_threads, Budget, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput,
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use crate::units::{format_duration_ns, format_size};
+use crate::sys::memory::{page_size, round_up, Region};
+use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
+use crate::units::{format_size, format_size_exact, format_size_list};
 use rlsf::Tlsf;
-use rtgauge_result::{Obtained, Series};
+use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::alloc::Layout;
 use std::collections::BTreeMap;
@@ -38,6 +41,9 @@ use std::ptr::NonNull;
 const PROBE: &str = "alloc";
 pub const ALLOCATORS: [&str; 3] = ["malloc", "tlsf", "mmap"];
 pub const SCENARIOS: [&str; 2] = ["sweep", "fragment"];
+const DESCRIPTION: &str =
+    "allocation, free and first-touch time vs size (malloc, TLSF pool, mmap), and a fragmenting scenario";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 10] = [
     ParamSpec::new(
         "sizes",
@@ -96,6 +102,22 @@ const ALIGN: usize = 16;
 
 pub struct Alloc;
 
+impl TypedProbe for Alloc {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let (obtained, (series, warnings, measured_ns)) =
+            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
+        let cell = split(ctx, cfg.cells());
+        let mut out = ProbeOutput::measured(obtained, series, warnings, measured_ns);
+        let p = &mut out.params;
+        p.insert("cells".into(), cfg.cells().to_string());
+        p.insert("budget-per-cell".into(), describe_split(&cell));
+        Ok(out)
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Malloc,
@@ -122,7 +144,7 @@ impl Kind {
 }
 
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     sizes: Vec<u64>,
     allocators: Vec<Kind>,
     sweep: bool,
@@ -169,72 +191,7 @@ fn invalid(message: String) -> ProbeError {
     }
 }
 
-/// Powers of two from `min` up to `max`.
-pub(super) fn power_of_two_range(min: u64, max: u64) -> Vec<u64> {
-    let mut sizes = Vec::new();
-    let mut s = min;
-    while s <= max {
-        sizes.push(s);
-        match s.checked_mul(2) {
-            Some(n) => s = n,
-            None => break,
-        }
-    }
-    sizes
-}
-
-/// Sizes from `sizes`, or the powers of two between `min-size` and `max-size`.
-pub(super) fn size_list(
-    probe: &'static str,
-    params: &Params,
-    default_min: u64,
-    default_max: u64,
-) -> Result<Vec<u64>, ProbeError> {
-    let has_range = params.raw().contains_key("min-size") || params.raw().contains_key("max-size");
-    if params.raw().contains_key("sizes") {
-        if has_range {
-            return Err(ProbeError::Invalid {
-                probe,
-                message: "give either sizes or min-size/max-size, not both".into(),
-            });
-        }
-        return params.sizes("sizes", "");
-    }
-    let min = params.size("min-size", default_min)?;
-    let max = params.size("max-size", default_max)?;
-    if max < min {
-        return Err(ProbeError::Invalid {
-            probe,
-            message: format!(
-                "max-size {} is smaller than min-size {}; swap them",
-                format_size(max),
-                format_size(min)
-            ),
-        });
-    }
-    Ok(power_of_two_range(min, max))
-}
-
-/// A yes/no parameter.
-pub(super) fn flag(
-    probe: &'static str,
-    params: &Params,
-    key: &str,
-    default: bool,
-) -> Result<bool, ProbeError> {
-    match params.raw().get(key).map(|s| s.as_str()) {
-        None => Ok(default),
-        Some("yes" | "true" | "on" | "1") => Ok(true),
-        Some("no" | "false" | "off" | "0") => Ok(false),
-        Some(other) => Err(ProbeError::Invalid {
-            probe,
-            message: format!("parameter {key}: '{other}' is not yes or no"),
-        }),
-    }
-}
-
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let sizes = size_list(PROBE, params, DEFAULT_MIN_SIZE, DEFAULT_MAX_SIZE)?;
     if sizes.is_empty() {
         return Err(invalid(
@@ -278,214 +235,41 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     })
 }
 
-impl Probe for Alloc {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "allocation, free and first-touch time vs size (malloc, TLSF pool, mmap), and a fragmenting scenario"
-    }
-
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
-
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
-        let (obtained, (series, warnings, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, &cfg))?;
-        let cell = split(ctx, cfg.cells());
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            warnings,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
-        let p = &mut out.params;
-        p.insert(
-            "sizes".into(),
-            cfg.sizes
-                .iter()
-                .map(|&s| format_size(s))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
+    fn resolved(&self) -> BTreeMap<String, String> {
+        let mut p = BTreeMap::new();
+        p.insert("sizes".into(), format_size_list(&self.sizes));
         p.insert(
             "allocators".into(),
-            cfg.allocators
+            self.allocators
                 .iter()
                 .map(|k| k.name())
                 .collect::<Vec<_>>()
                 .join(","),
         );
-        let scenarios: Vec<&str> = [(cfg.sweep, "sweep"), (cfg.fragment, "fragment")]
+        let scenarios: Vec<&str> = [(self.sweep, "sweep"), (self.fragment, "fragment")]
             .iter()
             .filter(|(on, _)| *on)
             .map(|(_, s)| *s)
             .collect();
         p.insert("scenarios".into(), scenarios.join(","));
-        p.insert("touch".into(), if cfg.touch { "yes" } else { "no" }.into());
-        if cfg.allocators.contains(&Kind::Tlsf) {
-            p.insert("tlsf-pool".into(), format_size(cfg.pool_bytes()));
+        p.insert("touch".into(), if self.touch { "yes" } else { "no" }.into());
+        if self.allocators.contains(&Kind::Tlsf) {
+            p.insert("tlsf-pool".into(), format_size_exact(self.pool_bytes()));
         }
-        if cfg.fragment {
-            p.insert("fragment-slots".into(), cfg.slots.to_string());
-            p.insert("fragment-max-size".into(), format_size(cfg.fragment_max));
-            p.insert("seed".into(), cfg.seed.to_string());
+        if self.fragment {
+            p.insert("fragment-slots".into(), self.slots.to_string());
+            p.insert(
+                "fragment-max-size".into(),
+                format_size_exact(self.fragment_max),
+            );
+            p.insert("seed".into(), self.seed.to_string());
         }
-        p.insert("cells".into(), cfg.cells().to_string());
-        p.insert("budget-per-cell".into(), describe_split(&cell));
-        Ok(out)
-    }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Helpers shared by the single-thread probes of issue 3 (alloc, memop, clock, ioport).
-
-/// Runs `body` on one measuring thread, pinned to the first measured CPU and entered into the
-/// mode. These probes time one thread's own operations, so more threads would only share the
-/// caches and memory bus they measure.
-pub(super) fn on_first_cpu<T: Send>(
-    probe: &'static str,
-    ctx: &ProbeContext,
-    body: impl Fn(usize, Obtained) -> Result<T, ProbeError> + Sync,
-) -> Result<(Obtained, T), ProbeError> {
-    let Some(first) = ctx.cpus.first() else {
-        return Err(ProbeError::Invalid {
-            probe,
-            message: "no CPU to measure on; choose one with --cpus".into(),
-        });
-    };
-    let one = std::slice::from_ref(first);
-    let narrowed = ProbeContext { cpus: one, ..*ctx };
-    per_cpu_threads(&narrowed, body)?
-        .pop()
-        .ok_or_else(|| ProbeError::Invalid {
-            probe,
-            message: "the measuring thread returned nothing".into(),
-        })
-}
-
-/// The share of a probe's budget that one cell (one size of one allocator, one clock…) gets.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct Cell {
-    pub budget: Budget,
-    pub warmup_ns: u64,
-}
-
-/// Splits the duration and warm-up evenly over `cells`; `loops` stays per cell.
-pub(super) fn split(ctx: &ProbeContext, cells: usize) -> Cell {
-    let n = cells.max(1) as u64;
-    Cell {
-        budget: Budget {
-            duration_ns: ctx.budget.duration_ns.map(|d| (d / n).max(1)),
-            loops: ctx.budget.loops,
-        },
-        warmup_ns: ctx.warmup_ns / n,
-    }
-}
-
-pub(super) fn describe_split(cell: &Cell) -> String {
-    let mut parts = Vec::new();
-    if let Some(d) = cell.budget.duration_ns {
-        parts.push(format_duration_ns(d));
-    }
-    if let Some(l) = cell.budget.loops {
-        parts.push(format!("{l} samples"));
-    }
-    format!(
-        "{} (warm-up {})",
-        parts.join(" or "),
-        format_duration_ns(cell.warmup_ns)
-    )
-}
-
-/// Runs `step` repeatedly, discarding what it measures, until `warmup_ns` has passed (at
-/// least `min_steps` times), so caches, TLB, page tables and allocator state settle first.
-pub(super) fn warm_up(ctx: &ProbeContext, warmup_ns: u64, min_steps: u64, mut step: impl FnMut()) {
-    let end = now_ns() + warmup_ns;
-    let mut steps = 0u64;
-    while !ctx.stopped() && (steps < min_steps || now_ns() < end) {
-        step();
-        steps += 1;
-    }
-}
-
-pub(super) fn round_up(v: u64, to: u64) -> u64 {
-    v.div_ceil(to) * to
-}
-
-pub(super) fn page_size() -> usize {
-    // SAFETY: sysconf has no pointer arguments.
-    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    if p > 0 {
-        p as usize
-    } else {
-        4096
-    }
-}
-
-/// Anonymous memory of `len` bytes, faulted in now (and locked if `lock`), released on drop.
-pub(super) struct Region {
-    pub ptr: *mut u8,
-    pub len: usize,
-    /// Why mlock failed, when it was asked for and refused.
-    pub lock_error: Option<String>,
-}
-
-impl Region {
-    pub fn new(probe: &'static str, len: usize, lock: bool) -> Result<Region, ProbeError> {
-        // SAFETY: anonymous private mapping, no file; checked against MAP_FAILED.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
-                -1,
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(ProbeError::os(
-                probe,
-                format!(
-                    "mapping {} of memory (lower the sizes, or free memory)",
-                    format_size(len as u64)
-                ),
-            ));
-        }
-        let ptr = ptr as *mut u8;
-        // MAP_POPULATE is advisory; writing every page guarantees private, writable, present
-        // pages (no copy-on-write of the zero page later).
-        let page = page_size();
-        let mut off = 0;
-        while off < len {
-            // SAFETY: off < len, inside the mapping.
-            unsafe { ptr.add(off).write_volatile(0) };
-            off += page;
-        }
-        // SAFETY: the range is the mapping just created.
-        let lock_error = (lock && unsafe { libc::mlock(ptr as *const _, len) } != 0)
-            .then(|| std::io::Error::last_os_error().to_string());
-        Ok(Region {
-            ptr,
-            len,
-            lock_error,
-        })
-    }
-}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        // SAFETY: unmapping the mapping created in new(); nothing points into it any more.
-        unsafe { libc::munmap(self.ptr as *mut _, self.len) };
+        p
     }
 }
 
@@ -1047,7 +831,9 @@ fn measure(
                     ));
                 }
                 let labelled = |s: Series| {
-                    let mut s = s.label("allocator", name).label("size", format_size(size));
+                    let mut s = s
+                        .label("allocator", name)
+                        .label("size", format_size_exact(size));
                     s.metrics.insert("size_bytes".into(), size as f64);
                     s
                 };
@@ -1068,19 +854,9 @@ fn measure(
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::new(
-            PROBE,
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
-
     #[test]
     fn default_sizes_are_powers_of_two_from_16b_to_64mib() {
-        let cfg = config(&params(&[])).unwrap();
+        let cfg = config(&Params::of(PROBE, &[])).unwrap();
         assert_eq!(cfg.sizes.first(), Some(&16));
         assert_eq!(cfg.sizes.last(), Some(&(64 << 20)));
         assert_eq!(cfg.sizes.len(), 23);
@@ -1090,24 +866,29 @@ mod tests {
 
     #[test]
     fn bad_parameters_name_what_is_wrong() {
-        let e = config(&params(&[("sizes", "0")])).unwrap_err().to_string();
+        let e = config(&Params::of(PROBE, &[("sizes", "0")]))
+            .unwrap_err()
+            .to_string();
         assert!(
             e.starts_with("probe alloc: parameter sizes: '0' is not a positive size"),
             "{e}"
         );
-        let e = config(&params(&[("allocators", "jemalloc")]))
+        let e = config(&Params::of(PROBE, &[("allocators", "jemalloc")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown allocators 'jemalloc'"), "{e}");
-        let e = config(&params(&[("sizes", "16"), ("max-size", "1MiB")]))
+        let e = config(&Params::of(PROBE, &[("sizes", "16"), ("max-size", "1MiB")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("not both"), "{e}");
-        let e = config(&params(&[("min-size", "1MiB"), ("max-size", "4KiB")]))
-            .unwrap_err()
-            .to_string();
+        let e = config(&Params::of(
+            PROBE,
+            &[("min-size", "1MiB"), ("max-size", "4KiB")],
+        ))
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("smaller than min-size"), "{e}");
-        assert!(config(&params(&[("touch", "maybe")])).is_err());
+        assert!(config(&Params::of(PROBE, &[("touch", "maybe")])).is_err());
     }
 
     #[test]

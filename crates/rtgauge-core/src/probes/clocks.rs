@@ -26,12 +26,15 @@
 //! clocks. The duration is checked every 64 samples, so the loop itself stays two reads and a
 //! record.
 
-use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::clock::{now_ns, read_ns, resolution_ns};
-use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
-use crate::units::format_duration_ns;
+use crate::probe::{
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+};
+use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
+use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 
 const PROBE: &str = "clock";
 pub const CLOCKS: [&str; 6] = [
@@ -42,6 +45,9 @@ pub const CLOCKS: [&str; 6] = [
     "tai",
     "tsc",
 ];
+const DESCRIPTION: &str =
+    "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 2] = [
     ParamSpec::new("clocks", "all", "monotonic, monotonic-raw, realtime, boottime, tai, tsc (the CPU cycle counter); a list or all"),
     ParamSpec::new("window", "100ms", "span of each TSC rate estimate against MONOTONIC_RAW, 1ms or more; the spread of the windows is the stability"),
@@ -54,6 +60,21 @@ const MIN_RATE_SPAN_NS: u64 = 50_000_000;
 const CHECK_EVERY: u64 = 64;
 
 pub struct ClockProbe;
+
+impl TypedProbe for ClockProbe {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cell = split(ctx, cfg.clocks.len());
+        let (obtained, (series, warnings, measured_ns)) =
+            on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, cfg, cell)))?;
+        let mut out = ProbeOutput::measured(obtained, series, warnings, measured_ns);
+        out.params
+            .insert("budget-per-cell".into(), describe_split(&cell));
+        Ok(out)
+    }
+}
 
 /// The CPU cycle counter, where user space may read it.
 mod counter {
@@ -106,14 +127,13 @@ fn clock_of(name: &str) -> Clock {
 }
 
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     /// In the canonical order, so the TSC (which needs a rate estimate) comes last.
     clocks: Vec<&'static str>,
     window_ns: u64,
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let chosen = params.choices("clocks", "all", &CLOCKS)?;
     let window_ns = params.duration_ns("window", DEFAULT_WINDOW_NS)?;
     if window_ns < MIN_WINDOW_NS {
@@ -135,41 +155,16 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     })
 }
 
-impl Probe for ClockProbe {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW"
-    }
-
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
-
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
-        let cell = split(ctx, cfg.clocks.len());
-        let (obtained, (series, warnings, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| Ok(measure(ctx, &cfg, cell)))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            warnings,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
-        out.params.insert("clocks".into(), cfg.clocks.join(","));
-        out.params
-            .insert("window".into(), format_duration_ns(cfg.window_ns));
-        out.params
-            .insert("budget-per-cell".into(), describe_split(&cell));
-        Ok(out)
+    fn resolved(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("clocks".into(), self.clocks.join(",")),
+            ("window".into(), format_duration_exact(self.window_ns)),
+        ])
     }
 }
 
@@ -489,30 +484,20 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::new(
-            PROBE,
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
-
     #[test]
     fn clocks_come_in_canonical_order_with_tsc_last() {
-        let cfg = config(&params(&[("clocks", "tsc,monotonic")])).unwrap();
+        let cfg = config(&Params::of(PROBE, &[("clocks", "tsc,monotonic")])).unwrap();
         assert_eq!(cfg.clocks, ["monotonic", "tsc"]);
-        assert_eq!(config(&params(&[])).unwrap().clocks.len(), 6);
+        assert_eq!(config(&Params::of(PROBE, &[])).unwrap().clocks.len(), 6);
     }
 
     #[test]
     fn bad_parameters_are_refused() {
-        let e = config(&params(&[("clocks", "sundial")]))
+        let e = config(&Params::of(PROBE, &[("clocks", "sundial")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown clocks 'sundial'"), "{e}");
-        let e = config(&params(&[("window", "10us")]))
+        let e = config(&Params::of(PROBE, &[("window", "10us")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("shorter than 1ms"), "{e}");

@@ -11,16 +11,21 @@
 
 use crate::clock::{self, now_ns};
 use crate::probe::merge_obtained;
-use crate::probe::{per_cpu_threads, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
-use crate::probe::{ParamSpec, SampleSink, SeriesDef};
+use crate::probe::{per_cpu_threads, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{About, ParamSpec, SampleSink, SeriesDef, TypedProbe};
+use crate::units::format_duration_exact;
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 
-pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
-pub const MIN_PERIOD_NS: u64 = 10_000;
+pub use crate::probe::{DEFAULT_PERIOD_NS, MAX_PERIOD_NS, MIN_PERIOD_NS};
 pub const TIMERS: [&str; 4] = ["abs", "rel", "timerfd", "posix-timer"];
+pub const DEFAULT_TIMER: &str = "abs";
+const DESCRIPTION: &str =
+    "periodic task wake-up latency, period and jitter, with every missed period counted";
+const ABOUT: About = About::new("cyclic", DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 5] = [
-    ParamSpec::new("period", "1ms (--period)", "wake-up period, 10us or more, with a unit: 25us, 997us, 1ms"),
+    ParamSpec::new("period", "1ms (--period)", "wake-up period from 10us to 10s, with a unit: 25us, 997us, 1ms; at most the run's duration"),
     ParamSpec::new("timer", "abs (--timer)", "how the thread sleeps: abs (clock_nanosleep to an absolute deadline), rel (relative sleep re-armed each cycle, drifts), timerfd, posix-timer"),
     ParamSpec::new("interval", "1s", "width of the intervals whose maximum latency is kept (the maxima-over-time series)"),
     ParamSpec::new("phase", "from the clock at start, recorded in the result", "offset of the deadlines from whole multiples of the period; 0 puts them on whole multiples"),
@@ -29,108 +34,19 @@ const PARAMS: [ParamSpec; 5] = [
 
 pub struct Cyclic;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TimerMethod {
-    /// clock_nanosleep to an absolute deadline: the periodic timer.
-    Absolute,
-    /// Relative sleep re-armed each cycle: the one-shot timer, which drifts.
-    Relative,
-    /// A periodic timerfd; expirations beyond one are missed periods.
-    Timerfd,
-    /// A periodic POSIX timer delivering a signal to this thread; overruns from the kernel.
-    PosixTimer,
-}
+impl TypedProbe for Cyclic {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
 
-impl TimerMethod {
-    fn parse(s: &str) -> Option<TimerMethod> {
-        Some(match s {
-            "abs" => TimerMethod::Absolute,
-            "rel" => TimerMethod::Relative,
-            "timerfd" => TimerMethod::Timerfd,
-            "posix-timer" => TimerMethod::PosixTimer,
-            _ => return None,
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Config {
-    period_ns: u64,
-    /// Offset of the deadlines from whole multiples of the period on CLOCK_MONOTONIC; None
-    /// takes it from the clock when the probe starts (see `run`).
-    phase_ns: Option<u64>,
-    /// Extra offset per thread (the n-th measured CPU wakes n × stagger later), so threads
-    /// do not all wake at the same instant (cyclictest's -d).
-    stagger_ns: u64,
-    timer: TimerMethod,
-    interval_ns: u64,
-}
-
-fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
-    let period_ns = params.duration_ns("period", DEFAULT_PERIOD_NS)?;
-    if period_ns < MIN_PERIOD_NS {
-        return Err(ProbeError::Invalid {
-            probe: "cyclic",
-            message: format!(
-                "period {} is shorter than the minimum 10us; use e.g. --period 25us",
-                clock_fmt(period_ns)
-            ),
-        });
-    }
-    let timer_name = params.text("timer", "abs");
-    let timer = TimerMethod::parse(&timer_name).ok_or_else(|| ProbeError::Invalid {
-        probe: "cyclic",
-        message: format!(
-            "unknown timer '{timer_name}'; accepted: {}",
-            TIMERS.join(", ")
-        ),
-    })?;
-    Ok(Config {
-        period_ns,
-        timer,
-        interval_ns: params.duration_ns("interval", DEFAULT_INTERVAL_NS)?,
-        stagger_ns: match params.raw().get("stagger").map(String::as_str) {
-            None | Some("0") => 0,
-            Some(_) => params.duration_ns("stagger", 0)?,
-        },
-        phase_ns: match params.raw().get("phase").map(String::as_str) {
-            None => None,
-            Some("0") => Some(0),
-            Some(_) => Some(params.duration_ns("phase", 0)? % period_ns),
-        },
-    })
-}
-
-fn clock_fmt(ns: u64) -> String {
-    crate::units::format_duration_ns(ns)
-}
-
-impl Probe for Cyclic {
-    fn name(&self) -> &'static str {
-        "cyclic"
-    }
-
-    fn describe(&self) -> &'static str {
-        "periodic task wake-up latency, period and jitter, with every missed period counted"
-    }
-
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
-
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let mut cfg = config(ctx.params)?;
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
         // Unless asked for, the deadlines are not put on whole multiples of the period: like
         // cyclictest, the grid's phase is wherever the clock is when the probe starts. On the
         // machine this was built on, deadlines on whole milliseconds woke 1-2 us later at p1
         // and at the median than free-phase ones (docs/validation.md), a coincidence with
         // other periodic timers that a user should have to ask for (`phase=0`), not get.
-        let phase_ns = *cfg.phase_ns.get_or_insert(now_ns() % cfg.period_ns);
+        cfg.phase_ns.get_or_insert(now_ns() % cfg.period_ns);
+        let cfg = *cfg;
         // --record: series i is the latency of the thread on ctx.cpus[i]; period and jitter
         // follow from consecutive timestamps, so only latency is recorded.
         let sinks = ctx.recording_sinks(
@@ -171,21 +87,100 @@ impl Probe for Cyclic {
                 ));
             }
         }
-        out.params.insert("period".into(), clock_fmt(cfg.period_ns));
-        out.params
-            .insert("timer".into(), ctx.params.text("timer", "abs"));
-        out.params
-            .insert("interval".into(), clock_fmt(cfg.interval_ns));
-        // Exact, so a run can be repeated on the same grid with `--set cyclic.phase=…`.
-        let phase = if phase_ns == 0 {
-            "0".to_string()
-        } else {
-            format!("{phase_ns}ns")
-        };
-        out.params.insert("phase".into(), phase);
-        out.params
-            .insert("stagger".into(), clock_fmt(cfg.stagger_ns));
         Ok(out)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerMethod {
+    /// clock_nanosleep to an absolute deadline: the periodic timer.
+    Absolute,
+    /// Relative sleep re-armed each cycle: the one-shot timer, which drifts.
+    Relative,
+    /// A periodic timerfd; expirations beyond one are missed periods.
+    Timerfd,
+    /// A periodic POSIX timer delivering a signal to this thread; overruns from the kernel.
+    PosixTimer,
+}
+
+impl TimerMethod {
+    fn parse(s: &str) -> Option<TimerMethod> {
+        Some(match s {
+            "abs" => TimerMethod::Absolute,
+            "rel" => TimerMethod::Relative,
+            "timerfd" => TimerMethod::Timerfd,
+            "posix-timer" => TimerMethod::PosixTimer,
+            _ => return None,
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            TimerMethod::Absolute => "abs",
+            TimerMethod::Relative => "rel",
+            TimerMethod::Timerfd => "timerfd",
+            TimerMethod::PosixTimer => "posix-timer",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    period_ns: u64,
+    /// Offset of the deadlines from whole multiples of the period on CLOCK_MONOTONIC; None
+    /// takes it from the clock when the probe starts (see `run`).
+    phase_ns: Option<u64>,
+    /// Extra offset per thread (the n-th measured CPU wakes n × stagger later), so threads
+    /// do not all wake at the same instant (cyclictest's -d).
+    stagger_ns: u64,
+    timer: TimerMethod,
+    interval_ns: u64,
+}
+
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        let period_ns = crate::probe::period_param(params)?;
+        let timer_name = params.text("timer", DEFAULT_TIMER);
+        let timer = TimerMethod::parse(&timer_name).ok_or_else(|| ProbeError::Invalid {
+            probe: "cyclic",
+            message: format!(
+                "unknown timer '{}'; accepted: {}",
+                crate::units::quote(&timer_name),
+                TIMERS.join(", ")
+            ),
+        })?;
+        Ok(Config {
+            period_ns,
+            timer,
+            interval_ns: params.duration_ns("interval", DEFAULT_INTERVAL_NS)?,
+            stagger_ns: match params.raw().get("stagger").map(String::as_str) {
+                None | Some("0") => 0,
+                Some(_) => params.duration_ns("stagger", 0)?,
+            },
+            phase_ns: match params.raw().get("phase").map(String::as_str) {
+                None => None,
+                Some("0") => Some(0),
+                Some(_) => Some(params.duration_ns("phase", 0)? % period_ns),
+            },
+        })
+    }
+
+    fn resolved(&self) -> BTreeMap<String, String> {
+        // Zero is written `0`: durations are otherwise positive, and `0ns` would not re-parse.
+        let exact_or_zero = |ns: u64| match ns {
+            0 => "0".to_string(),
+            ns => format_duration_exact(ns),
+        };
+        let mut p = BTreeMap::new();
+        p.insert("period".into(), format_duration_exact(self.period_ns));
+        p.insert("timer".into(), self.timer.name().into());
+        p.insert("interval".into(), format_duration_exact(self.interval_ns));
+        // Exact, so a run can be repeated on the same grid with `--set cyclic.phase=…`.
+        if let Some(phase) = self.phase_ns {
+            p.insert("phase".into(), exact_or_zero(phase));
+        }
+        p.insert("stagger".into(), exact_or_zero(self.stagger_ns));
+        p
     }
 }
 
@@ -337,7 +332,9 @@ impl Timer {
             } => {
                 // SAFETY: set holds the blocked timer signal; timer is live.
                 let (now, overrun) = unsafe {
-                    while libc::sigwaitinfo(set, std::ptr::null_mut()) < 0 {}
+                    while libc::sigwaitinfo(set, std::ptr::null_mut()) < 0
+                        && !crate::signals::stop_requested()
+                    {}
                     (now_ns(), libc::timer_getoverrun(*timer).max(0) as u64)
                 };
                 *expired += 1 + overrun;
@@ -456,14 +453,8 @@ mod tests {
 
     #[test]
     fn phase_is_free_unless_given_and_zero_means_whole_periods() {
-        let params = |kv: &[(&str, &str)]| {
-            Params::new(
-                "cyclic",
-                kv.iter()
-                    .map(|(k, v)| (k.to_string(), v.to_string()))
-                    .collect(),
-            )
-        };
+        let params = |kv: &[(&str, &str)]| Params::of("cyclic", kv);
+        let config = |p: &Params| Config::parse(p);
         assert_eq!(config(&params(&[])).unwrap().phase_ns, None);
         assert_eq!(
             config(&params(&[("phase", "0")])).unwrap().phase_ns,
@@ -472,5 +463,18 @@ mod tests {
         // Reduced modulo the period.
         let cfg = config(&params(&[("phase", "1250us"), ("period", "1ms")])).unwrap();
         assert_eq!(cfg.phase_ns, Some(250_000));
+    }
+
+    #[test]
+    fn periods_are_bounded_and_recorded_exactly() {
+        let period = |v: &str| Config::parse(&Params::of("cyclic", &[("period", v)]));
+        assert!(period("9999ns").is_err());
+        assert!(period("10001ms").is_err());
+        let e = period("1000000000s").unwrap_err().to_string();
+        assert!(e.contains("outside 10us..10s"), "{e}");
+        let cfg = period("1234567ns").unwrap();
+        assert_eq!(cfg.period_ns, 1_234_567);
+        assert_eq!(cfg.resolved()["period"], "1234567ns");
+        assert_eq!(period("10s").unwrap().resolved()["period"], "10s");
     }
 }

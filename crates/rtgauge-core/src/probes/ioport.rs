@@ -15,19 +15,54 @@
 //!
 //! Budget: `loops` is samples per series; a duration (and the warm-up) is split between them.
 
-use super::alloc::{describe_split, on_first_cpu, split, warm_up, Cell};
 use crate::clock::now_ns;
-use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
+use crate::probe::{About, ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
+use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 
 const PROBE: &str = "ioport";
 /// The POST-code port.
 pub const PORT: u16 = 0x80;
+const DESCRIPTION: &str =
+    "x86 I/O port read/write time on port 0x80 (in a VM: the trap to the hypervisor)";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 0] = [];
 const CAP_SYS_RAWIO: u32 = 17;
 
 pub struct IoPort;
+
+impl TypedProbe for IoPort {
+    const ABOUT: About = ABOUT;
+    type Config = ();
+
+    fn availability(&self) -> Result<(), String> {
+        match no_access_reason() {
+            Some(reason) => Err(reason),
+            None => Ok(()),
+        }
+    }
+
+    fn measure(&self, ctx: &ProbeContext, _: &mut ()) -> Result<ProbeOutput, ProbeError> {
+        if let Some(reason) = no_access_reason() {
+            return Err(ProbeError::Unavailable(reason));
+        }
+        let cell = split(ctx, 2);
+        let (obtained, (series, measured_ns)) =
+            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cell))?;
+        let mut out = ProbeOutput::measured(obtained, series, Vec::new(), measured_ns);
+        out.params.insert("port".into(), format!("{PORT:#x}"));
+        out.params
+            .insert("budget-per-cell".into(), describe_split(&cell));
+        let virt = rtgauge_sysinfo::collect().virtualization;
+        if !virt.is_empty() {
+            out.warnings.push(format!(
+                "running under virtualisation ({virt}): every port access traps to the hypervisor, so inb/outb time the VM exit and port emulation, not a bus cycle"
+            ));
+        }
+        Ok(out)
+    }
+}
 
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 mod port {
@@ -95,61 +130,6 @@ fn no_access_reason() -> Option<String> {
         .then(|| format!("ioport: no I/O port access: {NO_ACCESS_FIX}"))
 }
 
-fn config(params: &Params) -> Result<(), ProbeError> {
-    params.check_known(&PARAMS)
-}
-
-impl Probe for IoPort {
-    fn name(&self) -> &'static str {
-        PROBE
-    }
-
-    fn describe(&self) -> &'static str {
-        "x86 I/O port read/write time on port 0x80 (in a VM: the trap to the hypervisor)"
-    }
-
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
-
-    fn availability(&self) -> Result<(), String> {
-        match no_access_reason() {
-            Some(reason) => Err(reason),
-            None => Ok(()),
-        }
-    }
-
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        config(ctx.params)?;
-        if let Some(reason) = no_access_reason() {
-            return Err(ProbeError::Unavailable(reason));
-        }
-        let cell = split(ctx, 2);
-        let (obtained, (series, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cell))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
-        out.params.insert("port".into(), format!("{PORT:#x}"));
-        out.params
-            .insert("budget-per-cell".into(), describe_split(&cell));
-        let virt = rtgauge_sysinfo::collect().virtualization;
-        if !virt.is_empty() {
-            out.warnings.push(format!(
-                "running under virtualisation ({virt}): every port access traps to the hypervisor, so inb/outb time the VM exit and port emulation, not a bus cycle"
-            ));
-        }
-        Ok(out)
-    }
-}
-
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 fn measure(ctx: &ProbeContext, cell: Cell) -> Result<(Vec<Series>, u64), ProbeError> {
     if let Err(e) = port::request(PORT, true) {
@@ -211,6 +191,7 @@ fn measure(_ctx: &ProbeContext, _cell: Cell) -> Result<(Vec<Series>, u64), Probe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::probe::{Params, Probe};
 
     #[test]
     fn refuses_parameters_it_does_not_have() {
@@ -220,7 +201,8 @@ mod tests {
                 .into_iter()
                 .collect(),
         );
-        assert!(config(&p)
+        assert!(IoPort
+            .validate(&p)
             .unwrap_err()
             .to_string()
             .contains("unknown parameter 'port'"));
@@ -231,10 +213,9 @@ mod tests {
         let x86 = cfg!(any(target_arch = "x86", target_arch = "x86_64"));
         let rawio = cap_effective(CAP_SYS_RAWIO).unwrap_or(true);
         let kernel = x86 && port_supported();
-        assert_eq!(IoPort.availability().is_ok(), x86 && kernel && rawio);
+        assert_eq!(Probe::availability(&IoPort).is_ok(), x86 && kernel && rawio);
         if x86 && !kernel {
-            assert!(IoPort
-                .availability()
+            assert!(Probe::availability(&IoPort)
                 .unwrap_err()
                 .contains("CONFIG_X86_IOPL_IOPERM"));
         }

@@ -10,15 +10,23 @@
 //! Budget: `loops` is samples per size and operation; a duration (and the warm-up) is split
 //! evenly over the sizes × operations.
 
-use super::alloc::{describe_split, on_first_cpu, size_list, split, warm_up, Region};
 use crate::clock::now_ns;
-use crate::probe::{ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
-use crate::units::format_size;
+use crate::probe::size_list;
+use crate::probe::{
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
+};
+use crate::sys::memory::Region;
+use crate::threads::{describe_split, on_first_cpu, split, warm_up};
+use crate::units::{format_size, format_size_exact, format_size_list};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 
 const PROBE: &str = "memop";
 pub const OPS: [&str; 2] = ["memcpy", "memset"];
+const DESCRIPTION: &str =
+    "memcpy and memset time vs size, cache-resident to beyond the last-level cache, with bandwidth";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 4] = [
     ParamSpec::new(
         "sizes",
@@ -38,6 +46,26 @@ pub const DEFAULT_MIN_SIZE: u64 = 64;
 pub const FLOOR_MAX_SIZE: u64 = 64 << 20;
 
 pub struct Memop;
+
+impl TypedProbe for Memop {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let cells = cfg.sizes.len() * cfg.ops.len();
+        let cell = split(ctx, cells);
+        let (obtained, (series, measured_ns)) = on_first_cpu(PROBE, ctx, |_, _| measure(ctx, cfg))?;
+        let mut out = ProbeOutput::measured(obtained, series, Vec::new(), measured_ns);
+        if let Some(llc) = last_level_cache_bytes() {
+            out.params
+                .insert("last-level-cache".into(), format_size_exact(llc));
+        }
+        out.params.insert("cells".into(), cells.to_string());
+        out.params
+            .insert("budget-per-cell".into(), describe_split(&cell));
+        Ok(out)
+    }
+}
 
 /// The size of the last-level data (or unified) cache of CPU 0, from sysfs.
 pub fn last_level_cache_bytes() -> Option<u64> {
@@ -86,13 +114,12 @@ pub fn default_max_size() -> u64 {
 }
 
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     sizes: Vec<u64>,
     ops: Vec<String>,
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let sizes = size_list(PROBE, params, DEFAULT_MIN_SIZE, default_max_size())?;
     if sizes.is_empty() {
         return Err(ProbeError::Invalid {
@@ -115,52 +142,16 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     })
 }
 
-impl Probe for Memop {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "memcpy and memset time vs size, cache-resident to beyond the last-level cache, with bandwidth"
-    }
-
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
-
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
-        let cells = cfg.sizes.len() * cfg.ops.len();
-        let cell = split(ctx, cells);
-        let (obtained, (series, measured_ns)) =
-            on_first_cpu(PROBE, ctx, |_, _| measure(ctx, &cfg))?;
-        let mut out = ProbeOutput {
-            series,
-            obtained,
-            measured_ns,
-            ..ProbeOutput::default()
-        };
-        out.params.insert(
-            "sizes".into(),
-            cfg.sizes
-                .iter()
-                .map(|&s| format_size(s))
-                .collect::<Vec<_>>()
-                .join(","),
-        );
-        out.params.insert("ops".into(), cfg.ops.join(","));
-        if let Some(llc) = last_level_cache_bytes() {
-            out.params
-                .insert("last-level-cache".into(), format_size(llc));
-        }
-        out.params.insert("cells".into(), cells.to_string());
-        out.params
-            .insert("budget-per-cell".into(), describe_split(&cell));
-        Ok(out)
+    fn resolved(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("sizes".into(), format_size_list(&self.sizes)),
+            ("ops".into(), self.ops.join(",")),
+        ])
     }
 }
 
@@ -218,7 +209,7 @@ fn measure(ctx: &ProbeContext, cfg: &Config) -> Result<(Vec<Series>, u64), Probe
             }
             measured += now - start;
             let stats = rec.summary();
-            let mut s = Series::new(op.as_str(), stats).label("size", format_size(size));
+            let mut s = Series::new(op.as_str(), stats).label("size", format_size_exact(size));
             s.metrics.insert("size_bytes".into(), size as f64);
             if let Some(bw) = bandwidth(size, s.stats.median_ns) {
                 s.metrics.insert("bandwidth_bytes_per_s".into(), bw);
@@ -236,16 +227,6 @@ fn measure(ctx: &ProbeContext, cfg: &Config) -> Result<(Vec<Series>, u64), Probe
 mod tests {
     use super::*;
 
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::new(
-            PROBE,
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        )
-    }
-
     #[test]
     fn cache_sizes_from_sysfs_parse() {
         assert_eq!(parse_cache_size("32K"), Some(32 << 10));
@@ -256,7 +237,7 @@ mod tests {
 
     #[test]
     fn default_range_reaches_beyond_four_times_the_last_level_cache() {
-        let cfg = config(&params(&[])).unwrap();
+        let cfg = config(&Params::of(PROBE, &[])).unwrap();
         let max = *cfg.sizes.last().unwrap();
         assert_eq!(cfg.sizes[0], 64);
         assert!(max >= FLOOR_MAX_SIZE);
@@ -268,14 +249,14 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_refused() {
-        let e = config(&params(&[("sizes", "4KiB,0")]))
+        let e = config(&Params::of(PROBE, &[("sizes", "4KiB,0")]))
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("parameter sizes: '0' is not a positive size"),
             "{e}"
         );
-        let e = config(&params(&[("ops", "memmove")]))
+        let e = config(&Params::of(PROBE, &[("ops", "memmove")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("unknown ops 'memmove'"), "{e}");

@@ -10,19 +10,45 @@ pub mod response;
 pub mod switch;
 
 use crate::probe::Probe;
+use std::sync::RwLock;
+
+/// The built-in probes, in the order suites and listings show them. A new probe is one file
+/// in this folder (implementing [`crate::probe::TypedProbe`]) and one line here.
+const BUILT_IN: [&dyn Probe; 8] = [
+    &cyclic::Cyclic,
+    &response::Response,
+    &switch::Switch,
+    &primitive::Primitive,
+    &alloc::Alloc,
+    &memop::Memop,
+    &clocks::ClockProbe,
+    &ioport::IoPort,
+];
+
+/// Probes added at run time by [`register`] (tests, embedders), after the built-in ones.
+static REGISTERED: RwLock<Vec<&'static dyn Probe>> = RwLock::new(Vec::new());
+
+/// Adds a probe to the catalogue: plans, the runner and listings find it by name like a
+/// built-in one. A name already taken is ignored (the first probe of a name wins).
+pub fn register(probe: &'static dyn Probe) {
+    let mut extra = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
+    let taken = BUILT_IN
+        .iter()
+        .chain(extra.iter())
+        .any(|p| p.name() == probe.name());
+    if !taken {
+        extra.push(probe);
+    }
+}
 
 /// Every probe, in the order suites and listings show them.
 pub fn all() -> Vec<&'static dyn Probe> {
-    vec![
-        &cyclic::Cyclic,
-        &response::Response,
-        &switch::Switch,
-        &primitive::Primitive,
-        &alloc::Alloc,
-        &memop::Memop,
-        &clocks::ClockProbe,
-        &ioport::IoPort,
-    ]
+    let extra = REGISTERED.read().unwrap_or_else(|e| e.into_inner());
+    BUILT_IN
+        .iter()
+        .copied()
+        .chain(extra.iter().copied())
+        .collect()
 }
 
 /// Looks a probe up by name.
@@ -82,6 +108,159 @@ mod tests {
         for value in memop::OPS {
             assert!(help("memop", "ops").contains(value));
         }
+    }
+
+    use crate::probe::Params;
+    use proptest::prelude::*;
+    use proptest::strategy::ValueTree;
+    use std::collections::BTreeMap;
+
+    /// Every list of names some parameter accepts, so generated values can pick from them.
+    fn accepted_names() -> Vec<&'static str> {
+        [
+            &cyclic::TIMERS[..],
+            &response::SOURCES,
+            &response::PLACEMENTS,
+            &switch::MECHANISMS,
+            &primitive::OPERATIONS,
+            &alloc::ALLOCATORS,
+            &alloc::SCENARIOS,
+            &memop::OPS,
+            &clocks::CLOCKS,
+        ]
+        .concat()
+    }
+
+    /// Values of every form a parameter takes: durations and sizes in every unit (exact and
+    /// not), whole numbers, yes/no, GPIO lines, and lists of accepted names.
+    fn any_value() -> impl Strategy<Value = String> {
+        let names = accepted_names();
+        prop_oneof![
+            (1u64..20_000_000_000).prop_map(|n| format!("{n}ns")),
+            (1u64..20_000_000).prop_map(|n| format!("{n}us")),
+            (1u64..20_000).prop_map(|n| format!("{n}ms")),
+            (1u64..30).prop_map(|n| format!("{n}s")),
+            (1u64..1 << 26).prop_map(|n| format!("{n}B")),
+            (1u64..1 << 26).prop_map(|n| n.to_string()),
+            (1u64..20_000).prop_map(|n| n.to_string()),
+            (1u64..4096).prop_map(|n| format!("{n}KiB")),
+            (1u64..64).prop_map(|n| format!("{n}MiB")),
+            Just("0".to_string()),
+            prop::sample::select(vec!["yes", "no", "on", "off", "all"]).prop_map(String::from),
+            (0u32..64).prop_map(|n| format!("/dev/gpiochip0:{n}")),
+            prop::sample::subsequence(names.clone(), 1..4).prop_map(|v| v.join(",")),
+            prop::collection::vec((1u64..1 << 20).prop_map(|n| format!("{n}B")), 1..4)
+                .prop_map(|v| v.join(",")),
+        ]
+    }
+
+    fn resolve(
+        probe: &dyn Probe,
+        values: BTreeMap<String, String>,
+    ) -> Option<BTreeMap<String, String>> {
+        probe.resolve(&Params::new(probe.name(), values)).ok()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        /// The resolved parameters a result records re-parse to themselves: what was
+        /// measured is what the result says, and a run can be repeated from it exactly.
+        #[test]
+        fn every_accepted_parameter_value_survives_resolve_and_reparse(
+            probe_index in 0usize..16,
+            key_index in 0usize..16,
+            value in any_value(),
+            with_gpio_pair in any::<bool>(),
+        ) {
+            let probe = all()[probe_index % all().len()];
+            let specs = probe.parameters();
+            prop_assume!(!specs.is_empty());
+            let key = specs[key_index % specs.len()].name;
+            let mut given = BTreeMap::from([(key.to_string(), value.clone())]);
+            if with_gpio_pair && key.starts_with("gpio-") {
+                given.insert("gpio-out".into(), value.clone());
+                given.insert("gpio-in".into(), value);
+            }
+            if let Some(resolved) = resolve(probe, given) {
+                prop_assert_eq!(resolve(probe, resolved.clone()), Some(resolved));
+            }
+        }
+    }
+
+    #[test]
+    fn exact_values_are_recorded_as_given() {
+        let one = |probe: &str, key: &str, value: &str| {
+            let probe = find(probe).unwrap();
+            resolve(
+                probe,
+                BTreeMap::from([(key.to_string(), value.to_string())]),
+            )
+            .unwrap()[key]
+                .clone()
+        };
+        assert_eq!(one("cyclic", "period", "1234567ns"), "1234567ns");
+        assert_eq!(one("response", "period", "1234567ns"), "1234567ns");
+        assert_eq!(one("memop", "sizes", "3000B,3001B"), "3000B,3001B");
+        assert_eq!(one("alloc", "sizes", "3001B,4KiB"), "3001B,4KiB");
+        assert_eq!(one("primitive", "shm-size", "3001"), "3001B");
+        assert_eq!(one("clock", "window", "1500us"), "1500us");
+        assert_eq!(one("cyclic", "stagger", "0"), "0");
+    }
+
+    /// The property above is only as good as its values: each parameter must accept some.
+    #[test]
+    fn every_parameter_accepts_some_generated_value() {
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let values: Vec<String> = (0..4000)
+            .map(|_| any_value().new_tree(&mut runner).unwrap().current())
+            .collect();
+        for probe in all() {
+            for spec in probe.parameters() {
+                let accepted = values.iter().any(|v| {
+                    let mut given = BTreeMap::from([(spec.name.to_string(), v.clone())]);
+                    if spec.name.starts_with("gpio-") {
+                        given.insert("gpio-out".into(), v.clone());
+                        given.insert("gpio-in".into(), v.clone());
+                    }
+                    resolve(probe, given).is_some()
+                });
+                assert!(
+                    accepted,
+                    "{}.{} accepts none of the generated values",
+                    probe.name(),
+                    spec.name
+                );
+            }
+        }
+    }
+
+    /// What probes share lives in `probe`, `threads` and `sys`, so that each probe is one
+    /// file (or folder) that can be read, changed or removed alone.
+    #[test]
+    fn no_probe_imports_another_probe() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/probes");
+        let modules = [
+            "alloc",
+            "clocks",
+            "cyclic",
+            "ioport",
+            "memop",
+            "primitive",
+            "response",
+            "switch",
+        ];
+        let mut files = vec![dir.join("primitive/mod.rs"), dir.join("primitive/ops.rs")];
+        files.extend(modules.iter().map(|m| dir.join(format!("{m}.rs"))));
+        for file in files.iter().filter(|f| f.exists()) {
+            let text = std::fs::read_to_string(file).unwrap();
+            for other in modules {
+                for path in [format!("super::{other}"), format!("probes::{other}")] {
+                    assert!(!text.contains(&path), "{} uses {path}", file.display());
+                }
+            }
+        }
+        assert!(files.iter().filter(|f| f.exists()).count() >= 9);
     }
 
     #[test]

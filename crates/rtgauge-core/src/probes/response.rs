@@ -20,18 +20,21 @@
 //! Sources and placements run one after the other; each (source, placement) gets the whole
 //! budget and the whole warm-up.
 
-use super::switch::{
-    cvt, empty_list, futex_wait_while, futex_wake, one_below, os_error, pipe, read_byte,
-    resolve_placements, retry, run_pair, write_byte, Place, Start, ThreadSpec,
-};
 use crate::clock::{self, now_ns};
 use crate::live::LiveCell;
+use crate::probe::{empty_list, os_error};
 use crate::probe::{
-    merge_obtained, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput,
+    merge_obtained, About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    TypedProbe,
 };
-use crate::units::format_duration_ns;
+use crate::sys::gpio::{self, LineName, Open};
+use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
+use crate::sys::mqueue;
+use crate::threads::{describe_places, one_below, run_pair, Place, Placements, Start, ThreadSpec};
+use crate::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -41,22 +44,98 @@ const PROBE: &str = "response";
 pub const SOURCES: [&str; 7] = [
     "signal", "pipe", "eventfd", "futex", "mqueue", "udp", "gpio",
 ];
-pub const PLACEMENTS: [&str; 2] = super::switch::PLACEMENTS;
+pub use crate::threads::PLACEMENTS;
+const DESCRIPTION: &str =
+    "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 6] = [
     ParamSpec::new("sources", "all", "event sources: signal, pipe, eventfd, futex, mqueue, udp, gpio; a comma-separated list or all"),
     ParamSpec::new("placement", "all", "same-cpu (trigger and handler on one CPU) or cross-cpu; a list or all"),
-    ParamSpec::new("period", "1ms (--period)", "time between two events, 10us or more"),
+    ParamSpec::new("period", "1ms (--period)", "time between two events, 10us to 10s"),
     ParamSpec::new("handler-busy", "0", "a busy section the handler runs before it answers (tests that latency grows by it); a duration"),
     ParamSpec::new("gpio-out", "none", "the output line the trigger toggles, as CHIP:LINE, e.g. /dev/gpiochip0:17; needs gpio-in wired to it"),
     ParamSpec::new("gpio-in", "none", "the input line wired to gpio-out, as CHIP:LINE; its edge events carry kernel timestamps"),
 ];
-pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
-const MIN_PERIOD_NS: u64 = 10_000;
+pub use crate::probe::DEFAULT_PERIOD_NS;
 /// How long the trigger waits for an acknowledgement beyond the handler's own busy section
 /// before it declares the event lost.
 const ANSWER_TIMEOUT_NS: u64 = 1_000_000_000;
 
 pub struct Response;
+
+impl TypedProbe for Response {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
+        let mut out = ProbeOutput::default();
+        let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
+        // Every source is opened once before anything is measured, so a missing one is known
+        // (skipped) and a misnamed one fails (error) before minutes of measurement.
+        let mut available = Vec::new();
+        let mut skipped = Vec::new();
+        for &source in &cfg.sources {
+            match Channel::open(source, cfg) {
+                Ok(_) => available.push(source),
+                Err(Open::Skip(reason)) => {
+                    out.warnings
+                        .push(format!("source {} skipped: {reason}", source.name()));
+                    skipped.push(format!("{}: {reason}", source.name()));
+                }
+                Err(Open::Fail(e)) => return Err(e),
+            }
+        }
+        if available.is_empty() {
+            return Err(ProbeError::Unavailable(format!(
+                "no requested event source is available here ({})",
+                skipped.join("; ")
+            )));
+        }
+        let mut obtained = Vec::new();
+        for &source in &available {
+            for place in &places {
+                if ctx.stopped() {
+                    break;
+                }
+                let channel = Channel::open(source, cfg).map_err(Open::into_error)?;
+                let (o, m) = measure(ctx, cfg, &channel, source, place)?;
+                obtained.extend(o);
+                out.measured_ns += m.measured_ns;
+                if m.deferred > 0 {
+                    out.warnings.push(format!(
+                        "source {} {}: {} periods found the handler still busy with the previous event; those events were fired one period later",
+                        source.name(),
+                        place.name,
+                        m.deferred
+                    ));
+                }
+                out.series.push(
+                    Series::new("response", m.latency.summary())
+                        .label("source", source.name())
+                        .label("placement", place.name)
+                        .counter("events", m.latency.count())
+                        .counter("deferred", m.deferred)
+                        .counter("spurious", m.spurious),
+                );
+                if let Some(k) = m.kernel_to_handler {
+                    out.series.push(
+                        Series::new("kernel_to_handler", k.summary())
+                            .label("source", source.name())
+                            .label("placement", place.name),
+                    );
+                }
+            }
+        }
+        out.obtained = merge_obtained(&obtained);
+        let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
+        out.params.insert("sources".into(), names.join(","));
+        // Where each placement ran; "placement" itself stays the parameter as given.
+        out.params
+            .insert("placement-cpus".into(), describe_places(&places));
+        Ok(out)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
@@ -96,24 +175,10 @@ impl Source {
     }
 }
 
-/// A GPIO line named by the user: `/dev/gpiochipN:LINE`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct LineName {
-    chip: String,
-    offset: u32,
-}
-
-impl std::fmt::Display for LineName {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}:{}", self.chip, self.offset)
-    }
-}
-
 #[derive(Debug, Clone)]
-struct Config {
+pub struct Config {
     sources: Vec<Source>,
-    placements: Vec<String>,
-    placements_explicit: bool,
+    placements: Placements,
     period_ns: u64,
     handler_busy_ns: u64,
     gpio: Option<(LineName, LineName)>,
@@ -139,13 +204,13 @@ fn line_name(params: &Params, key: &str) -> Result<Option<LineName>, ProbeError>
     });
     parsed.map(Some).ok_or_else(|| {
         invalid(format!(
-            "parameter {key}: '{text}' is not CHIP:LINE; give e.g. {key}=/dev/gpiochip0:17"
+            "parameter {key}: '{}' is not CHIP:LINE; give e.g. {key}=/dev/gpiochip0:17",
+            crate::units::quote(text)
         ))
     })
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let names = params.choices("sources", "all", &SOURCES)?;
     if names.is_empty() {
         return Err(empty_list(PROBE, "sources", &SOURCES));
@@ -156,17 +221,8 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
             sources.push(s);
         }
     }
-    let placements = params.choices("placement", "all", &PLACEMENTS)?;
-    if placements.is_empty() {
-        return Err(empty_list(PROBE, "placement", &PLACEMENTS));
-    }
-    let period_ns = params.duration_ns("period", DEFAULT_PERIOD_NS)?;
-    if period_ns < MIN_PERIOD_NS {
-        return Err(invalid(format!(
-            "period {} is shorter than the minimum 10us; use e.g. period=1ms",
-            format_duration_ns(period_ns)
-        )));
-    }
+    let placements = Placements::parse(params)?;
+    let period_ns = crate::probe::period_param(params)?;
     // 0 (the default) means no busy section; parse_duration_ns refuses 0, so take it here.
     let handler_busy_ns = match params.raw().get("handler-busy").map(|s| s.trim()) {
         Some("0") | None => 0,
@@ -184,124 +240,42 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
     Ok(Config {
         sources,
         placements,
-        placements_explicit: params.raw().contains_key("placement"),
         period_ns,
         handler_busy_ns,
         gpio,
     })
 }
 
-impl Probe for Response {
-    fn name(&self) -> &'static str {
-        PROBE
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU"
-    }
-
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
-
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
-        let mut out = ProbeOutput::default();
-        let places = resolve_placements(
-            ctx,
-            &cfg.placements,
-            cfg.placements_explicit,
-            &mut out.warnings,
-        );
-        if places.is_empty() {
-            return Err(ProbeError::Unavailable(out.warnings.join("; ")));
+    fn resolved(&self) -> BTreeMap<String, String> {
+        let mut p = BTreeMap::from([
+            (
+                "sources".into(),
+                self.sources
+                    .iter()
+                    .map(|s| s.name())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            ),
+            ("placement".into(), self.placements.resolved()),
+            ("period".into(), format_duration_exact(self.period_ns)),
+            (
+                "handler-busy".into(),
+                match self.handler_busy_ns {
+                    0 => "0".into(),
+                    ns => format_duration_exact(ns),
+                },
+            ),
+        ]);
+        if let Some((o, i)) = &self.gpio {
+            p.insert("gpio-out".into(), o.to_string());
+            p.insert("gpio-in".into(), i.to_string());
         }
-        // Every source is opened once before anything is measured, so a missing one is known
-        // (skipped) and a misnamed one fails (error) before minutes of measurement.
-        let mut available = Vec::new();
-        let mut skipped = Vec::new();
-        for &source in &cfg.sources {
-            match Channel::open(source, &cfg) {
-                Ok(_) => available.push(source),
-                Err(Open::Skip(reason)) => {
-                    out.warnings
-                        .push(format!("source {} skipped: {reason}", source.name()));
-                    skipped.push(format!("{}: {reason}", source.name()));
-                }
-                Err(Open::Fail(e)) => return Err(e),
-            }
-        }
-        if available.is_empty() {
-            return Err(ProbeError::Unavailable(format!(
-                "no requested event source is available here ({})",
-                skipped.join("; ")
-            )));
-        }
-        let mut obtained = Vec::new();
-        for &source in &available {
-            for place in &places {
-                if ctx.stopped() {
-                    break;
-                }
-                let channel = Channel::open(source, &cfg).map_err(Open::into_error)?;
-                let (o, m) = measure(ctx, &cfg, &channel, source, place)?;
-                obtained.extend(o);
-                out.measured_ns += m.measured_ns;
-                if m.deferred > 0 {
-                    out.warnings.push(format!(
-                        "source {} {}: {} periods found the handler still busy with the previous event; those events were fired one period later",
-                        source.name(),
-                        place.name,
-                        m.deferred
-                    ));
-                }
-                out.series.push(
-                    Series::new("response", m.latency.summary())
-                        .label("source", source.name())
-                        .label("placement", place.name)
-                        .counter("events", m.latency.count())
-                        .counter("deferred", m.deferred)
-                        .counter("spurious", m.spurious),
-                );
-                if let Some(k) = m.kernel_to_handler {
-                    out.series.push(
-                        Series::new("kernel_to_handler", k.summary())
-                            .label("source", source.name())
-                            .label("placement", place.name),
-                    );
-                }
-            }
-        }
-        out.obtained = merge_obtained(&obtained);
-        let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
-        out.params.insert("sources".into(), names.join(","));
-        out.params.insert(
-            "placement".into(),
-            places
-                .iter()
-                .map(|p| p.describe())
-                .collect::<Vec<_>>()
-                .join(", "),
-        );
-        out.params
-            .insert("period".into(), format_duration_ns(cfg.period_ns));
-        out.params.insert(
-            "handler-busy".into(),
-            if cfg.handler_busy_ns == 0 {
-                "0".into()
-            } else {
-                format_duration_ns(cfg.handler_busy_ns)
-            },
-        );
-        if let Some((o, i)) = &cfg.gpio {
-            out.params.insert("gpio-out".into(), o.to_string());
-            out.params.insert("gpio-in".into(), i.to_string());
-        }
-        Ok(out)
+        p
     }
 }
 
@@ -540,21 +514,6 @@ fn spin_until(deadline: u64) -> u64 {
     }
 }
 
-/// Why a source cannot be opened: not on this machine (skip), or a real error.
-enum Open {
-    Skip(String),
-    Fail(ProbeError),
-}
-
-impl Open {
-    fn into_error(self) -> ProbeError {
-        match self {
-            Open::Skip(reason) => ProbeError::Unavailable(reason),
-            Open::Fail(e) => e,
-        }
-    }
-}
-
 /// State only the handler thread touches while waiting.
 #[derive(Default)]
 struct Waiter {
@@ -744,17 +703,6 @@ impl MessageQueue {
     const MESSAGE: usize = 8;
 
     fn open() -> Result<MessageQueue, Open> {
-        use std::sync::atomic::AtomicUsize;
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let name = format!(
-            "/rtgauge-response-{}-{}\0",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        // SAFETY: mq_attr is plain data.
-        let mut attr: libc::mq_attr = unsafe { std::mem::zeroed() };
-        attr.mq_maxmsg = 4;
-        attr.mq_msgsize = Self::MESSAGE as _;
         let skip = |e: io::Error| {
             Open::Skip(match e.raw_os_error() {
                 Some(libc::ENOSYS) => {
@@ -763,34 +711,17 @@ impl MessageQueue {
                 _ => format!("mq_open failed: {e} (limits: /proc/sys/fs/mqueue, ulimit -q)"),
             })
         };
-        // SAFETY: a NUL-terminated name and a valid attribute block.
-        let receive = unsafe {
-            libc::mq_open(
-                name.as_ptr().cast(),
-                libc::O_CREAT | libc::O_EXCL | libc::O_RDWR | libc::O_CLOEXEC,
-                0o600 as libc::mode_t,
-                &attr as *const libc::mq_attr,
-            )
-        };
-        if receive < 0 {
-            return Err(skip(io::Error::last_os_error()));
+        let name = mqueue::unique_name("response");
+        let receive = mqueue::create(&name, 4, Self::MESSAGE, 0).map_err(skip)?;
+        let send = mqueue::open(&name, libc::O_WRONLY | libc::O_NONBLOCK);
+        mqueue::unlink(&name);
+        match send {
+            Ok(send) => Ok(MessageQueue { receive, send }),
+            Err(e) => {
+                mqueue::close(receive);
+                Err(skip(e))
+            }
         }
-        // SAFETY: as above, opening the queue just created.
-        let send = unsafe {
-            libc::mq_open(
-                name.as_ptr().cast(),
-                libc::O_WRONLY | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
-        };
-        let e = io::Error::last_os_error();
-        // SAFETY: the name is NUL-terminated; the queue lives on through the descriptors.
-        unsafe { libc::mq_unlink(name.as_ptr().cast()) };
-        if send < 0 {
-            // SAFETY: closing the descriptor opened above.
-            unsafe { libc::mq_close(receive) };
-            return Err(skip(e));
-        }
-        Ok(MessageQueue { receive, send })
     }
 
     #[inline]
@@ -831,358 +762,13 @@ impl Drop for MessageQueue {
     }
 }
 
-/// The Linux GPIO character device, v2 uAPI (include/uapi/linux/gpio.h), declared here
-/// because libc does not carry it. Layouts are checked at compile time against the sizes
-/// and offsets the kernel header gives.
-mod gpio {
-    use super::{cvt, invalid, os_error, retry, LineName, Open, PROBE};
-    use std::io;
-    use std::mem::{offset_of, size_of};
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    const GPIO_V2_LINES_MAX: usize = 64;
-    const GPIO_MAX_NAME_SIZE: usize = 32;
-    const GPIO_V2_LINE_NUM_ATTRS_MAX: usize = 10;
-
-    const GPIO_V2_LINE_FLAG_INPUT: u64 = 1 << 2;
-    const GPIO_V2_LINE_FLAG_OUTPUT: u64 = 1 << 3;
-    const GPIO_V2_LINE_FLAG_EDGE_RISING: u64 = 1 << 4;
-    const GPIO_V2_LINE_FLAG_EDGE_FALLING: u64 = 1 << 5;
-    // Neither GPIO_V2_LINE_FLAG_EVENT_CLOCK_REALTIME (1 << 11) nor _HTE (1 << 12) is set:
-    // edge timestamps then come from CLOCK_MONOTONIC, the clock rtgauge reads.
-
-    /// struct gpio_v2_line_attribute; the union (flags / values / debounce_period_us) is
-    /// only ever used here as flags or values, both u64.
-    #[repr(C, align(8))]
-    #[derive(Clone, Copy)]
-    struct LineAttribute {
-        id: u32,
-        padding: u32,
-        value: u64,
-    }
-
-    /// struct gpio_v2_line_config_attribute.
-    #[repr(C, align(8))]
-    #[derive(Clone, Copy)]
-    struct LineConfigAttribute {
-        attr: LineAttribute,
-        mask: u64,
-    }
-
-    /// struct gpio_v2_line_config.
-    #[repr(C, align(8))]
-    struct LineConfig {
-        flags: u64,
-        num_attrs: u32,
-        padding: [u32; 5],
-        attrs: [LineConfigAttribute; GPIO_V2_LINE_NUM_ATTRS_MAX],
-    }
-
-    /// struct gpio_v2_line_request.
-    #[repr(C, align(8))]
-    struct LineRequest {
-        offsets: [u32; GPIO_V2_LINES_MAX],
-        consumer: [u8; GPIO_MAX_NAME_SIZE],
-        config: LineConfig,
-        num_lines: u32,
-        event_buffer_size: u32,
-        padding: [u32; 5],
-        fd: i32,
-    }
-
-    /// struct gpio_v2_line_values.
-    #[repr(C, align(8))]
-    struct LineValues {
-        bits: u64,
-        mask: u64,
-    }
-
-    /// struct gpio_v2_line_event.
-    #[repr(C, align(8))]
-    struct LineEvent {
-        timestamp_ns: u64,
-        id: u32,
-        offset: u32,
-        seqno: u32,
-        line_seqno: u32,
-        padding: [u32; 6],
-    }
-
-    // The sizes and offsets of include/uapi/linux/gpio.h (checked against the header with a
-    // C program printing sizeof/offsetof on x86_64).
-    const _: () = {
-        assert!(size_of::<LineAttribute>() == 16);
-        assert!(size_of::<LineConfigAttribute>() == 24);
-        assert!(size_of::<LineConfig>() == 272);
-        assert!(offset_of!(LineConfig, num_attrs) == 8);
-        assert!(offset_of!(LineConfig, attrs) == 32);
-        assert!(size_of::<LineRequest>() == 592);
-        assert!(offset_of!(LineRequest, consumer) == 256);
-        assert!(offset_of!(LineRequest, config) == 288);
-        assert!(offset_of!(LineRequest, num_lines) == 560);
-        assert!(offset_of!(LineRequest, event_buffer_size) == 564);
-        assert!(offset_of!(LineRequest, fd) == 588);
-        assert!(size_of::<LineValues>() == 16);
-        assert!(size_of::<LineEvent>() == 48);
-        assert!(offset_of!(LineEvent, id) == 8);
-        assert!(offset_of!(LineEvent, line_seqno) == 20);
-    };
-
-    /// _IOWR(0xB4, nr, size): direction read|write (3 << 30; the 3-bit direction field of
-    /// mips/powerpc/sparc gives the same value for read|write), size in bits 16.., type, nr.
-    const fn iowr(nr: u64, size: usize) -> u64 {
-        (3 << 30) | ((size as u64) << 16) | (0xB4 << 8) | nr
-    }
-    const GPIO_V2_GET_LINE_IOCTL: u64 = iowr(0x07, size_of::<LineRequest>());
-    const GPIO_V2_LINE_SET_VALUES_IOCTL: u64 = iowr(0x0F, size_of::<LineValues>());
-    const _: () = assert!(GPIO_V2_GET_LINE_IOCTL == 0xC250_B407);
-    const _: () = assert!(GPIO_V2_LINE_SET_VALUES_IOCTL == 0xC010_B40F);
-
-    /// How long the wiring check waits for the edge of its test toggle.
-    const WIRE_CHECK_MS: i32 = 100;
-
-    /// An output line wired to an input line with edge events enabled.
-    pub(super) struct Wire {
-        output: OwnedFd,
-        input: OwnedFd,
-        /// Wakes the handler's poll when the run ends, even if no edge ever comes.
-        quit: OwnedFd,
-        level: AtomicU64,
-        pub out_name: String,
-        pub in_name: String,
-    }
-
-    fn chips() -> Vec<String> {
-        let mut chips: Vec<String> = std::fs::read_dir("/dev")
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| n.starts_with("gpiochip"))
-                    .map(|n| format!("/dev/{n}"))
-                    .collect()
-            })
-            .unwrap_or_default();
-        chips.sort();
-        chips
-    }
-
-    fn request(line: &LineName, flags: u64, what: &str) -> Result<OwnedFd, Open> {
-        let chip = std::fs::File::open(&line.chip).map_err(|e| {
-            let here = chips();
-            Open::Fail(invalid(format!(
-                "{what} {line}: cannot open {}: {e}; GPIO chips here: {}",
-                line.chip,
-                if here.is_empty() {
-                    "none".into()
-                } else {
-                    here.join(", ")
-                }
-            )))
-        })?;
-        // SAFETY: LineRequest is plain data; all-zero is a valid empty request.
-        let mut req: LineRequest = unsafe { std::mem::zeroed() };
-        req.offsets[0] = line.offset;
-        req.num_lines = 1;
-        let consumer = b"rtgauge";
-        req.consumer[..consumer.len()].copy_from_slice(consumer);
-        req.config.flags = flags;
-        // SAFETY: the ioctl reads and writes a LineRequest of the size encoded in the request
-        // number; the chip descriptor is open.
-        let rc = unsafe { libc::ioctl(chip.as_raw_fd(), GPIO_V2_GET_LINE_IOCTL as _, &mut req) };
-        if rc < 0 || req.fd < 0 {
-            let e = io::Error::last_os_error();
-            let hint = match e.raw_os_error() {
-                Some(libc::EBUSY) => " (the line is in use; `gpioinfo` shows by whom)",
-                Some(libc::EINVAL) => " (no such line on this chip, or it cannot be configured so)",
-                _ => "",
-            };
-            return Err(Open::Fail(os_error(
-                PROBE,
-                &format!("requesting GPIO line {line} as {what}{hint}"),
-                e,
-            )));
-        }
-        // SAFETY: the kernel returned a fresh line descriptor owned by nobody else.
-        Ok(unsafe { OwnedFd::from_raw_fd(req.fd) })
-    }
-
-    impl Wire {
-        pub(super) fn open(lines: Option<&(LineName, LineName)>) -> Result<Wire, Open> {
-            let Some((out_line, in_line)) = lines else {
-                return Err(Open::Skip(if chips().is_empty() {
-                    "no GPIO chip (/dev/gpiochip*) on this machine".into()
-                } else {
-                    "no GPIO lines named: wire an output line to an input line and pass --set response.gpio-out=/dev/gpiochipN:LINE --set response.gpio-in=/dev/gpiochipM:LINE".into()
-                }));
-            };
-            let output = request(out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
-            let input = request(
-                in_line,
-                GPIO_V2_LINE_FLAG_INPUT
-                    | GPIO_V2_LINE_FLAG_EDGE_RISING
-                    | GPIO_V2_LINE_FLAG_EDGE_FALLING,
-                "input with edge events",
-            )?;
-            // SAFETY: plain syscall; the descriptor is owned below.
-            let quit = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) } as isize)
-                .map_err(|e| Open::Fail(os_error(PROBE, "eventfd", e)))?;
-            let wire = Wire {
-                output,
-                input,
-                // SAFETY: a fresh descriptor owned by nobody else.
-                quit: unsafe { OwnedFd::from_raw_fd(quit as i32) },
-                level: AtomicU64::new(0),
-                out_name: out_line.to_string(),
-                in_name: in_line.to_string(),
-            };
-            wire.check()?;
-            Ok(wire)
-        }
-
-        /// Toggles once and expects an edge on the input: a missing wire is reported now, in
-        /// words, instead of as a timeout later. Drains the events so measuring starts clean.
-        fn check(&self) -> Result<(), Open> {
-            self.toggle()
-                .map_err(|e| Open::Fail(os_error(PROBE, "setting the GPIO output", e)))?;
-            if !self.poll_input(WIRE_CHECK_MS) {
-                return Err(Open::Fail(invalid(format!(
-                    "no edge on gpio-in {} within {WIRE_CHECK_MS}ms of toggling gpio-out {}: wire the output line to the input line",
-                    self.in_name, self.out_name
-                ))));
-            }
-            while self.poll_input(0) {
-                self.read_event()
-                    .map_err(|e| Open::Fail(os_error(PROBE, "reading a GPIO edge event", e)))?;
-            }
-            Ok(())
-        }
-
-        fn poll_input(&self, timeout_ms: i32) -> bool {
-            let mut pfd = libc::pollfd {
-                fd: self.input.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            let n = retry(|| cvt(unsafe { libc::poll(&mut pfd, 1, timeout_ms) } as isize));
-            matches!(n, Ok(1..))
-        }
-
-        #[inline]
-        fn read_event(&self) -> io::Result<u64> {
-            // SAFETY: LineEvent is plain data.
-            let mut ev: LineEvent = unsafe { std::mem::zeroed() };
-            // SAFETY: reads at most one event into a buffer of its size.
-            let n = retry(|| {
-                cvt(unsafe {
-                    libc::read(
-                        self.input.as_raw_fd(),
-                        (&mut ev as *mut LineEvent).cast(),
-                        size_of::<LineEvent>(),
-                    )
-                })
-            })?;
-            if n as usize != size_of::<LineEvent>() {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "short read of a GPIO edge event",
-                ));
-            }
-            Ok(ev.timestamp_ns)
-        }
-
-        /// Drives the output to the other level (trigger thread).
-        #[inline]
-        pub(super) fn toggle(&self) -> io::Result<()> {
-            let level = self.level.load(Ordering::Relaxed) ^ 1;
-            self.level.store(level, Ordering::Relaxed);
-            let mut values = LineValues {
-                bits: level,
-                mask: 1,
-            };
-            // SAFETY: the ioctl reads a LineValues of the size encoded in the request number.
-            let rc = unsafe {
-                libc::ioctl(
-                    self.output.as_raw_fd(),
-                    GPIO_V2_LINE_SET_VALUES_IOCTL as _,
-                    &mut values,
-                )
-            };
-            cvt(rc as isize).map(drop)
-        }
-
-        /// Waits for an edge (or the quit wake-up) as libgpiod does: poll, then read one
-        /// event. Returns the kernel's timestamp of the edge.
-        #[inline]
-        pub(super) fn wait_edge(&self) -> io::Result<Option<u64>> {
-            let mut fds = [
-                libc::pollfd {
-                    fd: self.input.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: self.quit.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            // SAFETY: two valid pollfds; no timeout.
-            retry(|| cvt(unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } as isize))?;
-            if fds[0].revents & libc::POLLIN != 0 {
-                return self.read_event().map(Some);
-            }
-            Ok(None)
-        }
-
-        pub(super) fn wake_for_quit(&self) {
-            let one = 1u64;
-            // SAFETY: writes the 8-byte counter increment the eventfd ABI defines.
-            unsafe { libc::write(self.quit.as_raw_fd(), (&one as *const u64).cast(), 8) };
-        }
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        #[test]
-        fn a_missing_chip_is_a_failure_that_lists_the_chips_here() {
-            let line = LineName {
-                chip: "/dev/gpiochip-does-not-exist".into(),
-                offset: 3,
-            };
-            match request(&line, GPIO_V2_LINE_FLAG_OUTPUT, "output") {
-                Err(Open::Fail(e)) => {
-                    let e = e.to_string();
-                    assert!(e.contains("GPIO chips here"), "{e}");
-                    assert!(e.contains("gpiochip-does-not-exist:3"), "{e}");
-                }
-                _ => panic!("expected a failure"),
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::new(
-            PROBE,
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-        )
-    }
 
     #[test]
     fn defaults() {
-        let c = config(&params(&[])).unwrap();
+        let c = config(&Params::of(PROBE, &[])).unwrap();
         assert_eq!(c.sources.len(), SOURCES.len());
         assert_eq!(c.period_ns, DEFAULT_PERIOD_NS);
         assert_eq!(c.handler_busy_ns, 0);
@@ -1191,55 +777,58 @@ mod tests {
 
     #[test]
     fn bad_input_names_the_parameter_and_the_accepted_values() {
-        let e = config(&params(&[("sources", "pipe,bogus")]))
+        let e = config(&Params::of(PROBE, &[("sources", "pipe,bogus")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("sources 'bogus'"), "{e}");
         assert!(e.contains(&SOURCES.join(", ")), "{e}");
-        let e = config(&params(&[("placement", "sideways")]))
+        let e = config(&Params::of(PROBE, &[("placement", "sideways")]))
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("placement 'sideways'") && e.contains("same-cpu, cross-cpu"),
             "{e}"
         );
-        let e = config(&params(&[("gpio-out", "/dev/gpiochip0")]))
+        let e = config(&Params::of(PROBE, &[("gpio-out", "/dev/gpiochip0")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("gpio-out") && e.contains("CHIP:LINE"), "{e}");
-        let e = config(&params(&[("gpio-out", "/dev/gpiochip0:1")]))
+        let e = config(&Params::of(PROBE, &[("gpio-out", "/dev/gpiochip0:1")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("go together"), "{e}");
-        let e = config(&params(&[("period", "5us")]))
+        let e = config(&Params::of(PROBE, &[("period", "5us")]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("minimum"), "{e}");
+        assert!(e.contains("outside 10us..10s"), "{e}");
     }
 
     #[test]
     fn handler_busy_accepts_zero_and_durations() {
         assert_eq!(
-            config(&params(&[("handler-busy", "0")]))
+            config(&Params::of(PROBE, &[("handler-busy", "0")]))
                 .unwrap()
                 .handler_busy_ns,
             0
         );
         assert_eq!(
-            config(&params(&[("handler-busy", "200us")]))
+            config(&Params::of(PROBE, &[("handler-busy", "200us")]))
                 .unwrap()
                 .handler_busy_ns,
             200_000
         );
-        assert!(config(&params(&[("handler-busy", "soon")])).is_err());
+        assert!(config(&Params::of(PROBE, &[("handler-busy", "soon")])).is_err());
     }
 
     #[test]
     fn gpio_lines_parse() {
-        let c = config(&params(&[
-            ("gpio-out", "/dev/gpiochip0:17"),
-            ("gpio-in", "/dev/gpiochip1:4"),
-        ]))
+        let c = config(&Params::of(
+            PROBE,
+            &[
+                ("gpio-out", "/dev/gpiochip0:17"),
+                ("gpio-in", "/dev/gpiochip1:4"),
+            ],
+        ))
         .unwrap();
         let (o, i) = c.gpio.unwrap();
         assert_eq!((o.chip.as_str(), o.offset), ("/dev/gpiochip0", 17));
@@ -1248,7 +837,7 @@ mod tests {
 
     #[test]
     fn without_named_lines_gpio_is_skipped_with_a_reason() {
-        match Channel::open(Source::Gpio, &config(&params(&[])).unwrap()) {
+        match Channel::open(Source::Gpio, &config(&Params::of(PROBE, &[])).unwrap()) {
             Err(Open::Skip(reason)) => assert!(reason.contains("GPIO"), "{reason}"),
             _ => panic!("expected a skip"),
         }
@@ -1257,7 +846,7 @@ mod tests {
     /// Every in-process channel delivers exactly one wake-up per event.
     #[test]
     fn every_channel_delivers_events_to_a_waiting_thread() {
-        let cfg = config(&params(&[])).unwrap();
+        let cfg = config(&Params::of(PROBE, &[])).unwrap();
         for source in [
             Source::Signal,
             Source::Pipe,

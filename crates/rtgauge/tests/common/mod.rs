@@ -86,3 +86,19 @@ pub fn report_fixture(name: &str) -> std::path::PathBuf {
         .join("../rtgauge-report/tests/fixtures")
         .join(name)
 }
+
+/// Runs `rtgauge run ARGS… --no-report -q -o TMP/r.json`, expecting success, and returns the
+/// result document.
+pub fn run_result(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let cmd = rtgauge()
+        .arg("run")
+        .args(args)
+        .args(["--no-report", "-q", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_success(&cmd);
+    read_json(&out)
+}

@@ -45,14 +45,19 @@ mod ops;
 
 use crate::clock::now_ns;
 use crate::live::LiveCell;
-use crate::probe::{Budget, ParamSpec, Params, Probe, ProbeContext, ProbeError, ProbeOutput};
-use crate::units::{format_duration_ns, format_size};
+use crate::probe::{
+    About, Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    TypedProbe,
+};
+use crate::threads::{on_first_cpu, split};
+use crate::units::{format_duration_exact, format_size, format_size_exact, format_size_list};
 use ops::{
     Calls, Channel, ChannelKind, EventFd, FutexWake, MessageQueue, Mutexes, SchedSetattr,
     Semaphore, SetSchedParam, SharedMemory,
 };
 use rtgauge_result::{Series, Summary};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use std::collections::BTreeMap;
 
 /// Every operation, in the order they are measured and reported.
 pub const OPERATIONS: [&str; 19] = [
@@ -87,6 +92,9 @@ pub const MAX_SHM_SIZE: u64 = 256 << 20;
 /// eventfd increment, so the calls compare; at most PIPE_BUF, so pipe writes stay atomic.
 pub const DEFAULT_MSG_SIZE: u64 = 8;
 pub const MAX_MSG_SIZE: u64 = 4096;
+const DESCRIPTION: &str =
+    "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched";
+const ABOUT: About = About::new("primitive", DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 4] = [
     ParamSpec::new("ops", "all", "calls to time: sem_post, sem_wait, mutex_lock, mutex_unlock, pi_mutex_lock, pi_mutex_unlock, mq_send, mq_receive, pipe_write, pipe_read, fifo_write, fifo_read, shm_write, shm_read, eventfd_write, eventfd_read, futex_wake, setschedparam, sched_setattr; a list or all"),
     ParamSpec::new("batch", "100", "calls timed together for the batched method (at most 10000; message queues use what fits)"),
@@ -99,8 +107,20 @@ const BATCHED: &str = "batched";
 
 pub struct Primitive;
 
+impl TypedProbe for Primitive {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let units = units(cfg);
+        let (obtained, results) =
+            on_first_cpu("primitive", ctx, |_, _| measure_all(ctx, cfg, &units))?;
+        build_output(ctx, cfg, obtained, results)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Config {
+pub struct Config {
     ops: Vec<String>,
     batch: u64,
     shm_sizes: Vec<u64>,
@@ -115,7 +135,6 @@ fn invalid(message: String) -> ProbeError {
 }
 
 fn config(params: &Params) -> Result<Config, ProbeError> {
-    params.check_known(&PARAMS)?;
     let ops = params.choices("ops", "all", &OPERATIONS)?;
     if ops.is_empty() {
         return Err(invalid(format!(
@@ -196,7 +215,7 @@ impl Unit {
     /// Labels a skipped unit still carries, so its series line up with measured ones.
     fn labels(self) -> Vec<(&'static str, String)> {
         match self {
-            Unit::SharedMemory(size) => vec![("size", format_size(size))],
+            Unit::SharedMemory(size) => vec![("size", format_size_exact(size))],
             _ => Vec::new(),
         }
     }
@@ -224,45 +243,18 @@ fn units(cfg: &Config) -> Vec<Unit> {
         .collect()
 }
 
-impl Probe for Primitive {
-    fn name(&self) -> &'static str {
-        "primitive"
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        config(params)
     }
 
-    fn describe(&self) -> &'static str {
-        "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched"
-    }
-
-    fn parameters(&self) -> &'static [ParamSpec] {
-        &PARAMS
-    }
-
-    fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        config(params).map(drop)
-    }
-
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        let cfg = config(ctx.params)?;
-        let units = units(&cfg);
-        let cpu = ctx.cpus.first().copied();
-        let measured = std::thread::scope(|scope| {
-            std::thread::Builder::new()
-                .name("rtgauge-primitive".into())
-                .spawn_scoped(scope, || -> Result<_, ProbeError> {
-                    let obtained = ctx.enter_thread(cpu)?;
-                    let results = measure_all(ctx, &cfg, &units)?;
-                    Ok((obtained, results))
-                })
-                .map_err(|e| ProbeError::Os {
-                    probe: "primitive",
-                    what: "spawning the measuring thread".into(),
-                    source: e,
-                })?
-                .join()
-                .unwrap_or_else(|p| std::panic::resume_unwind(p))
-        });
-        let (obtained, results) = measured?;
-        build_output(ctx, &cfg, obtained, results)
+    fn resolved(&self) -> BTreeMap<String, String> {
+        BTreeMap::from([
+            ("ops".into(), self.ops.join(",")),
+            ("batch".into(), self.batch.to_string()),
+            ("shm-size".into(), format_size_list(&self.shm_sizes)),
+            ("msg-size".into(), format_size_exact(self.msg_size)),
+        ])
     }
 }
 
@@ -291,6 +283,16 @@ struct Timing {
     samples: u64,
     /// Time spent in this method's measuring slices.
     measured_ns: u64,
+}
+
+impl Timing {
+    /// Counts one measuring slice (after it, outside the timed loop).
+    fn add_slice(&mut self, failed: [u64; 2], samples: u64, measured_ns: u64) {
+        self.failed[0] += failed[0];
+        self.failed[1] += failed[1];
+        self.samples += samples;
+        self.measured_ns += measured_ns;
+    }
 }
 
 /// A method's statistics once measured; the recorders (a few hundred KiB each) are dropped
@@ -368,13 +370,11 @@ fn measure_all(
     cfg: &Config,
     units: &[Unit],
 ) -> Result<Vec<UnitResult>, ProbeError> {
-    let phases = (units.len() as u64 * 2).max(1);
+    // Each unit's two methods (per call, batched) share the budget evenly.
+    let cell = split(ctx, units.len() * 2);
     let phase = Phase {
-        budget: Budget {
-            duration_ns: ctx.budget.duration_ns.map(|d| (d / phases).max(1)),
-            loops: ctx.budget.loops,
-        },
-        warmup_ns: ctx.warmup_ns / phases,
+        budget: cell.budget,
+        warmup_ns: cell.warmup_ns,
         clock_cost_ns: ctx.calibration.read_cost_median_ns,
     };
     let batch = cfg.batch as usize;
@@ -574,10 +574,7 @@ fn per_call_loop<C: Calls>(calls: &mut C, paired: bool, slice: &Slice, timing: &
         }
     };
     if record {
-        timing.failed[0] += failed_first;
-        timing.failed[1] += failed_second;
-        timing.samples += samples;
-        timing.measured_ns += end - begin;
+        timing.add_slice([failed_first, failed_second], samples, end - begin);
     }
 }
 
@@ -631,10 +628,7 @@ fn batched_loop<C: Calls>(
         }
     };
     if record {
-        timing.failed[0] += failed_first;
-        timing.failed[1] += failed_second;
-        timing.samples += samples;
-        timing.measured_ns += end - begin;
+        timing.add_slice([failed_first, failed_second], samples, end - begin);
     }
 }
 
@@ -723,20 +717,8 @@ fn build_output(
         skipped.dedup();
         return Err(ProbeError::Unavailable(skipped.join("; ")));
     }
-    out.params.insert("ops".into(), cfg.ops.join(","));
-    out.params.insert("batch".into(), cfg.batch.to_string());
-    out.params.insert(
-        "shm-size".into(),
-        cfg.shm_sizes
-            .iter()
-            .map(|&s| format_size(s))
-            .collect::<Vec<_>>()
-            .join(","),
-    );
     out.params
-        .insert("msg-size".into(), format_size(cfg.msg_size));
-    out.params
-        .insert("clock_cost_subtracted".into(), format_duration_ns(cost));
+        .insert("clock_cost_subtracted".into(), format_duration_exact(cost));
     Ok(out)
 }
 
@@ -752,21 +734,10 @@ fn capacity_hint(unit: Unit) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-
-    fn params(pairs: &[(&str, &str)]) -> Params {
-        Params::new(
-            "primitive",
-            pairs
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect::<BTreeMap<_, _>>(),
-        )
-    }
 
     #[test]
     fn defaults_select_every_operation() {
-        let cfg = config(&params(&[])).unwrap();
+        let cfg = config(&Params::of("primitive", &[])).unwrap();
         assert_eq!(cfg.ops.len(), OPERATIONS.len());
         assert_eq!(cfg.batch, DEFAULT_BATCH);
         assert_eq!(cfg.shm_sizes, vec![4096]);
@@ -790,11 +761,13 @@ mod tests {
             ("msg-size", "0"),
             ("msg-size", "1MiB"),
         ] {
-            let e = config(&params(&[(key, value)])).unwrap_err().to_string();
+            let e = config(&Params::of("primitive", &[(key, value)]))
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(key), "{key}={value}: {e}");
             assert!(!e.contains('\n'), "{e}");
         }
-        let e = config(&params(&[("ops", "bogus")]))
+        let e = config(&Params::of("primitive", &[("ops", "bogus")]))
             .unwrap_err()
             .to_string();
         assert!(e.contains("sem_post") && e.contains("sched_setattr"), "{e}");
@@ -802,10 +775,10 @@ mod tests {
 
     #[test]
     fn selecting_one_call_measures_its_pair_once() {
-        let cfg = config(&params(&[
-            ("ops", "pipe_read,shm_write"),
-            ("shm-size", "4KiB,64KiB"),
-        ]))
+        let cfg = config(&Params::of(
+            "primitive",
+            &[("ops", "pipe_read,shm_write"), ("shm-size", "4KiB,64KiB")],
+        ))
         .unwrap();
         assert_eq!(
             units(&cfg),

@@ -5,9 +5,10 @@
 
 use crate::probe::ProbeError;
 use crate::rt::{sched_setattr, SchedAttr};
+use crate::sys::mqueue;
 use std::ffi::CString;
 use std::io;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::AtomicU32;
 
 const PROBE: &str = "primitive";
 
@@ -17,9 +18,13 @@ const PROBE: &str = "primitive";
 /// series of its own: post then wait, write then read, lock then unlock. A single operation
 /// has only `first` and keeps its own state meaningful (e.g. alternates two priorities).
 pub(super) trait Calls {
-    /// Series names of `first` and `second` (`second` unused when not paired).
+    /// Series names of `first` and `second`; a single operation names itself twice.
     fn names(&self) -> [&'static str; 2];
-    fn paired(&self) -> bool;
+    /// Whether `second` undoes `first` (read once, before measuring).
+    fn paired(&self) -> bool {
+        let [first, second] = self.names();
+        first != second
+    }
     /// How many `first` calls may be made before the matching `second` calls without
     /// blocking or failing: the largest usable batch.
     fn capacity(&self) -> usize {
@@ -40,21 +45,6 @@ pub(super) trait Calls {
 
 fn os_error(what: &str) -> ProbeError {
     ProbeError::os(PROBE, what)
-}
-
-/// A unique name for a kernel object of this process.
-fn unique_name(kind: &str) -> String {
-    static SEQ: AtomicU64 = AtomicU64::new(0);
-    // SAFETY: getpid cannot fail.
-    let pid = unsafe { libc::getpid() };
-    format!(
-        "/rtgauge-{kind}-{pid}-{}",
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-fn cstring(s: &str) -> CString {
-    CString::new(s).expect("generated names contain no NUL")
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -81,9 +71,6 @@ impl Semaphore {
 impl Calls for Semaphore {
     fn names(&self) -> [&'static str; 2] {
         ["sem_post", "sem_wait"]
-    }
-    fn paired(&self) -> bool {
-        true
     }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
@@ -173,9 +160,6 @@ impl Calls for Mutexes {
             ["mutex_lock", "mutex_unlock"]
         }
     }
-    fn paired(&self) -> bool {
-        true
-    }
     fn capacity(&self) -> usize {
         self.mutexes.len()
     }
@@ -219,32 +203,15 @@ impl MessageQueue {
     /// Opens a queue that holds up to `wanted` messages of `size` bytes, or fewer when the
     /// limits (fs.mqueue.msg_max, RLIMIT_MSGQUEUE) allow fewer.
     pub fn new(wanted: usize, size: usize) -> Result<MessageQueue, ProbeError> {
-        let name = cstring(&unique_name("mq"));
+        let name = mqueue::unique_name("mq");
         let mut capacity = wanted.max(1);
         let limit = read_proc_usize("/proc/sys/fs/mqueue/msg_max");
         let mut tried_limit = false;
         let mq = loop {
-            // SAFETY: mq_attr is plain data; name is NUL-terminated; the variadic arguments
-            // are the mode and attribute pointer mq_open expects with O_CREAT.
-            let mq = unsafe {
-                let mut attr: libc::mq_attr = std::mem::zeroed();
-                attr.mq_maxmsg = capacity as libc::c_long;
-                attr.mq_msgsize = size as libc::c_long;
-                libc::mq_open(
-                    name.as_ptr(),
-                    libc::O_CREAT
-                        | libc::O_EXCL
-                        | libc::O_RDWR
-                        | libc::O_NONBLOCK
-                        | libc::O_CLOEXEC,
-                    0o600 as libc::mode_t,
-                    &mut attr as *mut libc::mq_attr,
-                )
+            let err = match mqueue::create(&name, capacity, size, libc::O_NONBLOCK) {
+                Ok(mq) => break mq,
+                Err(err) => err,
             };
-            if mq >= 0 {
-                break mq;
-            }
-            let err = io::Error::last_os_error();
             let code = err.raw_os_error().unwrap_or(0);
             // Too many messages for this user's limits: try the system limit, then halve.
             if matches!(code, libc::EINVAL | libc::EMFILE | libc::ENOMEM) && capacity > 1 {
@@ -265,8 +232,7 @@ impl MessageQueue {
                 _ => format!("POSIX message queue could not be opened (mq_open: {err})"),
             }));
         };
-        // SAFETY: name is valid; the open descriptor keeps the queue alive.
-        unsafe { libc::mq_unlink(name.as_ptr()) };
+        mqueue::unlink(&name);
         Ok(MessageQueue {
             mq,
             capacity,
@@ -279,9 +245,6 @@ impl MessageQueue {
 impl Calls for MessageQueue {
     fn names(&self) -> [&'static str; 2] {
         ["mq_send", "mq_receive"]
-    }
-    fn paired(&self) -> bool {
-        true
     }
     fn capacity(&self) -> usize {
         self.capacity
@@ -449,9 +412,6 @@ impl Calls for Channel {
             ChannelKind::Fifo => ["fifo_write", "fifo_read"],
         }
     }
-    fn paired(&self) -> bool {
-        true
-    }
     fn capacity(&self) -> usize {
         self.capacity
     }
@@ -505,7 +465,7 @@ pub(super) struct SharedMemory {
 
 impl SharedMemory {
     pub fn new(size: usize) -> Result<SharedMemory, ProbeError> {
-        let name = cstring(&unique_name("shm"));
+        let name = mqueue::unique_name("shm");
         // SAFETY: valid name; flags create a new private object.
         let fd = unsafe {
             libc::shm_open(
@@ -563,9 +523,6 @@ impl Calls for SharedMemory {
     fn names(&self) -> [&'static str; 2] {
         ["shm_write", "shm_read"]
     }
-    fn paired(&self) -> bool {
-        true
-    }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
         // SAFETY: both regions are size bytes long and do not overlap.
@@ -582,7 +539,7 @@ impl Calls for SharedMemory {
         true
     }
     fn labels(&self) -> Vec<(&'static str, String)> {
-        vec![("size", crate::units::format_size(self.size as u64))]
+        vec![("size", crate::units::format_size_exact(self.size as u64))]
     }
 }
 
@@ -628,9 +585,6 @@ impl Calls for EventFd {
     fn names(&self) -> [&'static str; 2] {
         ["eventfd_write", "eventfd_read"]
     }
-    fn paired(&self) -> bool {
-        true
-    }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
         let one: u64 = 1;
@@ -672,9 +626,6 @@ impl FutexWake {
 impl Calls for FutexWake {
     fn names(&self) -> [&'static str; 2] {
         ["futex_wake", "futex_wake"]
-    }
-    fn paired(&self) -> bool {
-        false
     }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
@@ -862,9 +813,6 @@ impl Calls for SetSchedParam {
     fn names(&self) -> [&'static str; 2] {
         ["setschedparam", "setschedparam"]
     }
-    fn paired(&self) -> bool {
-        false
-    }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {
         let i = self.next;
@@ -976,9 +924,6 @@ impl SchedSetattr {
 impl Calls for SchedSetattr {
     fn names(&self) -> [&'static str; 2] {
         ["sched_setattr", "sched_setattr"]
-    }
-    fn paired(&self) -> bool {
-        false
     }
     #[inline(always)]
     fn first(&mut self, _i: usize) -> bool {

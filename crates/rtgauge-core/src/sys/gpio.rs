@@ -1,0 +1,371 @@
+//! The Linux GPIO character device, v2 uAPI (include/uapi/linux/gpio.h), declared here
+//! because libc does not carry it. Layouts are checked at compile time against the sizes
+//! and offsets the kernel header gives.
+
+use crate::probe::{os_error, ProbeError};
+use crate::sys::io::{cvt, retry};
+use std::io;
+use std::mem::{offset_of, size_of};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The probe whose parameters name GPIO lines; errors are reported as its own.
+const PROBE: &str = "response";
+
+fn invalid(message: String) -> ProbeError {
+    ProbeError::Invalid {
+        probe: PROBE,
+        message,
+    }
+}
+
+/// A GPIO line named by the user: `/dev/gpiochipN:LINE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineName {
+    pub chip: String,
+    pub offset: u32,
+}
+
+impl std::fmt::Display for LineName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.chip, self.offset)
+    }
+}
+
+/// Why a source cannot be opened: not on this machine (skip), or a real error.
+pub enum Open {
+    Skip(String),
+    Fail(ProbeError),
+}
+
+impl Open {
+    pub fn into_error(self) -> ProbeError {
+        match self {
+            Open::Skip(reason) => ProbeError::Unavailable(reason),
+            Open::Fail(e) => e,
+        }
+    }
+}
+
+const GPIO_V2_LINES_MAX: usize = 64;
+const GPIO_MAX_NAME_SIZE: usize = 32;
+const GPIO_V2_LINE_NUM_ATTRS_MAX: usize = 10;
+
+const GPIO_V2_LINE_FLAG_INPUT: u64 = 1 << 2;
+const GPIO_V2_LINE_FLAG_OUTPUT: u64 = 1 << 3;
+const GPIO_V2_LINE_FLAG_EDGE_RISING: u64 = 1 << 4;
+const GPIO_V2_LINE_FLAG_EDGE_FALLING: u64 = 1 << 5;
+// Neither GPIO_V2_LINE_FLAG_EVENT_CLOCK_REALTIME (1 << 11) nor _HTE (1 << 12) is set:
+// edge timestamps then come from CLOCK_MONOTONIC, the clock rtgauge reads.
+
+/// struct gpio_v2_line_attribute; the union (flags / values / debounce_period_us) is
+/// only ever used here as flags or values, both u64.
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+struct LineAttribute {
+    id: u32,
+    padding: u32,
+    value: u64,
+}
+
+/// struct gpio_v2_line_config_attribute.
+#[repr(C, align(8))]
+#[derive(Clone, Copy)]
+struct LineConfigAttribute {
+    attr: LineAttribute,
+    mask: u64,
+}
+
+/// struct gpio_v2_line_config.
+#[repr(C, align(8))]
+struct LineConfig {
+    flags: u64,
+    num_attrs: u32,
+    padding: [u32; 5],
+    attrs: [LineConfigAttribute; GPIO_V2_LINE_NUM_ATTRS_MAX],
+}
+
+/// struct gpio_v2_line_request.
+#[repr(C, align(8))]
+struct LineRequest {
+    offsets: [u32; GPIO_V2_LINES_MAX],
+    consumer: [u8; GPIO_MAX_NAME_SIZE],
+    config: LineConfig,
+    num_lines: u32,
+    event_buffer_size: u32,
+    padding: [u32; 5],
+    fd: i32,
+}
+
+/// struct gpio_v2_line_values.
+#[repr(C, align(8))]
+struct LineValues {
+    bits: u64,
+    mask: u64,
+}
+
+/// struct gpio_v2_line_event.
+#[repr(C, align(8))]
+struct LineEvent {
+    timestamp_ns: u64,
+    id: u32,
+    offset: u32,
+    seqno: u32,
+    line_seqno: u32,
+    padding: [u32; 6],
+}
+
+// The sizes and offsets of include/uapi/linux/gpio.h (checked against the header with a
+// C program printing sizeof/offsetof on x86_64).
+const _: () = {
+    assert!(size_of::<LineAttribute>() == 16);
+    assert!(size_of::<LineConfigAttribute>() == 24);
+    assert!(size_of::<LineConfig>() == 272);
+    assert!(offset_of!(LineConfig, num_attrs) == 8);
+    assert!(offset_of!(LineConfig, attrs) == 32);
+    assert!(size_of::<LineRequest>() == 592);
+    assert!(offset_of!(LineRequest, consumer) == 256);
+    assert!(offset_of!(LineRequest, config) == 288);
+    assert!(offset_of!(LineRequest, num_lines) == 560);
+    assert!(offset_of!(LineRequest, event_buffer_size) == 564);
+    assert!(offset_of!(LineRequest, fd) == 588);
+    assert!(size_of::<LineValues>() == 16);
+    assert!(size_of::<LineEvent>() == 48);
+    assert!(offset_of!(LineEvent, id) == 8);
+    assert!(offset_of!(LineEvent, line_seqno) == 20);
+};
+
+/// _IOWR(0xB4, nr, size): direction read|write (3 << 30; the 3-bit direction field of
+/// mips/powerpc/sparc gives the same value for read|write), size in bits 16.., type, nr.
+const fn iowr(nr: u64, size: usize) -> u64 {
+    (3 << 30) | ((size as u64) << 16) | (0xB4 << 8) | nr
+}
+const GPIO_V2_GET_LINE_IOCTL: u64 = iowr(0x07, size_of::<LineRequest>());
+const GPIO_V2_LINE_SET_VALUES_IOCTL: u64 = iowr(0x0F, size_of::<LineValues>());
+const _: () = assert!(GPIO_V2_GET_LINE_IOCTL == 0xC250_B407);
+const _: () = assert!(GPIO_V2_LINE_SET_VALUES_IOCTL == 0xC010_B40F);
+
+/// How long the wiring check waits for the edge of its test toggle.
+const WIRE_CHECK_MS: i32 = 100;
+
+/// An output line wired to an input line with edge events enabled.
+pub struct Wire {
+    output: OwnedFd,
+    input: OwnedFd,
+    /// Wakes the handler's poll when the run ends, even if no edge ever comes.
+    quit: OwnedFd,
+    level: AtomicU64,
+    pub out_name: String,
+    pub in_name: String,
+}
+
+fn chips() -> Vec<String> {
+    let mut chips: Vec<String> = std::fs::read_dir("/dev")
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("gpiochip"))
+                .map(|n| format!("/dev/{n}"))
+                .collect()
+        })
+        .unwrap_or_default();
+    chips.sort();
+    chips
+}
+
+fn request(line: &LineName, flags: u64, what: &str) -> Result<OwnedFd, Open> {
+    let chip = std::fs::File::open(&line.chip).map_err(|e| {
+        let here = chips();
+        Open::Fail(invalid(format!(
+            "{what} {line}: cannot open {}: {e}; GPIO chips here: {}",
+            line.chip,
+            if here.is_empty() {
+                "none".into()
+            } else {
+                here.join(", ")
+            }
+        )))
+    })?;
+    // SAFETY: LineRequest is plain data; all-zero is a valid empty request.
+    let mut req: LineRequest = unsafe { std::mem::zeroed() };
+    req.offsets[0] = line.offset;
+    req.num_lines = 1;
+    let consumer = b"rtgauge";
+    req.consumer[..consumer.len()].copy_from_slice(consumer);
+    req.config.flags = flags;
+    // SAFETY: the ioctl reads and writes a LineRequest of the size encoded in the request
+    // number; the chip descriptor is open.
+    let rc = unsafe { libc::ioctl(chip.as_raw_fd(), GPIO_V2_GET_LINE_IOCTL as _, &mut req) };
+    if rc < 0 || req.fd < 0 {
+        let e = io::Error::last_os_error();
+        let hint = match e.raw_os_error() {
+            Some(libc::EBUSY) => " (the line is in use; `gpioinfo` shows by whom)",
+            Some(libc::EINVAL) => " (no such line on this chip, or it cannot be configured so)",
+            _ => "",
+        };
+        return Err(Open::Fail(os_error(
+            PROBE,
+            &format!("requesting GPIO line {line} as {what}{hint}"),
+            e,
+        )));
+    }
+    // SAFETY: the kernel returned a fresh line descriptor owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(req.fd) })
+}
+
+impl Wire {
+    pub fn open(lines: Option<&(LineName, LineName)>) -> Result<Wire, Open> {
+        let Some((out_line, in_line)) = lines else {
+            return Err(Open::Skip(if chips().is_empty() {
+                "no GPIO chip (/dev/gpiochip*) on this machine".into()
+            } else {
+                "no GPIO lines named: wire an output line to an input line and pass --set response.gpio-out=/dev/gpiochipN:LINE --set response.gpio-in=/dev/gpiochipM:LINE".into()
+            }));
+        };
+        let output = request(out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
+        let input = request(
+            in_line,
+            GPIO_V2_LINE_FLAG_INPUT
+                | GPIO_V2_LINE_FLAG_EDGE_RISING
+                | GPIO_V2_LINE_FLAG_EDGE_FALLING,
+            "input with edge events",
+        )?;
+        // SAFETY: plain syscall; the descriptor is owned below.
+        let quit = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) } as isize)
+            .map_err(|e| Open::Fail(os_error(PROBE, "eventfd", e)))?;
+        let wire = Wire {
+            output,
+            input,
+            // SAFETY: a fresh descriptor owned by nobody else.
+            quit: unsafe { OwnedFd::from_raw_fd(quit as i32) },
+            level: AtomicU64::new(0),
+            out_name: out_line.to_string(),
+            in_name: in_line.to_string(),
+        };
+        wire.check()?;
+        Ok(wire)
+    }
+
+    /// Toggles once and expects an edge on the input: a missing wire is reported now, in
+    /// words, instead of as a timeout later. Drains the events so measuring starts clean.
+    fn check(&self) -> Result<(), Open> {
+        self.toggle()
+            .map_err(|e| Open::Fail(os_error(PROBE, "setting the GPIO output", e)))?;
+        if !self.poll_input(WIRE_CHECK_MS) {
+            return Err(Open::Fail(invalid(format!(
+                "no edge on gpio-in {} within {WIRE_CHECK_MS}ms of toggling gpio-out {}: wire the output line to the input line",
+                self.in_name, self.out_name
+            ))));
+        }
+        while self.poll_input(0) {
+            self.read_event()
+                .map_err(|e| Open::Fail(os_error(PROBE, "reading a GPIO edge event", e)))?;
+        }
+        Ok(())
+    }
+
+    fn poll_input(&self, timeout_ms: i32) -> bool {
+        let mut pfd = libc::pollfd {
+            fd: self.input.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let n = retry(|| cvt(unsafe { libc::poll(&mut pfd, 1, timeout_ms) } as isize));
+        matches!(n, Ok(1..))
+    }
+
+    #[inline]
+    fn read_event(&self) -> io::Result<u64> {
+        // SAFETY: LineEvent is plain data.
+        let mut ev: LineEvent = unsafe { std::mem::zeroed() };
+        // SAFETY: reads at most one event into a buffer of its size.
+        let n = retry(|| {
+            cvt(unsafe {
+                libc::read(
+                    self.input.as_raw_fd(),
+                    (&mut ev as *mut LineEvent).cast(),
+                    size_of::<LineEvent>(),
+                )
+            })
+        })?;
+        if n as usize != size_of::<LineEvent>() {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "short read of a GPIO edge event",
+            ));
+        }
+        Ok(ev.timestamp_ns)
+    }
+
+    /// Drives the output to the other level (trigger thread).
+    #[inline]
+    pub fn toggle(&self) -> io::Result<()> {
+        let level = self.level.load(Ordering::Relaxed) ^ 1;
+        self.level.store(level, Ordering::Relaxed);
+        let mut values = LineValues {
+            bits: level,
+            mask: 1,
+        };
+        // SAFETY: the ioctl reads a LineValues of the size encoded in the request number.
+        let rc = unsafe {
+            libc::ioctl(
+                self.output.as_raw_fd(),
+                GPIO_V2_LINE_SET_VALUES_IOCTL as _,
+                &mut values,
+            )
+        };
+        cvt(rc as isize).map(drop)
+    }
+
+    /// Waits for an edge (or the quit wake-up) as libgpiod does: poll, then read one
+    /// event. Returns the kernel's timestamp of the edge.
+    #[inline]
+    pub fn wait_edge(&self) -> io::Result<Option<u64>> {
+        let mut fds = [
+            libc::pollfd {
+                fd: self.input.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: self.quit.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: two valid pollfds; no timeout.
+        retry(|| cvt(unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } as isize))?;
+        if fds[0].revents & libc::POLLIN != 0 {
+            return self.read_event().map(Some);
+        }
+        Ok(None)
+    }
+
+    pub fn wake_for_quit(&self) {
+        let one = 1u64;
+        // SAFETY: writes the 8-byte counter increment the eventfd ABI defines.
+        unsafe { libc::write(self.quit.as_raw_fd(), (&one as *const u64).cast(), 8) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_chip_is_a_failure_that_lists_the_chips_here() {
+        let line = LineName {
+            chip: "/dev/gpiochip-does-not-exist".into(),
+            offset: 3,
+        };
+        match request(&line, GPIO_V2_LINE_FLAG_OUTPUT, "output") {
+            Err(Open::Fail(e)) => {
+                let e = e.to_string();
+                assert!(e.contains("GPIO chips here"), "{e}");
+                assert!(e.contains("gpiochip-does-not-exist:3"), "{e}");
+            }
+            _ => panic!("expected a failure"),
+        }
+    }
+}

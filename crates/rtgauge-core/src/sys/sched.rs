@@ -1,0 +1,57 @@
+//! Scheduling system calls: sched_setattr(2) and CPU affinity.
+
+/// The kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER0, 48 bytes): libc has no binding and
+/// glibc no wrapper for sched_setattr/sched_getattr.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct SchedAttr {
+    pub size: u32,
+    pub policy: u32,
+    pub flags: u64,
+    pub nice: i32,
+    pub priority: u32,
+    pub runtime: u64,
+    pub deadline: u64,
+    pub period: u64,
+}
+
+impl Default for SchedAttr {
+    /// All zero but the size, which the kernel checks.
+    fn default() -> Self {
+        SchedAttr {
+            size: std::mem::size_of::<SchedAttr>() as u32,
+            policy: 0,
+            flags: 0,
+            nice: 0,
+            priority: 0,
+            runtime: 0,
+            deadline: 0,
+            period: 0,
+        }
+    }
+}
+
+/// sched_setattr(2) for the calling thread; false with errno set when the kernel refuses.
+#[inline(always)]
+pub fn sched_setattr(attr: &SchedAttr) -> bool {
+    // SAFETY: attr is a valid sched_attr of the size it declares; pid 0 is the calling thread.
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, attr as *const SchedAttr, 0u32) == 0 }
+}
+
+/// Restricts the calling thread to `cpus` (those beyond the kernel's CPU set size are left
+/// out).
+pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET is only given indices below CPU_SETSIZE.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(c, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
