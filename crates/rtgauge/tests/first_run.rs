@@ -154,7 +154,11 @@ fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_
         .filter(|l| l.contains("NOT REAL-TIME"))
         .collect();
     assert_eq!(notice.len(), 1, "one prominent line:\n{err}");
-    assert!(notice[0].contains("clock rt"), "{}", notice[0]);
+    assert!(
+        notice[0].contains("clock rt (best effort: other)"),
+        "{}",
+        notice[0]
+    );
     assert!(notice[0].contains("sudo "), "{}", notice[0]);
     assert!(!notice[0].contains("first.json"), "{}", notice[0]);
     // The rows say what they really got: an ordinary process, with the reasons.

@@ -40,7 +40,7 @@ pub fn notice(result: &RunResult, command_line: &[String]) -> Option<String> {
         .iter()
         .filter(|r| !r.obtained.shortfalls.is_empty())
     {
-        let row = format!("{} {}", run.title(), run.mode);
+        let row = format!("{} {}", run.title(), run.mode_label());
         if !rows.contains(&row) {
             rows.push(row);
         }
@@ -49,7 +49,7 @@ pub fn notice(result: &RunResult, command_line: &[String]) -> Option<String> {
         return None;
     }
     Some(format!(
-        "NOT REAL-TIME: {} measured as an ordinary process; for real-time numbers run as root: sudo {}",
+        "NOT REAL-TIME: {} did not get all their mode asks for; for real-time numbers run as root: sudo {}",
         rows.join(", "),
         shell_command(&without_output(command_line))
     ))
