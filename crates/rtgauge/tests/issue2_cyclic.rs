@@ -420,7 +420,9 @@ fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
     let refused = run_as_nobody(
         // Asked for explicitly, rt stays strict (without --mode, a first run falls back to
         // best effort: first_run.rs).
-        &["run", "cyclic", "--mode", "rt", "-d", "300ms", "-o", "rt.json"],
+        &[
+            "run", "cyclic", "--mode", "rt", "-d", "300ms", "-o", "rt.json",
+        ],
         dir.path(),
     );
     let stderr = String::from_utf8_lossy(&refused.stderr);
