@@ -126,14 +126,16 @@ fn doctor_fix_hint_lines_are_comments_or_valid_commands() {
     }
 }
 
-#[test]
-fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_time() {
-    let Some(dir) = common::nobody_workdir() else {
-        return;
-    };
-    let out_path = dir.path().join("first.json");
-    let out = common::as_nobody()
-        .current_dir(dir.path())
+/// `rtgauge run clock -d 300ms --no-report -o DIR/NAME EXTRA…` as nobody; None when this
+/// test cannot drop privileges. Returns the output and the result path.
+fn clock_as_nobody(
+    name: &str,
+    extra: &[&str],
+) -> Option<(tempfile::TempDir, std::process::Output, std::path::PathBuf)> {
+    let dir = common::nobody_workdir()?;
+    let path = dir.path().join(name);
+    let mut cmd = common::as_nobody();
+    cmd.current_dir(dir.path())
         .args([
             "run",
             "clock",
@@ -142,11 +144,19 @@ fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_
             "--warmup",
             "50ms",
             "--no-report",
-            "-o",
         ])
-        .arg(&out_path)
-        .output()
-        .unwrap();
+        .args(extra)
+        .arg("-o")
+        .arg(&path);
+    let out = cmd.output().unwrap();
+    Some((dir, out, path))
+}
+
+#[test]
+fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_time() {
+    let Some((_dir, out, result)) = clock_as_nobody("first.json", &[]) else {
+        return;
+    };
     common::assert_success(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     let notice: Vec<&str> = err
@@ -154,15 +164,14 @@ fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_
         .filter(|l| l.contains("NOT REAL-TIME"))
         .collect();
     assert_eq!(notice.len(), 1, "one prominent line:\n{err}");
+    let notice = notice[0];
+    assert!(notice.contains("clock rt (best effort: other)"), "{notice}");
     assert!(
-        notice[0].contains("clock rt (best effort: other)"),
-        "{}",
-        notice[0]
+        notice.contains("sudo ") && !notice.contains("first.json"),
+        "{notice}"
     );
-    assert!(notice[0].contains("sudo "), "{}", notice[0]);
-    assert!(!notice[0].contains("first.json"), "{}", notice[0]);
     // The rows say what they really got: an ordinary process, with the reasons.
-    let doc = common::read_json(&out_path);
+    let doc = common::read_json(&result);
     for run in doc["runs"].as_array().unwrap() {
         assert_eq!(run["mode"], "rt");
         assert_eq!(run["obtained"]["policy"], "other");
@@ -172,29 +181,13 @@ fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_
 
 #[test]
 fn explicit_rt_mode_without_root_still_stops_before_measuring() {
-    let Some(dir) = common::nobody_workdir() else {
+    let Some((_dir, out, result)) = clock_as_nobody("strict.json", &["--mode", "rt"]) else {
         return;
     };
-    let out_path = dir.path().join("strict.json");
-    let out = common::as_nobody()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "clock",
-            "--mode",
-            "rt",
-            "-d",
-            "300ms",
-            "--no-report",
-            "-o",
-        ])
-        .arg(&out_path)
-        .output()
-        .unwrap();
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("SCHED_FIFO"), "{err}");
-    assert!(!out_path.exists());
+    assert!(!result.exists());
 }
 
 /// The README's table for cyclictest users: every common option has a row, and every rtgauge

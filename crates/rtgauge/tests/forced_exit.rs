@@ -9,15 +9,26 @@ fn second_interrupt_exits_at_once_without_waiting_for_the_save() {
     let _serial = common::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args([
-            "run", "cyclic", "--mode", "normal", "--cpus", "0", "-d", "60s",
-        ])
-        .args(["--warmup", "100ms", "--no-report", "-q", "-o"])
-        .arg(&out)
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let out_arg = out.to_str().unwrap();
+    let child = common::spawn(
+        &[
+            "run",
+            "cyclic",
+            "--mode",
+            "normal",
+            "--cpus",
+            "0",
+            "-d",
+            "60s",
+            "--warmup",
+            "100ms",
+            "--no-report",
+            "-q",
+            "-o",
+            out_arg,
+        ],
+        std::process::Stdio::piped(),
+    );
     std::thread::sleep(Duration::from_millis(1500));
     let pid = child.id() as libc::pid_t;
     // Twice in a row, as an impatient user does: the first asks the probe to stop and the

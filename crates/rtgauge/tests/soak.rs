@@ -9,8 +9,9 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
     let _serial = common::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("soak.json");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args([
+    let out_arg = out.to_str().unwrap();
+    let mut child = common::spawn(
+        &[
             "run",
             "cyclic",
             "--mode",
@@ -19,8 +20,6 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
             "0",
             "--duration",
             "forever",
-        ])
-        .args([
             "--soak-window",
             "1s",
             "--warmup",
@@ -28,10 +27,10 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
             "--no-report",
             "-q",
             "-o",
-        ])
-        .arg(&out)
-        .spawn()
-        .unwrap();
+            out_arg,
+        ],
+        std::process::Stdio::inherit(),
+    );
     // Three windows of about 1.1 s each, then a save while the fourth measures.
     std::thread::sleep(Duration::from_millis(3800));
     let saved = common::read_json(&out);

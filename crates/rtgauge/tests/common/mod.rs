@@ -61,6 +61,15 @@ pub fn as_nobody() -> std::process::Command {
     cmd
 }
 
+/// `rtgauge ARGS…` started in the background, for tests that signal it while it runs.
+pub fn spawn(args: &[&str], stderr: std::process::Stdio) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args(args)
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
 /// Fails the test with the command's stderr when it did not exit 0.
 pub fn assert_success(out: &std::process::Output) {
     assert!(
