@@ -9,35 +9,18 @@ fn second_interrupt_exits_at_once_without_waiting_for_the_save() {
     let _serial = common::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let out_arg = out.to_str().unwrap();
     let child = common::spawn(
-        &[
-            "run",
-            "cyclic",
-            "--mode",
-            "normal",
-            "--cpus",
-            "0",
-            "-d",
-            "60s",
-            "--warmup",
-            "100ms",
-            "--no-report",
-            "-q",
-            "-o",
-            out_arg,
-        ],
+        "run cyclic --mode normal --cpus 0 -d 60s --warmup 100ms --no-report -q",
+        &out,
         std::process::Stdio::piped(),
     );
     std::thread::sleep(Duration::from_millis(1500));
-    let pid = child.id() as libc::pid_t;
     // Twice in a row, as an impatient user does: the first asks the probe to stop and the
     // result to be saved, which takes tens of milliseconds; the second, 10 ms later (sooner,
     // the kernel would merge the two into one pending signal), must not wait for that.
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(pid, libc::SIGINT) };
+    common::interrupt(&child);
     std::thread::sleep(Duration::from_millis(10));
-    unsafe { libc::kill(pid, libc::SIGINT) };
+    common::interrupt(&child);
     let sent = Instant::now();
     let output = child.wait_with_output().unwrap();
     assert!(sent.elapsed() < Duration::from_secs(3));

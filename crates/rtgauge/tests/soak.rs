@@ -9,26 +9,9 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
     let _serial = common::exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("soak.json");
-    let out_arg = out.to_str().unwrap();
     let mut child = common::spawn(
-        &[
-            "run",
-            "cyclic",
-            "--mode",
-            "normal",
-            "--cpus",
-            "0",
-            "--duration",
-            "forever",
-            "--soak-window",
-            "1s",
-            "--warmup",
-            "100ms",
-            "--no-report",
-            "-q",
-            "-o",
-            out_arg,
-        ],
+        "run cyclic --mode normal --cpus 0 --duration forever --soak-window 1s --warmup 100ms --no-report -q",
+        &out,
         std::process::Stdio::inherit(),
     );
     // Three windows of about 1.1 s each, then a save while the fourth measures.
@@ -40,8 +23,7 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
     );
     let windows = saved["runs"].as_array().unwrap().len();
     assert!(windows >= 2, "{windows} windows saved");
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    common::interrupt(&child);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let doc = common::read_json(&out);
