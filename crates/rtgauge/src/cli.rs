@@ -210,7 +210,8 @@ pub struct RunArgs {
     pub cpus: String,
 
     /// Execution modes; several run one after the other and become rows of the tables.
-    /// [default: the suite's `modes`, or rt]
+    /// [default: the suite's `modes`, or rt; without this option, a machine that refuses
+    /// real-time priority is measured best effort, and the run says which rows fell short]
     #[arg(short, long, value_delimiter = ',', value_parser = mode_parser())]
     pub mode: Vec<ModeName>,
 
