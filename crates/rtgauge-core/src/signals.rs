@@ -1,5 +1,5 @@
 //! SIGINT and SIGTERM stop a run cleanly: probes see the flag, finish, and the result of what
-//! was measured is still written.
+//! was measured is still written. A second one exits at once.
 //!
 //! A flag alone is not enough when a measuring thread is asleep in the kernel (a long period,
 //! a blocking read): it would see the flag only when its sleep ends. So every measuring thread
@@ -9,7 +9,7 @@
 //! The hot loop pays nothing for this; only the `EINTR` path looks at the flag.
 
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::Once;
 
 static STOP: AtomicBool = AtomicBool::new(false);
@@ -29,7 +29,9 @@ pub fn wake_signal() -> libc::c_int {
 
 extern "C" fn on_signal(sig: libc::c_int) {
     // Atomic stores and tgkill: all async-signal-safe.
-    SIGNAL.store(sig, Ordering::Relaxed);
+    if SIGNAL.swap(sig, Ordering::Relaxed) != 0 {
+        force_exit(sig);
+    }
     STOP.store(true, Ordering::Relaxed);
     wake_registered_threads();
 }
@@ -61,6 +63,29 @@ fn set_handler(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
 fn install_wake_handler() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| set_handler(wake_signal(), on_wake));
+}
+
+/// What must be undone before a forced exit (see [`on_forced_exit`]); 0: nothing.
+static FORCED_EXIT_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// Registers what a second SIGINT/SIGTERM runs before the process exits at once. The hook
+/// runs inside the signal handler: it may only make async-signal-safe calls (unlink, write).
+pub fn on_forced_exit(hook: extern "C" fn()) {
+    FORCED_EXIT_HOOK.store(hook as usize, Ordering::Relaxed);
+}
+
+/// A second request to stop: the user will not wait for the probe to finish. Loads end with
+/// their parent (PR_SET_PDEATHSIG), the kernel releases memory locks and the PM QoS request,
+/// and the last checkpoint of the result stays as it was written.
+fn force_exit(sig: libc::c_int) -> ! {
+    let hook = FORCED_EXIT_HOOK.load(Ordering::Relaxed);
+    if hook != 0 {
+        // SAFETY: only `on_forced_exit` stores here, and it stores an `extern "C" fn()`.
+        let hook: extern "C" fn() = unsafe { std::mem::transmute::<usize, extern "C" fn()>(hook) };
+        hook();
+    }
+    // SAFETY: _exit is async-signal-safe and never returns.
+    unsafe { libc::_exit(128 + sig) }
 }
 
 /// The signal (SIGINT, SIGTERM) that stopped the run, if one did.

@@ -108,33 +108,33 @@ impl Kind {
 
     pub fn stresses(self) -> &'static str {
         match self {
-            Kind::Cpu => "CPU in user mode: one spinning integer loop per worker (seed 001)",
+            Kind::Cpu => "CPU in user mode: one spinning integer loop per worker",
             Kind::Syscall => {
-                "CPU in kernel mode: a tight system-call loop (getppid, read of /dev/zero) (seed 001)"
+                "CPU in kernel mode: a tight system-call loop (getppid, read of /dev/zero)"
             }
             Kind::Memory => {
                 "memory bandwidth and caches: copies over buffers larger than the last-level \
-                 cache, plus a dd-like sequential write to a capped scratch file (seed 001)"
+                 cache, plus a dd-like sequential write to a capped scratch file"
             }
             Kind::RtMemory => {
                 "real-time contention: a SCHED_FIFO thread just below the measuring priority \
-                 copying memory every 50 us (seed 000)"
+                 copying memory every 50 us"
             }
             Kind::Messaging => {
                 "scheduler and IPC: hackbench-like groups of 20 sender and 20 receiver processes \
-                 over pipes and UNIX sockets (seeds 001, 004)"
+                 over pipes and UNIX sockets"
             }
             Kind::Io => {
                 "file system and disk: create/write/fsync/copy/delete files and walk directory \
-                 trees in a size-capped scratch directory (seeds 002, 003)"
+                 trees in a size-capped scratch directory"
             }
             Kind::Net => {
                 "network stack and softirqs: UDP flood over 127.0.0.1, plus an ICMP echo flood to \
-                 127.0.0.1 when raw sockets are allowed; loopback only (seeds 003, 004)"
+                 127.0.0.1 when raw sockets are allowed; loopback only"
             }
             Kind::Compile => {
                 "everything a kernel build stresses: parallel `cc -O2 -c` of a generated C \
-                 source tree, in a loop (seed 001)"
+                 source tree, in a loop"
             }
             Kind::Exec => "whatever the command stresses; restarted when it exits early",
         }

@@ -260,7 +260,7 @@ pub fn expand(specs: &[LoadSpec]) -> Vec<LoadSpec> {
 pub struct LoadInfo {
     /// As typed by the user (`cpu`, `exec:CMD`, `all`).
     pub name: &'static str,
-    /// What the load stresses, and which seed it reproduces.
+    /// What the load stresses.
     pub stresses: &'static str,
     /// `Err(reason and fix)` when the load cannot start on this machine.
     pub available: Result<(), String>,

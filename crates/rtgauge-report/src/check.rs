@@ -934,6 +934,11 @@ impl crate::format::Render for CheckReport {
     }
 }
 
+/// A spec value as a message quotes it: a pasted blob is named by its start.
+fn quote_value(value: &toml::Value) -> String {
+    rtgauge_result::units::quote(&value.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1021,9 +1026,4 @@ mod tests {
             assert!(!e.contains('\n'), "one line: {e}");
         }
     }
-}
-
-/// A spec value as a message quotes it: a pasted blob is named by its start.
-fn quote_value(value: &toml::Value) -> String {
-    rtgauge_result::units::quote(&value.to_string())
 }

@@ -24,6 +24,17 @@ pub struct Fingerprint {
     /// CONFIG_HZ, when the kernel config is readable.
     pub hz: Option<u32>,
     pub cmdline: String,
+    /// Machine architecture as the kernel reports it (x86_64, aarch64, armv7l, ...).
+    pub architecture: String,
+    /// Board or system model: the device-tree model on ARM boards, else the DMI vendor and
+    /// product name. Empty when the machine names itself nowhere.
+    pub board: String,
+    /// Firmware (BIOS/UEFI) vendor, version and date from DMI; empty on boards without DMI.
+    pub firmware: String,
+    /// Memory the kernel manages (MemTotal), in bytes.
+    pub memory_bytes: Option<u64>,
+    /// Distinct CPU microcode revisions, comma-separated; empty when the CPU reports none.
+    pub microcode: String,
     pub cpu_model: String,
     pub cpus_online: Vec<usize>,
     pub clocksource: String,

@@ -1,7 +1,9 @@
 //! Prints the doctor report and fingerprint for a root directory (default `/`), e.g. to see
 //! what a fixture yields: `cargo run -p rtgauge-sysinfo --example doctor -- tests/fixtures/bad 1`.
 
-use rtgauge_sysinfo::{collect_from, doctor, parse_cpu_list, render_text, SysRoot};
+use rtgauge_sysinfo::{
+    collect_from, doctor, parse_cpu_list, render_fix_hints, render_text, SysRoot,
+};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -11,6 +13,10 @@ fn main() {
         .and_then(|s| parse_cpu_list(s))
         .unwrap_or_default();
     let checks = doctor(&root, &cpus);
+    if std::env::var_os("FIX_HINT").is_some() {
+        print!("{}", render_fix_hints(&checks));
+        return;
+    }
     print!("{}", render_text(&checks, false));
     println!("\n{:#?}", collect_from(&root));
 }

@@ -183,9 +183,18 @@ impl<'a> Ctx<'a> {
             return None;
         }
         let (i, h) = (format_cpu_list(&iso), format_cpu_list(&hk));
-        Some(format!(
-            "isolcpus=domain,managed_irq,{i} nohz_full={i} rcu_nocbs={i} irqaffinity={h}"
-        ))
+        // A parameter the kernel was built without is ignored at boot: suggesting it would
+        // promise an effect that never comes (the nohz_full and rcu_nocbs checks say so).
+        let built_with = |option: &str| self.config().is_none_or(|c| c.enabled(option));
+        let mut params = format!("isolcpus=domain,managed_irq,{i}");
+        if built_with("CONFIG_NO_HZ_FULL") {
+            params.push_str(&format!(" nohz_full={i}"));
+        }
+        if built_with("CONFIG_RCU_NOCB_CPU") {
+            params.push_str(&format!(" rcu_nocbs={i}"));
+        }
+        params.push_str(&format!(" irqaffinity={h}"));
+        Some(params)
     }
 
     /// How to add boot parameters, with the concrete ones.
@@ -369,9 +378,9 @@ fn rt_throttling(ctx: &Ctx) -> Check {
         \"fair server\" that reserves time for starved normal tasks.)";
     const ABOUT: About = About::new(ID, TITLE, WHY);
     const SYSCTL: &str = "sysctl -w kernel.sched_rt_runtime_us=-1\n\
-        persist: echo 'kernel.sched_rt_runtime_us = -1' > /etc/sysctl.d/90-rt.conf \
-        (only where every RT task is trusted: throttling is the last guard against a spinning \
-        SCHED_FIFO task locking up a CPU)";
+        only where every RT task is trusted (throttling is the last guard against a spinning \
+        SCHED_FIFO task locking up a CPU), persist it: \
+        echo 'kernel.sched_rt_runtime_us = -1' > /etc/sysctl.d/90-rt.conf";
     let (runtime, period) = match platform::rt_throttling(ctx.root) {
         Ok(v) => v,
         Err(u) => return ABOUT.unknown(&u),
@@ -938,7 +947,7 @@ fn cstates(ctx: &Ctx) -> Check {
     let measured = ctx.measured_str();
     ABOUT.warn(format!("deep states enabled: {}{drv}", list.join(", ")))
     .fix(format!(
-        "cpupower -c {measured} idle-set -D {}   (disables states with exit latency above {DEEP_CSTATE_US} µs, until reboot)\n\
+        "disable the states with exit latency above {DEEP_CSTATE_US} µs, until reboot: cpupower -c {measured} idle-set -D {}\n\
          at boot: intel_idle.max_cstate=1 processor.max_cstate=1 (or idle=poll for the lowest \
          latency at full power draw)\n\
          or have the application hold /dev/cpu_dma_latency open with a low value, as rtgauge does",
@@ -1383,7 +1392,7 @@ fn swap(ctx: &Ctx) -> Check {
         .map(|(n, t, kib)| format!("{n} ({t}, {} MiB)", kib / 1024))
         .collect();
     ABOUT.warn(format!("active: {}", list.join(", ")))
-    .fix("swapoff -a, and remove or comment out the swap entries in /etc/fstab (or mask the systemd swap units) on a measurement machine")
+    .fix("swapoff -a\nthen remove or comment out the swap entries in /etc/fstab (or mask the systemd swap units) on a measurement machine")
 }
 
 const PRIV_FIX: &str = "run as root (sudo rtgauge ...), or give the binary the capabilities:\n\
@@ -1586,7 +1595,7 @@ fn timer_migration(ctx: &Ctx) -> Check {
         Ok(false) => ABOUT.ok("off (kernel.timer_migration = 0)"),
         Ok(true) => ABOUT
             .warn("on (kernel.timer_migration = 1)")
-            .fix("sysctl -w kernel.timer_migration=0 (persist in /etc/sysctl.d/)"),
+            .fix("sysctl -w kernel.timer_migration=0\npersist it: echo 'kernel.timer_migration = 0' > /etc/sysctl.d/90-rt.conf"),
     }
 }
 

@@ -2,7 +2,7 @@
 //! what differed between their machines.
 
 use crate::root::SysRoot;
-use crate::{cpu, kernel, platform, procs};
+use crate::{cpu, hardware, kernel, platform, procs};
 pub use rtgauge_result::Fingerprint;
 
 /// Collects the fingerprint of the running system.
@@ -75,6 +75,11 @@ pub fn collect_from(root: &SysRoot) -> Fingerprint {
             .as_ref()
             .and_then(|c| c.get("CONFIG_HZ"))
             .and_then(|h| h.parse().ok()),
+        architecture: hardware::architecture(root),
+        board: hardware::board(root),
+        firmware: hardware::firmware(root),
+        memory_bytes: hardware::memory_bytes(root),
+        microcode: hardware::microcode(root, &cpuinfo),
         cpu_model: platform::cpu_model(&cpuinfo),
         clocksource: clocksource.map(|c| c.current).unwrap_or_default(),
         clocksources_available: available.clone(),

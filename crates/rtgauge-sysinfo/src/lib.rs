@@ -14,6 +14,7 @@
 pub mod checks;
 pub mod cpu;
 mod fingerprint;
+pub mod hardware;
 pub mod kernel;
 pub mod platform;
 pub mod procs;

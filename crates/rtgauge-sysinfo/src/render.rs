@@ -94,32 +94,83 @@ pub fn render_text(checks: &[Check], color: bool) -> String {
     out
 }
 
-/// The fixes of all non-ok checks as a shell script in which every line is a comment: a
-/// reviewer uncomments what they want. rtgauge never runs any of it.
+/// Programs a fix line may start with to be offered as a command in the fix script. A line
+/// that starts otherwise is an explanation (boot parameters, configuration file lines).
+const COMMANDS: [&str; 9] = [
+    "sysctl",
+    "echo",
+    "cpupower",
+    "systemctl",
+    "setcap",
+    "swapoff",
+    "for",
+    "chrt",
+    "taskset",
+];
+
+/// One line of a fix as the script shows it: explanations first, then the commands in it.
+enum ScriptLine<'a> {
+    Explanation(&'a str),
+    Command(&'a str),
+}
+
+/// Splits one fix line into its explanation and the commands it names: a command after the
+/// last `: ` (or the whole line) that starts with one of [`COMMANDS`], and every `quoted`
+/// span with a space in it (single words in backquotes are boot parameters, not commands).
+fn script_lines(line: &str) -> Vec<ScriptLine<'_>> {
+    let is_command = |text: &str| {
+        text.split_whitespace()
+            .next()
+            .is_some_and(|w| COMMANDS.contains(&w))
+    };
+    let (prose, tail) = match line.rsplit_once(": ") {
+        Some((before, after)) if is_command(after) => (Some(before), Some(after)),
+        _ if is_command(line) => (None, Some(line)),
+        _ => (Some(line), None),
+    };
+    let mut out = Vec::new();
+    if let Some(prose) = prose {
+        out.push(ScriptLine::Explanation(prose));
+        let quoted = prose.split('`').skip(1).step_by(2);
+        out.extend(quoted.filter(|q| q.contains(' ')).map(ScriptLine::Command));
+    }
+    out.extend(tail.map(ScriptLine::Command));
+    out
+}
+
+/// The fixes of all non-ok checks as a shell script that does nothing as it stands: every
+/// command is commented out with `# ` (a reviewer removes the `# ` of what they want) and
+/// every explanation with `## `, so that it stays a comment. rtgauge never runs any of it.
 pub fn render_fix_hints(checks: &[Check]) -> String {
     let mut out = String::from(
         "#!/bin/sh\n\
-         # rtgauge doctor: suggested fixes. Nothing here has been run.\n\
-         # Review every line and uncomment what you want; most need root, boot parameters\n\
-         # need a reboot, and some trade security or power for latency.\n",
+         ## rtgauge doctor: suggested fixes. Nothing here has been run.\n\
+         ## Lines starting with '# ' are commands: remove the '# ' to run one; lines starting\n\
+         ## with '## ' explain. Most need root, boot parameters need a reboot, and some trade\n\
+         ## security or power for latency.\n",
     );
     let mut any = false;
     for c in checks.iter().filter(|c| c.status != Status::Ok) {
         let Some(fix) = &c.fix else { continue };
         any = true;
         out.push_str(&format!(
-            "\n# [{}] {} ({}): {}\n",
+            "\n## [{}] {} ({}): {}\n",
             c.status.tag().to_lowercase(),
             c.title,
             c.id,
             c.found.replace('\n', " ")
         ));
         for line in fix.lines() {
-            out.push_str(&format!("#   {line}\n"));
+            for part in script_lines(line) {
+                match part {
+                    ScriptLine::Explanation(text) => out.push_str(&format!("##   {text}\n")),
+                    ScriptLine::Command(command) => out.push_str(&format!("# {command}\n")),
+                }
+            }
         }
     }
     if !any {
-        out.push_str("\n# nothing to fix\n");
+        out.push_str("\n## nothing to fix\n");
     }
     out
 }
@@ -189,9 +240,40 @@ mod tests {
         ];
         let s = render_fix_hints(&checks);
         assert!(s.lines().all(|l| l.is_empty() || l.starts_with('#')), "{s}");
-        assert!(s.contains("#   sysctl -w x=1\n#   echo y\n"));
+        assert!(s.contains("# sysctl -w x=1\n# echo y\n"));
         assert!(!s.contains("rm -rf"));
-        assert!(render_fix_hints(&checks[..1]).contains("# nothing to fix"));
+        assert!(render_fix_hints(&checks[..1]).contains("## nothing to fix"));
+    }
+
+    #[test]
+    fn fix_lines_split_into_explanations_and_the_commands_they_name() {
+        let parts = |line| {
+            script_lines(line)
+                .into_iter()
+                .map(|p| match p {
+                    ScriptLine::Explanation(t) => format!("## {t}"),
+                    ScriptLine::Command(t) => format!("# {t}"),
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            parts("now: for i in 1; do echo 0 > /proc/irq/$i/smp_affinity_list; done"),
+            [
+                "## now",
+                "# for i in 1; do echo 0 > /proc/irq/$i/smp_affinity_list; done"
+            ]
+        );
+        assert_eq!(
+            parts("add `preempt=full` (or `echo full > /x`)"),
+            [
+                "## add `preempt=full` (or `echo full > /x`)",
+                "# echo full > /x"
+            ]
+        );
+        assert_eq!(
+            parts("add to the kernel command line: isolcpus=1"),
+            ["## add to the kernel command line: isolcpus=1"]
+        );
     }
 
     #[test]

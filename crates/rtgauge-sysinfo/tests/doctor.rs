@@ -191,7 +191,7 @@ fn preempt_rt_box_is_all_ok_on_its_isolated_cpus() {
     }
     assert_eq!(exit_code(&checks), 0);
     assert!(run_warnings(&checks).is_empty());
-    assert!(render_fix_hints(&checks).contains("# nothing to fix"));
+    assert!(render_fix_hints(&checks).contains("## nothing to fix"));
     assert!(has(get(&checks, "preempt_rt"), "/sys/kernel/realtime = 1"));
     // Debian's kernels are built without RT group scheduling.
     assert!(has(
@@ -234,6 +234,35 @@ fn preempt_rt_fingerprint() {
     assert_eq!(f.timer_migration, Some(false));
     assert_eq!(f.hostname, "rt-box");
     assert_eq!(f.cpu_model, "Intel(R) Xeon(R) Gold 5415+");
+    // What tells this box from another with the same kernel.
+    assert_eq!(f.architecture, "x86_64");
+    assert_eq!(f.board, "Supermicro SYS-511E-WR");
+    assert_eq!(f.firmware, "American Megatrends International, LLC. 2.1");
+    assert_eq!(f.memory_bytes, Some(65_536_000 * 1024));
+    assert_eq!(f.microcode, "0x2b0004d0");
+}
+
+#[test]
+fn arm_board_is_named_by_its_device_tree_model() {
+    let (_dir, root) = scratch(&[
+        ("/proc/sys/kernel/arch", "aarch64\n"),
+        (
+            "/proc/device-tree/model",
+            "Raspberry Pi 5 Model B Rev 1.0\0",
+        ),
+        ("/proc/meminfo", "MemTotal:        8245000 kB\n"),
+        (
+            "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+            "ondemand\n",
+        ),
+        ("/sys/devices/system/cpu/online", "0\n"),
+    ]);
+    let f = collect_from(&root);
+    assert_eq!(f.architecture, "aarch64");
+    assert_eq!(f.board, "Raspberry Pi 5 Model B Rev 1.0");
+    assert_eq!(f.firmware, "");
+    assert_eq!(f.memory_bytes, Some(8_245_000 * 1024));
+    assert_eq!(f.governor, "ondemand");
 }
 
 #[test]
@@ -305,7 +334,7 @@ fn bad_machine_fails_what_invalidates_and_warns_the_rest() {
         .iter()
         .any(|w| w.starts_with("RT throttling (invalidates results): ")));
     let hints = render_fix_hints(&checks);
-    assert!(hints.contains("#   sysctl -w kernel.sched_rt_runtime_us=-1\n"));
+    assert!(hints.contains("\n# sysctl -w kernel.sched_rt_runtime_us=-1\n"));
     assert!(hints.lines().all(|l| l.is_empty() || l.starts_with('#')));
     let text = render_text(&checks, false);
     assert!(text.contains("[FAIL] Clocksource"));
@@ -704,4 +733,51 @@ fn the_doctor_judges_against_the_runs_priority_not_its_own_default() {
     assert_eq!(c.status, Status::Warn, "{c:#?}");
     assert!(has(c, "at or above priority 1: "), "{c:#?}");
     assert!(fix(c).contains("lower them below 1"), "{c:#?}");
+}
+
+/// Every line of the fix script is a comment: `## ` explanations, or `# ` followed by a
+/// command that the shell accepts once the `# ` is removed.
+#[test]
+fn fix_script_commands_are_valid_shell_and_explanations_stay_comments() {
+    let mut commands = Vec::new();
+    for name in ["bad", "preempt-rt", "this-vm"] {
+        for cpus in [vec![], vec![1], vec![2, 3]] {
+            let script = render_fix_hints(&doctor(&fixture(name), &cpus));
+            for line in script.lines().skip(1) {
+                if line.is_empty() || line.starts_with("## ") {
+                    continue;
+                }
+                let command = line
+                    .strip_prefix("# ")
+                    .unwrap_or_else(|| panic!("{name} {cpus:?}: not a comment: {line}"));
+                commands.push(command.to_string());
+            }
+        }
+    }
+    commands.sort();
+    commands.dedup();
+    assert!(
+        commands.iter().any(|c| c.starts_with("sysctl -w")),
+        "{commands:#?}"
+    );
+    for command in &commands {
+        let status = std::process::Command::new("sh")
+            .args(["-n", "-c", command])
+            .status()
+            .expect("sh runs");
+        assert!(status.success(), "not valid shell: {command}");
+    }
+}
+
+#[test]
+fn isolation_fix_leaves_out_nohz_full_on_a_kernel_built_without_it() {
+    // this-vm's /proc/config.gz has no CONFIG_NO_HZ_FULL.
+    let checks = doctor(&fixture("this-vm"), &[1]);
+    assert!(has(get(&checks, "nohz_full"), "without CONFIG_NO_HZ_FULL"));
+    let iso = fix(get(&checks, "isolated_cpus"));
+    assert!(iso.contains("isolcpus=domain,managed_irq,1"), "{iso}");
+    assert!(!iso.contains("nohz_full="), "{iso}");
+    // A kernel built with it still gets it.
+    let checks = doctor(&fixture("preempt-rt"), &[]);
+    assert!(fix(get(&checks, "isolated_cpus")).contains("nohz_full="));
 }

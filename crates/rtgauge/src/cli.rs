@@ -22,6 +22,33 @@ Documentation: README.md, docs/guarantees.md, docs/methodology.md, docs/result-s
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+
+    /// When to colour verdicts (doctor's OK/WARN/FAIL, the not-real-time notice): `auto` on a
+    /// terminal unless NO_COLOR is set.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        default_value = "auto"
+    )]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    /// Colour on a terminal, unless the NO_COLOR environment variable is set.
+    Auto,
+    Always,
+    Never,
+}
+
+/// Options of the listing commands (probes, loads).
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Print the list as JSON, for scripts.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -29,17 +56,20 @@ pub enum Command {
     /// Measure: run probes (default: the quick suite) and write a result document.
     Run(Box<RunArgs>),
     /// List the probes, what each measures and whether it can run here.
-    Probes,
+    Probes(ListArgs),
     /// Audit this machine's real-time readiness: every setting that spoils a measurement.
     Doctor(DoctorArgs),
     /// List the background loads and what each stresses.
-    Loads,
+    Loads(ListArgs),
     /// List the built-in suites and what each runs; print one (to start your own), or check
     /// a suite file without running it.
     Suites {
         /// A built-in suite (its text is printed) or a suite file (checked and listed).
         #[arg(value_name = "SUITE")]
         suite: Option<String>,
+        /// Print the suites (or the one named) as JSON, for scripts: each entry as it would run.
+        #[arg(long)]
+        json: bool,
     },
     /// Print a stored result's full tables (or its summary) again, as text, Markdown, CSV or JSON.
     Show(ShowArgs),
@@ -64,6 +94,16 @@ pub enum Command {
 
 fn duration(s: &str) -> Result<u64, String> {
     units::parse_duration_ns(s).map_err(|e| e.to_string())
+}
+
+/// `--duration forever`: measure until Ctrl-C (a soak run).
+pub const FOREVER: u64 = u64::MAX;
+
+fn run_duration(s: &str) -> Result<u64, String> {
+    if s == "forever" {
+        return Ok(FOREVER);
+    }
+    duration(s)
 }
 
 fn period(s: &str) -> Result<u64, String> {
@@ -138,9 +178,16 @@ pub struct RunArgs {
     #[arg(long, value_name = "SUITE")]
     pub suite: Option<String>,
 
-    /// How long each probe measures, after warm-up (e.g. 10s, 2m; default 10s, suites set their own).
-    #[arg(short, long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
+    /// How long each probe measures, after warm-up (e.g. 10s, 2m; default 10s, suites set their
+    /// own), or `forever`: until Ctrl-C, in windows of --soak-window, the result saved as each
+    /// probe's window ends.
+    #[arg(short, long, value_name = "DURATION", value_parser = run_duration, allow_hyphen_values = true)]
     pub duration: Option<u64>,
+
+    /// With --duration forever: each probe's measuring time per window; each window's runs are
+    /// rows of their own (`cyclic@w1`, `cyclic@w2`, ...). [default: 5m]
+    #[arg(long, value_name = "DURATION", value_parser = duration, requires = "duration")]
+    pub soak_window: Option<u64>,
 
     /// Stop each series after this many samples (e.g. 1000000 cycles).
     #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
@@ -163,7 +210,8 @@ pub struct RunArgs {
     pub cpus: String,
 
     /// Execution modes; several run one after the other and become rows of the tables.
-    /// [default: the suite's `modes`, or rt]
+    /// [default: the suite's `modes`, or rt; without this option, a machine that refuses
+    /// real-time priority is measured best effort, and the run says which rows fell short]
     #[arg(short, long, value_delimiter = ',', value_parser = mode_parser())]
     pub mode: Vec<ModeName>,
 
@@ -384,7 +432,8 @@ pub struct DoctorArgs {
     #[arg(short, long, value_name = "CPUS", default_value = "all")]
     pub cpus: String,
 
-    /// Print only the fixes, as commented shell commands (never run).
+    /// Print only the fixes, as a shell script in which every line is commented out (nothing
+    /// is run); with --json, the script is added to the document as `fix_script`.
     #[arg(long)]
     pub fix_hint: bool,
 

@@ -30,21 +30,44 @@ fn main() -> ExitCode {
             let _ = e.print();
             return ExitCode::from(EXIT_OK);
         }
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            // Bare `rtgauge`: the short help says what it can do. Clap's own status would be
+            // 2, which rtgauge reserves for exceeded thresholds.
+            let _ = e.print();
+            return ExitCode::from(EXIT_ERROR);
+        }
         Err(e) => {
-            // Clap would exit 2, which rtgauge reserves for exceeded thresholds.
-            let rendered = e.render().to_string();
-            let first = rendered.lines().next().unwrap_or("invalid arguments");
-            eprintln!("rtgauge: {}", first.trim_start_matches("error: "));
+            eprintln!("rtgauge: {}", clap_error_line(&e.render().to_string()));
             eprintln!("rtgauge: see `rtgauge --help`");
             return ExitCode::from(EXIT_ERROR);
         }
     };
+    display::set_color(cli.color);
     match commands::dispatch(cli, args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("rtgauge: {}", one_line(&e));
             ExitCode::from(EXIT_ERROR)
         }
+    }
+}
+
+/// Clap's error on one line: its first paragraph, whose lines after the first name what it is
+/// about (the missing arguments), joined; the usage and the hint that follow are dropped.
+fn clap_error_line(rendered: &str) -> String {
+    let mut lines = rendered
+        .lines()
+        .take_while(|l| !l.trim().is_empty())
+        .map(str::trim);
+    let first = lines
+        .next()
+        .unwrap_or("invalid arguments")
+        .trim_start_matches("error: ");
+    let named: Vec<&str> = lines.collect();
+    if named.is_empty() {
+        first.to_string()
+    } else {
+        format!("{} {}", first, named.join(", "))
     }
 }
 
@@ -62,4 +85,24 @@ fn one_line(e: &anyhow::Error) -> String {
         }
     }
     line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clap_error_line;
+
+    #[test]
+    fn missing_arguments_are_named_on_the_error_line() {
+        let rendered = "error: the following required arguments were not provided:\n  \
+                        --spec <SPEC>\n  <RESULT>\n\nUsage: rtgauge check --spec <SPEC> \
+                        <RESULT>\n\nFor more information, try '--help'.\n";
+        assert_eq!(
+            clap_error_line(rendered),
+            "the following required arguments were not provided: --spec <SPEC>, <RESULT>"
+        );
+        assert_eq!(
+            clap_error_line("error: unexpected argument '--x' found\n\nUsage: rtgauge\n"),
+            "unexpected argument '--x' found"
+        );
+    }
 }

@@ -418,7 +418,11 @@ fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
     assert!(dir.path().join("n.json").exists());
 
     let refused = run_as_nobody(
-        &["run", "cyclic", "-d", "300ms", "-o", "rt.json"],
+        // Asked for explicitly, rt stays strict (without --mode, a first run falls back to
+        // best effort: first_run.rs).
+        &[
+            "run", "cyclic", "--mode", "rt", "-d", "300ms", "-o", "rt.json",
+        ],
         dir.path(),
     );
     let stderr = String::from_utf8_lossy(&refused.stderr);

@@ -2,7 +2,6 @@
 
 use crate::cli::DoctorArgs;
 use anyhow::Result;
-use std::io::IsTerminal;
 
 pub fn doctor(args: DoctorArgs) -> Result<u8> {
     let online = rtgauge_sysinfo::online_cpus();
@@ -13,16 +12,23 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
         .at_priority(u32::try_from(args.priority).unwrap_or(0));
     let checks = rtgauge_sysinfo::doctor_with(&root, &settings);
     if args.json {
-        let doc = serde_json::json!({
+        let mut doc = serde_json::json!({
             "checks": checks,
             "fingerprint": rtgauge_sysinfo::collect(),
         });
+        // Each check carries its own `fix`; asked for the hints, the script comes along too
+        // rather than the flag being ignored.
+        if args.fix_hint {
+            doc["fix_script"] = rtgauge_sysinfo::render_fix_hints(&checks).into();
+        }
         println!("{}", serde_json::to_string_pretty(&doc)?);
     } else if args.fix_hint {
         print!("{}", rtgauge_sysinfo::render_fix_hints(&checks));
     } else {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        print!("{}", rtgauge_sysinfo::render_text(&checks, color));
+        print!(
+            "{}",
+            rtgauge_sysinfo::render_text(&checks, crate::display::color_on_stdout())
+        );
     }
     // 2 when a check fails, so doctor can gate a CI stage.
     Ok(rtgauge_sysinfo::exit_code(&checks) as u8)

@@ -4,12 +4,15 @@ mod check;
 mod compare;
 mod doctor;
 mod export;
+mod fallback;
+mod forced_exit;
 mod loads;
 mod probes;
 mod recordings;
 mod report;
 mod run;
 mod show;
+mod soak;
 mod suites;
 
 use crate::cli::{Cli, Command};
@@ -21,10 +24,10 @@ use std::path::Path;
 pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
     match cli.command {
         Command::Run(run_args) => run::run(*run_args, args),
-        Command::Probes => probes::list(),
+        Command::Probes(a) => probes::list(a.json),
         Command::Doctor(a) => doctor::doctor(a),
-        Command::Loads => loads::list(),
-        Command::Suites { suite } => suites::suites(suite),
+        Command::Loads(a) => loads::list(a.json),
+        Command::Suites { suite, json } => suites::suites(suite, json),
         Command::Show(a) => show::show(a),
         Command::Report(a) => report::report(a),
         Command::Compare(a) => compare::compare(a),

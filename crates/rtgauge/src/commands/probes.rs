@@ -5,9 +5,35 @@ use anyhow::Result;
 /// Lines of the parameter help are wrapped to fit this many columns.
 const COLUMNS: usize = 100;
 
-pub fn list() -> Result<u8> {
-    print!("{}", catalogue());
+pub fn list(json: bool) -> Result<u8> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(&catalogue_json())?);
+    } else {
+        print!("{}", catalogue());
+    }
     Ok(crate::EXIT_OK)
+}
+
+/// The catalogue for scripts: every probe, whether it can run here, and its parameters.
+fn catalogue_json() -> serde_json::Value {
+    let probes: Vec<serde_json::Value> = rtgauge_core::probes::all()
+        .iter()
+        .map(|p| {
+            let parameters: Vec<serde_json::Value> = p
+                .parameters()
+                .iter()
+                .map(|s| serde_json::json!({"name": s.name, "help": s.help, "default": s.default}))
+                .collect();
+            serde_json::json!({
+                "name": p.name(),
+                "description": p.describe(),
+                "available": p.availability().is_ok(),
+                "unavailable_because": p.availability().err(),
+                "parameters": parameters,
+            })
+        })
+        .collect();
+    serde_json::Value::Array(probes)
 }
 
 fn catalogue() -> String {

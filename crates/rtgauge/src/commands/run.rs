@@ -1,7 +1,7 @@
 //! `rtgauge run`: options → plan → runner → result document → summary (or tables).
 
 use crate::cli::{RunArgs, TableKind};
-use crate::display::LiveDisplay;
+use crate::display::{LiveDisplay, Progress};
 use anyhow::{Context, Result};
 use rtgauge_core::plan::{self, Plan, PlanOptions};
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
@@ -13,7 +13,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
-    let plan = build_plan(&args)?;
+    let mut plan = build_plan(&args)?;
+    let relaxed = super::fallback::relax_unless_asked(&args, &mut plan);
+    if let (Some(reason), false) = (&relaxed, args.quiet) {
+        eprintln!("{}", super::fallback::announce(reason));
+    }
     // A bad spec fails before the run, not after it.
     let spec = args
         .spec
@@ -25,11 +29,17 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     // Every output is checked, and the result's name claimed, before the first sample.
     let output = prepare_outputs(&args, !plan.record.is_empty())?;
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
+    let mut estimates = probe_run_estimates(&plan);
+    if soak(&args) {
+        // Until Ctrl-C: no time left to show.
+        estimates.fill(None);
+    }
+    let progress = Progress::new(estimates);
     let display = (!args.quiet)
-        .then(|| LiveDisplay::start(live.clone(), &plan.cpus))
+        .then(|| LiveDisplay::start(live.clone(), &plan.cpus, progress.clone()))
         .flatten();
     let inputs = RunInputs {
-        command_line,
+        command_line: command_line.clone(),
         live,
         scratch_dir: std::env::temp_dir(),
         exe,
@@ -38,9 +48,15 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let mut writer = CheckpointWriter {
         path: &output,
         error: None,
-        display: display.as_ref(),
+        progress: &progress,
+        progress_lines: !args.quiet && crate::display::progress_as_lines(),
     };
-    let outcome = runner::execute(&plan, &inputs, &mut writer);
+    super::forced_exit::arm(&output);
+    let outcome = if soak(&args) {
+        super::soak::execute(&plan, &inputs, &mut writer)
+    } else {
+        runner::execute(&plan, &inputs, &mut writer)
+    };
     let checkpoint_error = writer.error.take();
     // With every CPU measured, the display thread had nowhere else to run.
     let display_shared_cpus =
@@ -67,6 +83,12 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         return Ok(crate::EXIT_ERROR);
     }
     let code = report(&args, &result, &output, spec.as_ref())?;
+    if let Some(line) = super::fallback::notice(&result, &command_line).filter(|_| !args.quiet) {
+        eprintln!(
+            "{}",
+            crate::display::emphasis(&line, crate::display::color_on_stderr())
+        );
+    }
     Ok(interrupted_status(&result).unwrap_or(code))
 }
 
@@ -234,13 +256,17 @@ fn release_unused(path: &Path) {
 struct CheckpointWriter<'a> {
     path: &'a Path,
     error: Option<rtgauge_result::ResultError>,
-    display: Option<&'a LiveDisplay>,
+    progress: &'a Progress,
+    /// Progress goes to a log as lines (not a terminal, not --quiet).
+    progress_lines: bool,
 }
 
 impl RunObserver for CheckpointWriter<'_> {
     fn probe_started(&mut self, probe: &str, mode: &str, load: &str) {
-        if let Some(d) = self.display {
-            d.note(format!("measuring {probe} · mode {mode} · load {load}"));
+        self.progress
+            .start_next(format!("{probe} · mode {mode} · load {load}"));
+        if self.progress_lines {
+            eprintln!("rtgauge: {}", self.progress.line());
         }
     }
 
@@ -264,7 +290,7 @@ fn report(
             TableKind::Full => Tables(result).render(format),
         };
         print!("{}", text?);
-        print_warnings(result);
+        print_warnings(result, args.mode.is_empty());
     }
     if result.status == RunStatus::Interrupted {
         eprintln!("rtgauge: interrupted; the result holds what was measured");
@@ -352,7 +378,7 @@ fn report(
 }
 
 /// Environment findings in one line (doctor explains each), then the run's own warnings.
-fn print_warnings(result: &RunResult) {
+fn print_warnings(result: &RunResult, mode_left_to_rtgauge: bool) {
     let title_of = |code: &str| {
         result
             .checks
@@ -378,11 +404,29 @@ fn print_warnings(result: &RunResult) {
     {
         eprintln!("warning: {}", w.message);
     }
-    for run in &result.runs {
+    // Runs whose mode rtgauge chose get one notice at the end instead (fallback::notice).
+    for run in result.runs.iter().filter(|_| !mode_left_to_rtgauge) {
         for s in &run.obtained.shortfalls {
             eprintln!("warning: {} {}: {s}", run.probe, run.mode);
         }
     }
+}
+
+/// How long each probe run should take (warm-up + duration), in the runner's order: every
+/// probe, in every mode, under every load. None where only a sample count bounds it.
+fn probe_run_estimates(plan: &Plan) -> Vec<Option<u64>> {
+    let per_pass: Vec<Option<u64>> = plan
+        .probes
+        .iter()
+        .map(|r| r.budget.duration_ns.map(|d| d.saturating_add(r.warmup_ns)))
+        .collect();
+    let passes = plan.loads.len().max(1) * plan.modes.len().max(1);
+    per_pass
+        .iter()
+        .copied()
+        .cycle()
+        .take(per_pass.len() * passes)
+        .collect()
 }
 
 /// `20261122T051234Z` from Unix seconds.
@@ -390,13 +434,30 @@ fn compact_utc(secs: u64) -> String {
     rtgauge_result::units::utc(secs * 1_000_000_000, "%Y%m%dT%H%M%SZ")
 }
 
+/// `--duration forever`: a soak run (commands/soak.rs).
+fn soak(args: &RunArgs) -> bool {
+    args.duration == Some(crate::cli::FOREVER)
+}
+
 /// The command line as plan options; the core validates them into a plan.
 fn build_plan(args: &RunArgs) -> Result<Plan> {
+    if soak(args) && !args.record.is_empty() {
+        anyhow::bail!("--record cannot be used with --duration forever (each window would replace the last one's recording); give a --duration instead");
+    }
+    if !soak(args) && args.soak_window.is_some() {
+        anyhow::bail!(
+            "--soak-window only applies to --duration forever; use --duration alone for one window"
+        );
+    }
     let defaults = PlanOptions::default();
     let options = PlanOptions {
         probes: args.probes.clone(),
         suite: args.suite.clone(),
-        duration_ns: args.duration,
+        duration_ns: if soak(args) {
+            Some(args.soak_window.unwrap_or(super::soak::DEFAULT_WINDOW_NS))
+        } else {
+            args.duration
+        },
         loops: args.loops,
         warmup_ns: args.warmup,
         period_ns: args.period,

@@ -61,6 +61,24 @@ pub fn as_nobody() -> std::process::Command {
     cmd
 }
 
+/// `rtgauge ARGS… -o RESULT` started in the background (ARGS space-separated), for tests that
+/// signal it while it runs.
+pub fn spawn(args: &str, result: &Path, stderr: std::process::Stdio) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args(args.split_whitespace())
+        .arg("-o")
+        .arg(result)
+        .stderr(stderr)
+        .spawn()
+        .unwrap()
+}
+
+/// Sends SIGINT (Ctrl-C) to a child started by [`spawn`].
+pub fn interrupt(child: &std::process::Child) {
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+}
+
 /// Fails the test with the command's stderr when it did not exit 0.
 pub fn assert_success(out: &std::process::Output) {
     assert!(
