@@ -419,7 +419,7 @@ fn comparison_section(c: &Comparison) -> String {
             Outcome::Same => "good",
             Outcome::Slower => "bad",
             Outcome::Faster | Outcome::Differs => "warn",
-            Outcome::Untested => "neutral",
+            Outcome::Untested | Outcome::WithinNoise => "neutral",
         };
         let _ = write!(
             out,
