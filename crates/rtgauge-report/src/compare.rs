@@ -89,6 +89,9 @@ pub struct Rule {
     pub min_blocks: usize,
     pub min_tail_shift: f64,
     pub min_samples: u64,
+    /// Repeated runs were compared, the run as the unit (Welch's t-test on per-run values).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub runs_as_unit: bool,
 }
 
 /// A field whose value differs between the results; `values` holds one entry per result
@@ -113,6 +116,9 @@ pub struct CompareRow {
     /// min, median, the tail percentile (p99.99 or the highest both support) and max.
     pub stats: Vec<StatDiff>,
     pub ks: Option<KsTest>,
+    /// Repeated runs compared (baseline, candidate): the run was the unit of the test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<[usize; 2]>,
     pub outcome: Outcome,
     pub verdict: String,
 }
@@ -212,6 +218,7 @@ pub fn compare(results: &[RunResult], sources: &[String]) -> Comparison {
             min_blocks: MIN_BLOCKS,
             min_tail_shift: MIN_TAIL_SHIFT,
             min_samples: MIN_SAMPLES,
+            runs_as_unit: false,
         },
         environment: environment_differences(results),
         rows,
@@ -254,6 +261,7 @@ fn compare_pair(
         .flat_map(|r| r.series.iter().map(move |s| (key(r, s), (r, s))))
         .collect();
     let mut seen = Vec::new();
+    let mut pending = Vec::new();
     for run in &base.runs {
         for s in &run.series {
             let k = key(run, s);
@@ -272,8 +280,32 @@ fn compare_pair(
                         None => unmatched.push(format!("{label}: no samples in {a} or {b}")),
                     }
                 }
-                None => unmatched.push(format!("{label}: only in {a}, not in {b}")),
+                None => pending.push((run, s, label)),
             }
+        }
+    }
+    // A series measured under another load (a loaded run against an idle baseline) pairs
+    // with its one counterpart that differs only in the load.
+    for (run, s, label) in pending {
+        let k = key(run, s);
+        let others: Vec<&Key> = cand_series
+            .keys()
+            .filter(|c| !seen.contains(c) && (&c.0, &c.1, &c.3, &c.4) == (&k.0, &k.1, &k.3, &k.4))
+            .collect();
+        match others.as_slice() {
+            [other] => {
+                let other = (*other).clone();
+                let (crun, cs) = cand_series[&other];
+                seen.push(other);
+                match compare_series(run, s, cs, a, b) {
+                    Some(mut row) => {
+                        row.load = format!("{} → {}", run.load, crun.load);
+                        rows.push(row);
+                    }
+                    None => unmatched.push(format!("{label}: no samples in {a} or {b}")),
+                }
+            }
+            _ => unmatched.push(format!("{label}: only in {a}, not in {b}")),
         }
     }
     for (k, (run, s)) in &cand_series {
@@ -422,6 +454,7 @@ fn compare_series(
         n_candidate: db.count(),
         stats,
         ks,
+        runs: None,
         outcome,
         verdict,
     })
@@ -518,14 +551,10 @@ fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     (2.0 * normal_upper_tail(z)).min(1.0)
 }
 
-/// P(Z > z) for a standard normal (Abramowitz–Stegun 7.1.26 erfc, error < 1.5e-7).
+/// P(Z > z) for a standard normal.
 fn normal_upper_tail(z: f64) -> f64 {
-    let x = z / std::f64::consts::SQRT_2;
-    let t = 1.0 / (1.0 + 0.327_591_1 * x);
-    let poly = t
-        * (0.254_829_592
-            + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
-    0.5 * poly * (-x * x).exp()
+    use statrs::distribution::{ContinuousCDF, Normal};
+    Normal::standard().sf(z)
 }
 
 /// How much the worst case moves from interval to interval within these two runs: the
@@ -827,6 +856,16 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
         }
         out.push('\n');
     }
+    if c.rule.runs_as_unit {
+        let _ = writeln!(
+            out,
+            "{}Rule: each run is one value per statistic; a row differs when Welch's t-test on the runs' logarithms gives p < {} and the median moved by {} % or more (or a tail percentile by {} % or more); the run-to-run variation is measured from these runs (docs/compare.md).",
+            if md { "_" } else { "" },
+            c.rule.alpha,
+            c.rule.min_median_shift * 100.0,
+            c.rule.min_tail_shift * 100.0
+        );
+    } else {
     let _ = writeln!(
         out,
         "{}Rule: a row differs when the two-sample Kolmogorov–Smirnov test on the histograms gives p < {} and KS D ≥ {} (identical runs stay below it), or when the per-interval maxima (at least {} intervals each) differ by a rank test at p < {} and {} % or more; a smaller difference cannot be separated from run-to-run variation (docs/compare.md).",
@@ -837,12 +876,182 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
         c.rule.alpha,
         c.rule.min_tail_shift * 100.0
     );
+    }
     if md {
         // Close the emphasis opened above.
         out.truncate(out.trim_end().len());
         out.push_str("_\n");
     }
     out
+}
+
+/// Compares repeated runs of two configurations (`run --repeat`, or alternated runs) with
+/// the run as the unit: each run gives one median, one tail percentile and one maximum per
+/// row, and the two sides' runs are compared with Welch's t-test on their logarithms. The
+/// run-to-run variation is measured from the runs themselves, so the verdict is only as
+/// confident as the runs are consistent. Rows pair as [`compare`] pairs the first run of each
+/// side. `sources` name the two sides.
+pub fn compare_repeated(
+    base: &[RunResult],
+    cand: &[RunResult],
+    sources: [String; 2],
+) -> Comparison {
+    let (Some(first_a), Some(first_b)) = (base.first(), cand.first()) else {
+        return compare(&[], &[]);
+    };
+    let mut c = compare(&[first_a.clone(), first_b.clone()], &sources);
+    for (r, n) in c.results.iter_mut().zip([base.len(), cand.len()]) {
+        r.source = format!("{} ({n} runs)", r.source);
+    }
+    for row in &mut c.rows {
+        let (load_a, load_b) = match row.load.split_once(" → ") {
+            Some((x, y)) => (x.to_string(), y.to_string()),
+            None => (row.load.clone(), row.load.clone()),
+        };
+        let tail = row
+            .stats
+            .iter()
+            .find(|s| s.stat.starts_with('p'))
+            .map(|s| s.stat.clone());
+        let per_run = |side: &[RunResult], load: &str| -> Vec<RunValues> {
+            side.iter()
+                .filter_map(|r| {
+                    let s = r
+                        .runs
+                        .iter()
+                        .filter(|p| p.title() == row.probe && p.mode == row.mode && p.load == load)
+                        .flat_map(|p| &p.series)
+                        .find(|s| s.name == row.series && s.labels == row.labels)?;
+                    RunValues::of(s, tail.as_deref())
+                })
+                .collect()
+        };
+        let (va, vb) = (per_run(base, &load_a), per_run(cand, &load_b));
+        judge_repeated(row, &va, &vb);
+    }
+    c.rule.runs_as_unit = true;
+    c
+}
+
+/// One run's figures for one row, per operation.
+#[derive(Debug, Clone, Copy)]
+struct RunValues {
+    median: f64,
+    tail: Option<f64>,
+    max: f64,
+    count: u64,
+}
+
+impl RunValues {
+    fn of(s: &Series, tail: Option<&str>) -> Option<RunValues> {
+        let batch = s.batch.max(1) as f64;
+        let per_op = |v: u64| v as f64 / batch;
+        let tail = tail.and_then(|label| {
+            s.stats
+                .percentiles
+                .entries()
+                .iter()
+                .find(|e| e.0 == label)
+                .and_then(|e| e.2)
+                .map(per_op)
+        });
+        Some(RunValues {
+            median: per_op(s.stats.median_ns?),
+            tail,
+            max: per_op(s.stats.max_ns?),
+            count: s.stats.count,
+        })
+    }
+}
+
+/// Welch's t-test on the logarithms of two sets of per-run values: (two-sided p, relative
+/// shift of the geometric means, run-to-run variation as a relative standard deviation).
+fn welch_log(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let logs = |v: &[f64]| -> Vec<f64> { v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect() };
+    let (la, lb) = (logs(a), logs(b));
+    if la.len() < 2 || lb.len() < 2 {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    let (ma, mb) = (mean(&la), mean(&lb));
+    let (sa, sb) = (var(&la, ma) / la.len() as f64, var(&lb, mb) / lb.len() as f64);
+    let shift = (mb - ma).exp() - 1.0;
+    let pooled_sd = ((var(&la, ma) + var(&lb, mb)) / 2.0).sqrt();
+    let spread = pooled_sd.exp() - 1.0;
+    let se = (sa + sb).sqrt();
+    if se == 0.0 {
+        return Some((if ma == mb { 1.0 } else { 0.0 }, shift, spread));
+    }
+    let t = (mb - ma) / se;
+    let df = (sa + sb).powi(2)
+        / (sa.powi(2) / (la.len() - 1) as f64 + sb.powi(2) / (lb.len() - 1) as f64);
+    let p = StudentsT::new(0.0, 1.0, df)
+        .map(|d| 2.0 * d.sf(t.abs()))
+        .unwrap_or(1.0);
+    Some((p.min(1.0), shift, spread))
+}
+
+fn middle(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = values.collect();
+    median_of(&v)
+}
+
+/// Sets a row's figures (the median over runs of each statistic) and verdict from per-run
+/// values.
+fn judge_repeated(row: &mut CompareRow, a: &[RunValues], b: &[RunValues]) {
+    row.runs = Some([a.len(), b.len()]);
+    row.ks = None;
+    row.n_baseline = a.iter().map(|v| v.count).sum();
+    row.n_candidate = b.iter().map(|v| v.count).sum();
+    for s in &mut row.stats {
+        let pick = |v: &RunValues| match s.stat.as_str() {
+            "median" => Some(v.median),
+            "max" => Some(v.max),
+            "min" => None,
+            _ => v.tail,
+        };
+        if s.stat == "min" {
+            continue;
+        }
+        let (x, y) = (
+            middle(a.iter().filter_map(pick)),
+            middle(b.iter().filter_map(pick)),
+        );
+        *s = stat(&s.stat, x, y);
+    }
+    let (bn, runs) = (row.candidate.clone(), format!("{} vs {} runs", b.len(), a.len()));
+    let medians = |v: &[RunValues]| v.iter().map(|x| x.median).collect::<Vec<_>>();
+    let tails = |v: &[RunValues]| v.iter().filter_map(|x| x.tail).collect::<Vec<_>>();
+    let Some((p_med, shift_med, spread)) = welch_log(&medians(a), &medians(b)) else {
+        row.outcome = Outcome::Untested;
+        row.verdict = format!("not tested: needs at least 2 runs on each side ({runs})");
+        return;
+    };
+    let tail = welch_log(&tails(a), &tails(b));
+    let word = |shift: f64| if shift > 0.0 { (Outcome::Slower, "slower") } else { (Outcome::Faster, "faster") };
+    if p_med < ALPHA && shift_med.abs() >= MIN_MEDIAN_SHIFT {
+        let (outcome, w) = word(shift_med);
+        row.outcome = outcome;
+        row.verdict = format!("{bn} {w}: median {} ({runs}, p {})", percent(shift_med), format_p(p_med));
+    } else if let Some((p, shift, _)) = tail.filter(|t| t.0 < ALPHA && t.1.abs() >= MIN_TAIL_SHIFT) {
+        let (outcome, w) = word(shift);
+        row.outcome = outcome;
+        row.verdict = format!("{bn} {w} in the tail: {} ({runs}, p {})", percent(shift), format_p(p));
+    } else if shift_med.abs() >= MIN_MEDIAN_SHIFT || tail.is_some_and(|t| t.1.abs() >= MIN_TAIL_SHIFT) {
+        row.outcome = Outcome::WithinNoise;
+        row.verdict = format!(
+            "cannot separate from run-to-run variation (± {:.0} % measured here, {runs})",
+            spread * 100.0
+        );
+    } else {
+        row.outcome = Outcome::Same;
+        row.verdict = format!(
+            "no significant difference (runs vary ± {:.0} %, {runs})",
+            spread * 100.0
+        );
+    }
 }
 
 /// A p-value for people: `<1e-300`, `3.2e-7`, `0.041`, `1`.

@@ -4,6 +4,7 @@ mod check;
 mod compare;
 mod doctor;
 mod export;
+mod history;
 mod loads;
 mod probes;
 mod recordings;
@@ -11,6 +12,7 @@ mod report;
 mod run;
 mod show;
 mod suites;
+mod trend;
 
 use crate::cli::{Cli, Command};
 use anyhow::Result;
@@ -30,6 +32,10 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Compare(a) => compare::compare(a),
         Command::Check(a) => check::check(a),
         Command::Export(a) => export::export(a),
+        Command::History(a) => history::history(a),
+        Command::Baseline(a) => history::baseline(a),
+        Command::Import(_) => anyhow::bail!("TEMP"),
+        Command::Trend(a) => trend::trend(a),
         Command::Schema => {
             print!("{}", rtgauge_result::json_schema());
             Ok(crate::EXIT_OK)

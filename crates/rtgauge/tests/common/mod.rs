@@ -5,9 +5,20 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
-/// The binary under test.
+/// The binary under test. Runs are not kept in the run history (RTGAUGE_NO_STORE): tests
+/// never write into the user's data directory nor slow down on a shared database; tests of
+/// the history use [`rtgauge_with_store`].
 pub fn rtgauge() -> Command {
-    Command::cargo_bin("rtgauge").unwrap()
+    let mut cmd = Command::cargo_bin("rtgauge").unwrap();
+    cmd.env("RTGAUGE_NO_STORE", "1").env_remove("RTGAUGE_STORE");
+    cmd
+}
+
+/// The binary with its run history at `store` (and nowhere else).
+pub fn rtgauge_with_store(store: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("rtgauge").unwrap();
+    cmd.env_remove("RTGAUGE_NO_STORE").env("RTGAUGE_STORE", store);
+    cmd
 }
 
 /// Measuring tests of one file run one at a time: a run pinned at RT priority (or a load) in
@@ -57,7 +68,8 @@ pub fn as_nobody() -> std::process::Command {
         "--clear-groups",
         "--inh-caps=-all",
     ])
-    .arg(assert_cmd::cargo::cargo_bin("rtgauge"));
+    .arg(assert_cmd::cargo::cargo_bin("rtgauge"))
+    .env("RTGAUGE_NO_STORE", "1");
     cmd
 }
 
