@@ -369,9 +369,22 @@ fn compare_series(
     stats.push(stat("max", pa(a.stats.max_ns), pb(b.stats.max_ns)));
 
     let enough = da.count() >= MIN_SAMPLES && db.count() >= MIN_SAMPLES;
-    let ks = enough.then(|| ks_test(&da, &db));
+    // An imported summary (min/avg/max only) has no distribution to test.
+    let without_histogram: Vec<&str> = [(an, a), (bn, b)]
+        .iter()
+        .filter(|(_, s)| s.stats.histogram.buckets.is_empty())
+        .map(|(n, _)| *n)
+        .collect();
+    let ks = (enough && without_histogram.is_empty()).then(|| ks_test(&da, &db));
     let median_shift = stats[1].relative;
     let (outcome, verdict) = match ks {
+        None if !without_histogram.is_empty() => (
+            Outcome::Untested,
+            format!(
+                "not tested: no histogram in {} (min, average and max only)",
+                without_histogram.join(" and ")
+            ),
+        ),
         None => (
             Outcome::Untested,
             format!(

@@ -5,6 +5,7 @@ mod compare;
 mod doctor;
 mod export;
 mod history;
+mod import;
 mod loads;
 mod probes;
 mod recordings;
@@ -34,7 +35,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Export(a) => export::export(a),
         Command::History(a) => history::history(a),
         Command::Baseline(a) => history::baseline(a),
-        Command::Import(_) => anyhow::bail!("TEMP"),
+        Command::Import(a) => import::import(a),
         Command::Trend(a) => trend::trend(a),
         Command::Schema => {
             print!("{}", rtgauge_result::json_schema());
