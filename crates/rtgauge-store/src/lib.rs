@@ -39,6 +39,8 @@ pub enum StoreError {
     Busy { path: PathBuf, seconds: u64 },
     #[error("cannot write to the run history {path}: {detail}")]
     Write { path: PathBuf, detail: String },
+    #[error("no run history at {path} yet: `rtgauge run` keeps every run there (or point --store at another one)")]
+    Missing { path: PathBuf },
     #[error("no run {what} in the run history {path}; `rtgauge history` lists the stored runs")]
     NotFound { path: PathBuf, what: String },
     #[error("the stored run {id} in {path} cannot be read back: {detail}")]
@@ -132,9 +134,8 @@ impl Store {
     /// Opens a history that must exist already (read commands: `history`, `show ID`).
     pub fn open_existing(path: &Path) -> Result<Store, StoreError> {
         if !path.exists() {
-            return Err(StoreError::NotFound {
+            return Err(StoreError::Missing {
                 path: path.to_path_buf(),
-                what: "at all (the file does not exist yet: `rtgauge run` creates it)".into(),
             });
         }
         Store::open(path)

@@ -14,9 +14,10 @@ pub fn rtgauge() -> Command {
     cmd
 }
 
-/// The binary with its run history at `store` (and nowhere else).
-pub fn rtgauge_with_store(store: &Path) -> Command {
-    let mut cmd = Command::cargo_bin("rtgauge").unwrap();
+/// The binary with its run history at `store` (and nowhere else); a plain process so tests
+/// can also spawn and kill it.
+pub fn rtgauge_with_store(store: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"));
     cmd.env_remove("RTGAUGE_NO_STORE").env("RTGAUGE_STORE", store);
     cmd
 }
