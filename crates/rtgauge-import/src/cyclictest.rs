@@ -18,7 +18,13 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
     let threads = doc
         .get("thread")
         .and_then(Value::as_object)
-        .ok_or_else(|| malformed(path, 1, "no \"thread\" object: not cyclictest --json output"))?;
+        .ok_or_else(|| {
+            malformed(
+                path,
+                1,
+                "no \"thread\" object: not cyclictest --json output",
+            )
+        })?;
     let command = doc
         .get("cmdline:")
         .or_else(|| doc.get("cmdline"))

@@ -65,7 +65,13 @@ pub fn parse_results(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         };
         // jitterdebugger numbers its threads, one per CPU of its affinity in order.
         let what = format!("jitterdebugger thread {index}");
-        series.push(series_of("latency", &[("cpu", index.clone())], &r, &mut warnings, &what));
+        series.push(series_of(
+            "latency",
+            &[("cpu", index.clone())],
+            &r,
+            &mut warnings,
+            &what,
+        ));
     }
     Ok(document(shell(0, 0), "cyclic", series, warnings))
 }
@@ -114,5 +120,10 @@ pub fn parse_samples(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         .map(|(thread, r)| Series::new("latency", r.summary()).label("cpu", thread))
         .collect();
     // The timestamps are CLOCK_MONOTONIC: they give the duration, not the date.
-    Ok(document(shell(0, end - start), "cyclic", series, Vec::new()))
+    Ok(document(
+        shell(0, end - start),
+        "cyclic",
+        series,
+        Vec::new(),
+    ))
 }

@@ -276,9 +276,7 @@ pub(crate) fn document(
             },
             params: shell.params,
             warmup_ns: 0,
-            measured_ns: shell
-                .finished_unix_ns
-                .saturating_sub(shell.started_unix_ns),
+            measured_ns: shell.finished_unix_ns.saturating_sub(shell.started_unix_ns),
             series,
         }],
         loads: Vec::new(),
@@ -307,7 +305,10 @@ mod tests {
     fn detects_each_format_from_its_content() {
         assert_eq!(detect("{\"schema_version\": 1}"), Some(Source::Rtgauge));
         assert_eq!(detect("{\"thread\": {}}"), Some(Source::Cyclictest));
-        assert_eq!(detect("{\"version\": 1, \"cpu\": {}}"), Some(Source::Jitterdebugger));
+        assert_eq!(
+            detect("{\"version\": 1, \"cpu\": {}}"),
+            Some(Source::Jitterdebugger)
+        );
         assert_eq!(
             detect("# RTLA timerlat histogram\n"),
             Some(Source::Timerlat)

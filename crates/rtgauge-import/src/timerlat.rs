@@ -31,7 +31,11 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         if head == "Index" {
             for name in fields {
                 let (context, cpu) = name.split_once('-').ok_or_else(|| {
-                    malformed(path, line_no, format!("column `{name}` is not CONTEXT-CPU (e.g. Thr-000)"))
+                    malformed(
+                        path,
+                        line_no,
+                        format!("column `{name}` is not CONTEXT-CPU (e.g. Thr-000)"),
+                    )
                 })?;
                 let series = match context {
                     "IRQ" => "irq",
@@ -46,7 +50,11 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
                     }
                 };
                 let cpu = cpu.parse::<u32>().map_err(|_| {
-                    malformed(path, line_no, format!("`{cpu}` in `{name}` is not a CPU number"))
+                    malformed(
+                        path,
+                        line_no,
+                        format!("`{cpu}` in `{name}` is not a CPU number"),
+                    )
                 })?;
                 columns.push((series.to_string(), cpu.to_string()));
             }
@@ -103,7 +111,11 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         }
     }
     if columns.is_empty() {
-        return Err(malformed(path, 1, "no `Index` header line: not rtla timerlat hist output"));
+        return Err(malformed(
+            path,
+            1,
+            "no `Index` header line: not rtla timerlat hist output",
+        ));
     }
     let mut warnings = Vec::new();
     let mut series = Vec::new();
@@ -113,7 +125,13 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             r.count = r.buckets.iter().map(|b| b.1).sum::<u64>() + over;
         }
         let what = format!("timerlat {name} cpu {cpu}");
-        series.push(series_of(name.as_str(), &[("cpu", cpu)], &r, &mut warnings, &what));
+        series.push(series_of(
+            name.as_str(),
+            &[("cpu", cpu)],
+            &r,
+            &mut warnings,
+            &what,
+        ));
     }
     Ok(document(
         Shell {

@@ -377,10 +377,7 @@ fn compare_series(
         .map(|(n, _)| *n)
         .collect();
     let ks = (enough && without_histogram.is_empty()).then(|| {
-        ks_test(&da, &db).with_blocks(
-            block_maxima(a).len() as u64,
-            block_maxima(b).len() as u64,
-        )
+        ks_test(&da, &db).with_blocks(block_maxima(a).len() as u64, block_maxima(b).len() as u64)
     });
     let median_shift = stats[1].relative;
     let (outcome, verdict) = match ks {
@@ -401,9 +398,8 @@ fn compare_series(
         ),
         Some(t) => {
             let blocks = BlockTest::of(a, b);
-            let tail_by_blocks = blocks.filter(|bt| {
-                bt.p_value < ALPHA && bt.shift.abs() >= MIN_TAIL_SHIFT
-            });
+            let tail_by_blocks =
+                blocks.filter(|bt| bt.p_value < ALPHA && bt.shift.abs() >= MIN_TAIL_SHIFT);
             if t.p_value_blocks < ALPHA && t.d >= MIN_KS_D {
                 let mut parts = Vec::new();
                 for s in stats.iter().filter(|s| s.stat != "min" && s.stat != "max") {
@@ -885,7 +881,7 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
             c.rule.min_tail_shift * 100.0
         );
     } else {
-    let _ = writeln!(
+        let _ = writeln!(
         out,
         "{}Rule: a row differs when the two-sample Kolmogorov–Smirnov test gives p < {} counting each run's one-second time blocks (not its correlated samples) as the independent units, and KS D ≥ {}; or when the per-interval maxima (at least {} intervals each) differ by a rank test at p < {} and {} % or more; a smaller difference cannot be separated from run-to-run variation (docs/compare.md).",
         if md { "_" } else { "" },
@@ -993,9 +989,13 @@ fn welch_log(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
         return None;
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let var = |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    let var =
+        |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
     let (ma, mb) = (mean(&la), mean(&lb));
-    let (sa, sb) = (var(&la, ma) / la.len() as f64, var(&lb, mb) / lb.len() as f64);
+    let (sa, sb) = (
+        var(&la, ma) / la.len() as f64,
+        var(&lb, mb) / lb.len() as f64,
+    );
     let shift = (mb - ma).exp() - 1.0;
     let pooled_sd = ((var(&la, ma) + var(&lb, mb)) / 2.0).sqrt();
     let spread = pooled_sd.exp() - 1.0;
@@ -1040,7 +1040,10 @@ fn judge_repeated(row: &mut CompareRow, a: &[RunValues], b: &[RunValues]) {
         );
         *s = stat(&s.stat, x, y);
     }
-    let (bn, runs) = (row.candidate.clone(), format!("{} vs {} runs", b.len(), a.len()));
+    let (bn, runs) = (
+        row.candidate.clone(),
+        format!("{} vs {} runs", b.len(), a.len()),
+    );
     let medians = |v: &[RunValues]| v.iter().map(|x| x.median).collect::<Vec<_>>();
     let tails = |v: &[RunValues]| v.iter().filter_map(|x| x.tail).collect::<Vec<_>>();
     let Some((p_med, shift_med, spread)) = welch_log(&medians(a), &medians(b)) else {
@@ -1049,16 +1052,33 @@ fn judge_repeated(row: &mut CompareRow, a: &[RunValues], b: &[RunValues]) {
         return;
     };
     let tail = welch_log(&tails(a), &tails(b));
-    let word = |shift: f64| if shift > 0.0 { (Outcome::Slower, "slower") } else { (Outcome::Faster, "faster") };
+    let word = |shift: f64| {
+        if shift > 0.0 {
+            (Outcome::Slower, "slower")
+        } else {
+            (Outcome::Faster, "faster")
+        }
+    };
     if p_med < ALPHA && shift_med.abs() >= MIN_MEDIAN_SHIFT {
         let (outcome, w) = word(shift_med);
         row.outcome = outcome;
-        row.verdict = format!("{bn} {w}: median {} ({runs}, p {})", percent(shift_med), format_p(p_med));
-    } else if let Some((p, shift, _)) = tail.filter(|t| t.0 < ALPHA && t.1.abs() >= MIN_TAIL_SHIFT) {
+        row.verdict = format!(
+            "{bn} {w}: median {} ({runs}, p {})",
+            percent(shift_med),
+            format_p(p_med)
+        );
+    } else if let Some((p, shift, _)) = tail.filter(|t| t.0 < ALPHA && t.1.abs() >= MIN_TAIL_SHIFT)
+    {
         let (outcome, w) = word(shift);
         row.outcome = outcome;
-        row.verdict = format!("{bn} {w} in the tail: {} ({runs}, p {})", percent(shift), format_p(p));
-    } else if shift_med.abs() >= MIN_MEDIAN_SHIFT || tail.is_some_and(|t| t.1.abs() >= MIN_TAIL_SHIFT) {
+        row.verdict = format!(
+            "{bn} {w} in the tail: {} ({runs}, p {})",
+            percent(shift),
+            format_p(p)
+        );
+    } else if shift_med.abs() >= MIN_MEDIAN_SHIFT
+        || tail.is_some_and(|t| t.1.abs() >= MIN_TAIL_SHIFT)
+    {
         row.outcome = Outcome::WithinNoise;
         row.verdict = format!(
             "cannot separate from run-to-run variation (± {:.0} % measured here, {runs})",

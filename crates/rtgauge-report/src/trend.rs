@@ -97,7 +97,10 @@ fn render_text(t: &Trend, style: Style) -> String {
         format!("Max {}", unit.label()),
         "Changed".into(),
     ]);
-    let fmt = |v: Option<u64>| v.map(|v| unit.format(v as f64)).unwrap_or_else(|| "–".into());
+    let fmt = |v: Option<u64>| {
+        v.map(|v| unit.format(v as f64))
+            .unwrap_or_else(|| "–".into())
+    };
     for (i, p) in t.points.iter().enumerate() {
         table.add_row(vec![
             p.run_id.to_string(),
@@ -126,7 +129,10 @@ fn render_html(t: &Trend) -> String {
         .collect();
     let lo = all.iter().copied().min().unwrap_or(1) as f64;
     let hi = all.iter().copied().max().unwrap_or(1) as f64;
-    let (llo, lhi) = (lo.log10().floor(), hi.log10().ceil().max(lo.log10().floor() + 1.0));
+    let (llo, lhi) = (
+        lo.log10().floor(),
+        hi.log10().ceil().max(lo.log10().floor() + 1.0),
+    );
     let n = t.points.len().max(1);
     let x = |i: usize| {
         if n == 1 {
@@ -172,7 +178,10 @@ fn render_html(t: &Trend) -> String {
         let pts: Vec<String> = values
             .iter()
             .enumerate()
-            .filter_map(|(i, v)| v.filter(|v| *v > 0).map(|v| format!("{:.1},{:.1}", x(i), y(v))))
+            .filter_map(|(i, v)| {
+                v.filter(|v| *v > 0)
+                    .map(|v| format!("{:.1},{:.1}", x(i), y(v)))
+            })
             .collect();
         let _ = write!(
             svg,
@@ -181,7 +190,10 @@ fn render_html(t: &Trend) -> String {
         );
         for p in &pts {
             let (px, py) = p.split_once(',').unwrap_or(("0", "0"));
-            let _ = write!(svg, "<circle cx=\"{px}\" cy=\"{py}\" r=\"3\" fill=\"{colour}\"/>");
+            let _ = write!(
+                svg,
+                "<circle cx=\"{px}\" cy=\"{py}\" r=\"3\" fill=\"{colour}\"/>"
+            );
         }
     }
     for (i, p) in t.points.iter().enumerate() {
@@ -254,7 +266,11 @@ mod tests {
     fn a_kernel_change_is_marked_in_table_and_chart() {
         let t = Trend {
             title: "cyclic rt none latency cpu=1".into(),
-            points: vec![point(1, "6.1", 1000), point(2, "6.1", 1100), point(3, "6.6", 2000)],
+            points: vec![
+                point(1, "6.1", 1000),
+                point(2, "6.1", 1100),
+                point(3, "6.6", 2000),
+            ],
         };
         assert_eq!(t.change_at(1), None);
         assert_eq!(t.change_at(2).as_deref(), Some("kernel 6.6"));

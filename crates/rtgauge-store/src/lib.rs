@@ -188,7 +188,9 @@ impl Store {
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(&classify)?;
         let id: i64 = tx
-            .query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM runs", [], |r| r.get(0))
+            .query_row("SELECT COALESCE(MAX(id), 0) + 1 FROM runs", [], |r| {
+                r.get(0)
+            })
             .map_err(&classify)?;
         let fp = &result.fingerprint;
         tx.execute(
@@ -365,7 +367,9 @@ impl Store {
         let classify = Store::classify_for(&self.path);
         let text: Option<String> = self
             .conn
-            .query_row("SELECT document FROM runs WHERE id = ?1", [id], |r| r.get(0))
+            .query_row("SELECT document FROM runs WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(&classify)?;
         let text = text.ok_or_else(|| StoreError::NotFound {

@@ -387,7 +387,12 @@ pub struct CheckArgs {
     pub regress: f64,
 
     /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, p99.99, max.
-    #[arg(long, value_name = "STATS", value_delimiter = ',', default_value = "p99,max")]
+    #[arg(
+        long,
+        value_name = "STATS",
+        value_delimiter = ',',
+        default_value = "p99,max"
+    )]
     pub regress_stats: Vec<String>,
 
     #[command(flatten)]
@@ -447,27 +452,17 @@ pub struct HistoryArgs {
 
 /// `2026-11-24` or `2026-11-24T10:00[:00]`, UTC, as Unix nanoseconds.
 fn date_arg(s: &str) -> Result<u64, String> {
-    let bad = || format!("'{s}' is not a date; write 2026-11-24 or 2026-11-24T10:00 (UTC)");
-    let (date, time) = s.split_once('T').unwrap_or((s, "00:00"));
-    let d: Vec<i64> = date.split('-').map(str::parse).collect::<Result<_, _>>().map_err(|_| bad())?;
-    let t: Vec<i64> = time.split(':').map(str::parse).collect::<Result<_, _>>().map_err(|_| bad())?;
-    let (&[y, m, day], [h, min, rest @ ..]) = (d.as_slice(), t.as_slice()) else {
-        return Err(bad());
-    };
-    let sec = rest.first().copied().unwrap_or(0);
-    if !(1..=12).contains(&m) || !(1..=31).contains(&day) || !(0..24).contains(h) || !(0..60).contains(min) || !(0..61).contains(&sec) {
-        return Err(bad());
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + h * 3600 + min * 60 + sec;
-    u64::try_from(secs).map(|s| s * 1_000_000_000).map_err(|_| bad())
+    use chrono::{NaiveDate, NaiveDateTime};
+    let at = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S")
+        .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M"))
+        .or_else(|_| {
+            NaiveDate::parse_from_str(s, "%Y-%m-%d").map(|d| d.and_time(Default::default()))
+        })
+        .map_err(|_| format!("'{s}' is not a date; write 2026-11-24 or 2026-11-24T10:00 (UTC)"))?;
+    at.and_utc()
+        .timestamp_nanos_opt()
+        .and_then(|ns| u64::try_from(ns).ok())
+        .ok_or_else(|| format!("'{s}' is out of range"))
 }
 
 #[derive(Debug, Args)]

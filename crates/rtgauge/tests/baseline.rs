@@ -14,8 +14,19 @@ use std::path::Path;
 fn run(store: &Path, result: &Path, period: &str) {
     let out = rtgauge_with_store(store)
         .args([
-            "run", "cyclic", "-d", "2s", "--warmup", "200ms", "-c", "0", "-p", period, "-q",
-            "--no-report", "-o",
+            "run",
+            "cyclic",
+            "-d",
+            "2s",
+            "--warmup",
+            "200ms",
+            "-c",
+            "0",
+            "-p",
+            period,
+            "-q",
+            "--no-report",
+            "-o",
         ])
         .arg(result)
         .output()
@@ -25,7 +36,15 @@ fn run(store: &Path, result: &Path, period: &str) {
 
 fn check(store: &Path, baseline: &str, junit: &Path) -> std::process::Output {
     rtgauge_with_store(store)
-        .args(["check", "latest", "--baseline", baseline, "--regress", "10%", "--junit"])
+        .args([
+            "check",
+            "latest",
+            "--baseline",
+            baseline,
+            "--regress",
+            "10%",
+            "--junit",
+        ])
         .arg(junit)
         .output()
         .unwrap()
@@ -48,7 +67,10 @@ fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baselin
         .output()
         .unwrap();
     assert_success(&out);
-    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "baseline board-a: run 1");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "baseline board-a: run 1"
+    );
 
     // The same configuration again: noise alone must not fail the gate.
     run(&store, &dir.path().join("base-again.json"), "100us");
@@ -67,7 +89,9 @@ fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baselin
     assert_eq!(out.status.code(), Some(2), "a regression exits 2:\n{text}");
     let failing: Vec<&str> = text.lines().filter(|l| l.contains("| FAIL")).collect();
     assert!(
-        failing.iter().any(|l| l.contains("latency cpu=0") && l.contains("regressed beyond +10 %")),
+        failing
+            .iter()
+            .any(|l| l.contains("latency cpu=0") && l.contains("regressed beyond +10 %")),
         "the regressed latency row is named:\n{text}"
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
@@ -95,11 +119,21 @@ fn compare_latest_against_previous_pairs_a_loaded_run_with_an_idle_one() {
         .unwrap();
     assert_success(&out);
     let out = rtgauge_with_store(&store)
-        .args(["compare", "latest", "--baseline", "previous", "--format", "csv"])
+        .args([
+            "compare",
+            "latest",
+            "--baseline",
+            "previous",
+            "--format",
+            "csv",
+        ])
         .output()
         .unwrap();
     assert_success(&out);
     let csv = String::from_utf8_lossy(&out.stdout);
     assert!(csv.contains(",none → cpu,latency,"), "{csv}");
-    assert!(csv.contains("# A: run 1") && csv.contains("# B: run 2"), "{csv}");
+    assert!(
+        csv.contains("# A: run 1") && csv.contains("# B: run 2"),
+        "{csv}"
+    );
 }

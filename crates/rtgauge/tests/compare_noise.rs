@@ -12,8 +12,19 @@ use std::path::{Path, PathBuf};
 fn run(result: &Path, period: &str) {
     let out = rtgauge()
         .args([
-            "run", "cyclic", "-d", "2s", "--warmup", "300ms", "-c", "0-1", "-p", period, "-q",
-            "--no-report", "-o",
+            "run",
+            "cyclic",
+            "-d",
+            "2s",
+            "--warmup",
+            "300ms",
+            "-c",
+            "0-1",
+            "-p",
+            period,
+            "-q",
+            "--no-report",
+            "-o",
         ])
         .arg(result)
         .output()
@@ -49,7 +60,10 @@ fn identical_runs_rarely_differ_and_a_period_change_does() {
     let path = |name: String| -> PathBuf { dir.path().join(name) };
     let (mut rows, mut different) = (0, 0);
     for i in 0..10 {
-        let (a, b) = (path(format!("same-{i}-a.json")), path(format!("same-{i}-b.json")));
+        let (a, b) = (
+            path(format!("same-{i}-a.json")),
+            path(format!("same-{i}-b.json")),
+        );
         run(&a, "1ms");
         run(&b, "1ms");
         let (n, d) = declared(&a, &b);

@@ -11,8 +11,19 @@ use std::time::{Duration, Instant};
 fn stored_run(store: &Path, result: &Path) -> std::process::Output {
     rtgauge_with_store(store)
         .args([
-            "run", "cyclic", "-d", "300ms", "--warmup", "50ms", "--mode", "normal", "-c", "0",
-            "-q", "--no-report", "-o",
+            "run",
+            "cyclic",
+            "-d",
+            "300ms",
+            "--warmup",
+            "50ms",
+            "--mode",
+            "normal",
+            "-c",
+            "0",
+            "-q",
+            "--no-report",
+            "-o",
         ])
         .arg(result)
         .output()
@@ -66,7 +77,11 @@ fn two_runs_are_listed_shown_and_drawn_from_the_history() {
         .args(["history", "--probe", "alloc"])
         .output()
         .unwrap();
-    assert!(stdout(&out).contains("no stored runs match"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("no stored runs match"),
+        "{}",
+        stdout(&out)
+    );
     // Both points of the trend.
     let out = rtgauge_with_store(&store)
         .args([
@@ -79,7 +94,9 @@ fn two_runs_are_listed_shown_and_drawn_from_the_history() {
     assert!(text.contains("over 2 stored runs"), "{text}");
     let html = dir.path().join("trend.html");
     let out = rtgauge_with_store(&store)
-        .args(["trend", "cyclic", "latency", "cpu=0", "--format", "html", "-o"])
+        .args([
+            "trend", "cyclic", "latency", "cpu=0", "--format", "html", "-o",
+        ])
         .arg(&html)
         .output()
         .unwrap();
@@ -96,8 +113,20 @@ fn no_store_keeps_nothing_and_says_nothing() {
     let result = dir.path().join("r.json");
     let out = rtgauge_with_store(&store)
         .args([
-            "run", "cyclic", "-d", "100ms", "--warmup", "10ms", "--mode", "normal", "-c", "0",
-            "-q", "--no-report", "--no-store", "-o",
+            "run",
+            "cyclic",
+            "-d",
+            "100ms",
+            "--warmup",
+            "10ms",
+            "--mode",
+            "normal",
+            "-c",
+            "0",
+            "-q",
+            "--no-report",
+            "--no-store",
+            "-o",
         ])
         .arg(&result)
         .output()
@@ -152,8 +181,19 @@ fn a_run_waits_for_a_history_another_process_holds_and_then_lands() {
     let result = dir.path().join("second.json");
     let child = rtgauge_with_store(&store)
         .args([
-            "run", "cyclic", "-d", "200ms", "--warmup", "10ms", "--mode", "normal", "-c", "0",
-            "-q", "--no-report", "-o",
+            "run",
+            "cyclic",
+            "-d",
+            "200ms",
+            "--warmup",
+            "10ms",
+            "--mode",
+            "normal",
+            "-c",
+            "0",
+            "-q",
+            "--no-report",
+            "-o",
         ])
         .arg(&result)
         .stdout(std::process::Stdio::piped())
@@ -180,8 +220,19 @@ fn sigkill_during_the_history_write_leaves_it_consistent_and_the_result_complete
     let result = dir.path().join("killed.json");
     let mut child = rtgauge_with_store(&store)
         .args([
-            "run", "cyclic", "-d", "200ms", "--warmup", "10ms", "--mode", "normal", "-c", "0",
-            "-q", "--no-report", "-o",
+            "run",
+            "cyclic",
+            "-d",
+            "200ms",
+            "--warmup",
+            "10ms",
+            "--mode",
+            "normal",
+            "-c",
+            "0",
+            "-q",
+            "--no-report",
+            "-o",
         ])
         .arg(&result)
         .stdout(std::process::Stdio::null())
@@ -199,7 +250,10 @@ fn sigkill_during_the_history_write_leaves_it_consistent_and_the_result_complete
         std::thread::sleep(Duration::from_millis(20));
     }
     std::thread::sleep(Duration::from_millis(300));
-    assert!(child.try_wait().unwrap().is_none(), "still waiting for the lock");
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "still waiting for the lock"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
     holder.execute_batch("COMMIT").unwrap();
@@ -225,4 +279,54 @@ fn sigkill_during_the_history_write_leaves_it_consistent_and_the_result_complete
         assert!(!run.probes.is_empty(), "run {} has its series rows", run.id);
         db.get(run.id).unwrap();
     }
+}
+
+#[test]
+fn repeat_writes_one_numbered_result_per_run_and_keeps_each() {
+    let _guard = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let out = rtgauge_with_store(&store)
+        .args([
+            "run",
+            "cyclic",
+            "-d",
+            "100ms",
+            "--warmup",
+            "10ms",
+            "--mode",
+            "normal",
+            "-c",
+            "0",
+            "-q",
+            "--no-report",
+            "--repeat",
+            "2",
+            "-o",
+        ])
+        .arg(dir.path().join("r.json"))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    for i in 1..=2 {
+        assert_eq!(
+            read_json(&dir.path().join(format!("r-{i}.json")))["status"],
+            "complete"
+        );
+    }
+    assert!(!dir.path().join("r.json").exists());
+    let out = rtgauge_with_store(&store)
+        .args(["history", "--since", "2020-01-01"])
+        .output()
+        .unwrap();
+    let listed = stdout(&out);
+    assert!(
+        listed.contains("r-1.json") && listed.contains("r-2.json"),
+        "{listed}"
+    );
+    let out = rtgauge_with_store(&store)
+        .args(["history", "--since", "2099-01-01T00:00"])
+        .output()
+        .unwrap();
+    assert!(stdout(&out).contains("no stored runs match"));
 }

@@ -34,11 +34,16 @@ fn cyclictest_output_imports_and_pairs_with_an_rtgauge_run_of_the_same_settings(
     let (with_h, without_h) = (dir.path().join("ct-h.json"), dir.path().join("ct.json"));
     for (file, histogram) in [(&with_h, true), (&without_h, false)] {
         let mut cmd = std::process::Command::new("cyclictest");
-        cmd.args(["-m", "-q", "-p", "95", "-i", "1000", "-l", "1000", "-t", "1", "-a", "0"]);
+        cmd.args([
+            "-m", "-q", "-p", "95", "-i", "1000", "-l", "1000", "-t", "1", "-a", "0",
+        ]);
         if histogram {
             cmd.args(["-h", "2000"]);
         }
-        let out = cmd.arg(format!("--json={}", file.display())).output().unwrap();
+        let out = cmd
+            .arg(format!("--json={}", file.display()))
+            .output()
+            .unwrap();
         assert_success(&out);
     }
     let out = import(
@@ -62,14 +67,30 @@ fn cyclictest_output_imports_and_pairs_with_an_rtgauge_run_of_the_same_settings(
     assert!(latency["stats"]["max_ns"].as_u64().unwrap() > 0);
     let full = read_json(&dir.path().join("ct-h.rtgauge.json"));
     assert_eq!(full["runs"][0]["series"][0]["stats"]["count"], 1000);
-    assert!(full["runs"][0]["series"][0]["stats"]["median_ns"].as_u64().unwrap() > 0);
+    assert!(
+        full["runs"][0]["series"][0]["stats"]["median_ns"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
 
     // An rtgauge run of the same settings: rt at priority 95, 1 ms, CPU 0.
     let ours = dir.path().join("ours.json");
     let out = rtgauge()
         .args([
-            "run", "cyclic", "-l", "1000", "--warmup", "50ms", "-c", "0", "-p", "1ms", "-q",
-            "--no-report", "-o",
+            "run",
+            "cyclic",
+            "-l",
+            "1000",
+            "--warmup",
+            "50ms",
+            "-c",
+            "0",
+            "-p",
+            "1ms",
+            "-q",
+            "--no-report",
+            "-o",
         ])
         .arg(&ours)
         .output()
@@ -91,7 +112,9 @@ fn cyclictest_output_imports_and_pairs_with_an_rtgauge_run_of_the_same_settings(
     // Both are in the history.
     let out = rtgauge_with_store(&store).arg("history").output().unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout).matches("import cyclictest").count(),
+        String::from_utf8_lossy(&out.stdout)
+            .matches("import cyclictest")
+            .count(),
         2
     );
 }
@@ -160,16 +183,27 @@ fn rtla_timerlat_and_jitterdebugger_results_import_with_every_row() {
     let series = t["runs"][0]["series"].as_array().unwrap();
     let names: Vec<String> = series
         .iter()
-        .map(|s| format!("{} cpu={}", s["name"].as_str().unwrap(), s["labels"]["cpu"].as_str().unwrap()))
+        .map(|s| {
+            format!(
+                "{} cpu={}",
+                s["name"].as_str().unwrap(),
+                s["labels"]["cpu"].as_str().unwrap()
+            )
+        })
         .collect();
-    assert_eq!(names, ["irq cpu=0", "thread cpu=0", "irq cpu=1", "thread cpu=1"]);
+    assert_eq!(
+        names,
+        ["irq cpu=0", "thread cpu=0", "irq cpu=1", "thread cpu=1"]
+    );
     assert_eq!(series[1]["stats"]["count"], 1000);
     assert_eq!(series[1]["stats"]["max_ns"], 5000);
     assert_eq!(series[1]["stats"]["median_ns"], 2000);
     let j = read_json(&dir.path().join("results.rtgauge.json"));
     assert_eq!(j["runs"][0]["series"][0]["stats"]["count"], 100);
     // Histogram bucket resolution: the median is 4 µs within 1/1024.
-    let median = j["runs"][0]["series"][0]["stats"]["median_ns"].as_u64().unwrap();
+    let median = j["runs"][0]["series"][0]["stats"]["median_ns"]
+        .as_u64()
+        .unwrap();
     assert!((4000..=4004).contains(&median), "{median}");
 }
 
@@ -180,7 +214,11 @@ fn a_malformed_file_is_refused_naming_the_file_and_line_and_nothing_is_stored() 
     let good = dir.path().join("good.txt");
     std::fs::write(&good, TIMERLAT_HIST).unwrap();
     let bad = dir.path().join("bad.txt");
-    std::fs::write(&bad, TIMERLAT_HIST.replace("2             4", "2             x")).unwrap();
+    std::fs::write(
+        &bad,
+        TIMERLAT_HIST.replace("2             4", "2             x"),
+    )
+    .unwrap();
     let out = import(&store, &[good.as_os_str(), bad.as_os_str()]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -144,7 +144,7 @@ fn concurrent_runs_in_one_directory_get_their_own_results() {
     let dir = tempfile::tempdir().unwrap();
     let start = || {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .env("RTGAUGE_NO_STORE", "1")
+            .env("RTGAUGE_NO_STORE", "1")
             .current_dir(dir.path())
             .args(["run", "cyclic", "--mode", "normal", "--period", "100us"])
             .args(["--warmup", "10ms", "--loops", "300", "-q", "--no-report"])

@@ -1,9 +1,9 @@
 //! `rtgauge check`: a result against a spec of limits. Exit 0 pass, 2 a limit exceeded or
 //! an incomplete result (without --allow-incomplete), 1 error (unreadable result, bad spec).
 
+use super::history::resolve;
 use crate::cli::{CheckArgs, CheckFormat};
 use anyhow::{Context, Result};
-use super::history::resolve;
 use rtgauge_report::check::{check_against_baseline, check_result_allowing, is_regress_stat};
 use rtgauge_report::{Format, Render, Spec, Style};
 use rtgauge_result::output::{self, Existing};

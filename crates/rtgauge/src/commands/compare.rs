@@ -1,11 +1,11 @@
 //! `rtgauge compare`: results side by side, baseline first.
 
+use super::history::resolve;
 use crate::cli::{CompareArgs, CompareFormat};
 use anyhow::{Context, Result};
 use rtgauge_report::compare::{self, letter};
 use rtgauge_report::{result_names, write_html, Format, Render, ReportInput, Style};
 use rtgauge_result::output::{self, Existing};
-use super::history::resolve;
 use rtgauge_result::write_bytes_atomically;
 use std::path::{Path, PathBuf};
 
@@ -21,7 +21,11 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
         output::check(path, Existing::Replace)?;
     }
     let resolve = |p: &PathBuf| resolve(&p.to_string_lossy(), &args.store);
-    let mut named = args.results.iter().map(resolve).collect::<Result<Vec<_>>>()?;
+    let mut named = args
+        .results
+        .iter()
+        .map(resolve)
+        .collect::<Result<Vec<_>>>()?;
     if let Some(baseline) = &args.baseline {
         named.insert(0, resolve(&PathBuf::from(baseline))?);
     }
@@ -41,11 +45,7 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .unzip();
-        compare::compare_repeated(
-            &results,
-            &cand,
-            [sources.join(" "), cand_sources.join(" ")],
-        )
+        compare::compare_repeated(&results, &cand, [sources.join(" "), cand_sources.join(" ")])
     };
     let format = match args.format {
         CompareFormat::Table => Format::Text(crate::display::text_style()),
@@ -59,11 +59,12 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
                 );
             };
             // Overlay legends say which letter each line belongs to.
-            let names: Vec<String> = result_names(&sources.iter().map(PathBuf::from).collect::<Vec<_>>())
-                .into_iter()
-                .enumerate()
-                .map(|(i, n)| format!("{} {n}", letter(i)))
-                .collect();
+            let names: Vec<String> =
+                result_names(&sources.iter().map(PathBuf::from).collect::<Vec<_>>())
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, n)| format!("{} {n}", letter(i)))
+                    .collect();
             write_html(
                 &ReportInput {
                     results: &results,

@@ -105,7 +105,14 @@ pub fn history(args: HistoryArgs) -> Result<u8> {
     }
     let mut table = rtgauge_report::format::new_table(crate::display::text_style());
     table.set_header(vec![
-        "ID", "Started (UTC)", "Host", "Kernel", "Preemption", "Status", "Probes", "From",
+        "ID",
+        "Started (UTC)",
+        "Host",
+        "Kernel",
+        "Preemption",
+        "Status",
+        "Probes",
+        "From",
     ]);
     for r in &runs {
         table.add_row(vec![

@@ -48,7 +48,6 @@ fn numbered(path: &Path, i: u32) -> PathBuf {
 }
 
 fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
-    let args = args;
     let plan = build_plan(args)?;
     // A bad spec fails before the run, not after it.
     let spec = args

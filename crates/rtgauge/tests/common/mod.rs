@@ -18,7 +18,8 @@ pub fn rtgauge() -> Command {
 /// can also spawn and kill it.
 pub fn rtgauge_with_store(store: &Path) -> std::process::Command {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"));
-    cmd.env_remove("RTGAUGE_NO_STORE").env("RTGAUGE_STORE", store);
+    cmd.env_remove("RTGAUGE_NO_STORE")
+        .env("RTGAUGE_STORE", store);
     cmd
 }
 
