@@ -1,7 +1,10 @@
 //! `cyclictest --json=FILE`: one entry per thread with cycles, min, avg and max in µs, and
 //! the histogram (µs → count) when `-h US` was given.
 
-use crate::{document, malformed, rfc2822_ns, series_of, us_to_ns, ImportError, Reported, Shell};
+use crate::{
+    document, malformed, rfc2822_ns, series_of, us_histogram, us_to_ns, ImportError, Reported,
+    Shell,
+};
 use rtgauge_result::RunResult;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -51,19 +54,12 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             .and_then(Value::as_u64)
             .map(|c| c.to_string())
             .unwrap_or_else(|| index.clone());
-        let mut buckets = Vec::new();
-        if let Some(h) = thread.get("histogram").and_then(Value::as_object) {
-            for (us, count) in h {
-                let (Ok(us), Some(count)) = (us.parse::<u64>(), count.as_u64()) else {
-                    return Err(malformed(
-                        path,
-                        line,
-                        format!("thread {index}: histogram entry \"{us}\" is not µs: count"),
-                    ));
-                };
-                buckets.push((us * 1000, count));
-            }
-        }
+        let buckets = us_histogram(
+            path,
+            line,
+            &format!("thread {index}"),
+            thread.get("histogram"),
+        )?;
         let reported = Reported {
             buckets,
             count: cycles as u64,

@@ -3,7 +3,7 @@
 //! (`thread;seconds.nanoseconds;latency_us` per line). The samples keep time, so their
 //! per-interval maxima are real, as for a measured run.
 
-use crate::{document, malformed, series_of, us_to_ns, ImportError, Reported, Shell};
+use crate::{document, malformed, series_of, us_histogram, us_to_ns, ImportError, Reported, Shell};
 use rtgauge_result::{RunResult, Series};
 use rtgauge_stats::Recorder;
 use serde_json::Value;
@@ -43,19 +43,7 @@ pub fn parse_results(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         let field = |name: &str| t.get(name).and_then(Value::as_f64);
         let count = field("count")
             .ok_or_else(|| malformed(path, line, format!("thread {index}: no \"count\"")))?;
-        let mut buckets = Vec::new();
-        if let Some(h) = t.get("histogram").and_then(Value::as_object) {
-            for (us, n) in h {
-                let (Ok(us), Some(n)) = (us.parse::<u64>(), n.as_u64()) else {
-                    return Err(malformed(
-                        path,
-                        line,
-                        format!("thread {index}: histogram entry \"{us}\" is not µs: count"),
-                    ));
-                };
-                buckets.push((us * 1000, n));
-            }
-        }
+        let buckets = us_histogram(path, line, &format!("thread {index}"), t.get("histogram"))?;
         let r = Reported {
             buckets,
             count: count as u64,

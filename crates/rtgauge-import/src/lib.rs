@@ -285,6 +285,29 @@ pub(crate) fn document(
     }
 }
 
+/// A JSON histogram of 1 µs buckets (`{"12": 40, "13": 7}`, as cyclictest and jitterdebugger
+/// write it) as (ns, count); `what` names the series in an error at `line`.
+pub(crate) fn us_histogram(
+    path: &Path,
+    line: usize,
+    what: &str,
+    histogram: Option<&serde_json::Value>,
+) -> Result<Vec<(u64, u64)>, ImportError> {
+    let Some(h) = histogram.and_then(serde_json::Value::as_object) else {
+        return Ok(Vec::new());
+    };
+    h.iter()
+        .map(|(us, count)| match (us.parse::<u64>(), count.as_u64()) {
+            (Ok(us), Some(count)) => Ok((us * 1000, count)),
+            _ => Err(malformed(
+                path,
+                line,
+                format!("{what}: histogram entry \"{us}\" is not µs: count"),
+            )),
+        })
+        .collect()
+}
+
 /// `12.5` µs → ns, refusing what is not a non-negative number.
 pub(crate) fn us_to_ns(value: f64) -> Option<u64> {
     (value.is_finite() && value >= 0.0).then(|| (value * 1000.0).round() as u64)

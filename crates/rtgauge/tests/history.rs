@@ -7,27 +7,36 @@ use common::*;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// A short run kept in the history at `store`, its result at `result`.
+/// A 200 ms cyclic run (normal mode, CPU 0) kept in the history at `store`, its result at
+/// `result`, with `extra` options; ready to run or spawn.
+fn short_run_with(store: &Path, result: &Path, extra: &[&str]) -> std::process::Command {
+    let mut cmd = rtgauge_with_store(store);
+    cmd.args([
+        "run",
+        "cyclic",
+        "-d",
+        "200ms",
+        "--warmup",
+        "10ms",
+        "--mode",
+        "normal",
+        "-c",
+        "0",
+        "-q",
+        "--no-report",
+    ])
+    .args(extra)
+    .arg("-o")
+    .arg(result);
+    cmd
+}
+
+fn short_run(store: &Path, result: &Path) -> std::process::Command {
+    short_run_with(store, result, &[])
+}
+
 fn stored_run(store: &Path, result: &Path) -> std::process::Output {
-    rtgauge_with_store(store)
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "300ms",
-            "--warmup",
-            "50ms",
-            "--mode",
-            "normal",
-            "-c",
-            "0",
-            "-q",
-            "--no-report",
-            "-o",
-        ])
-        .arg(result)
-        .output()
-        .unwrap()
+    short_run(store, result).output().unwrap()
 }
 
 fn stdout(out: &std::process::Output) -> String {
@@ -111,24 +120,7 @@ fn no_store_keeps_nothing_and_says_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("history.sqlite");
     let result = dir.path().join("r.json");
-    let out = rtgauge_with_store(&store)
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "100ms",
-            "--warmup",
-            "10ms",
-            "--mode",
-            "normal",
-            "-c",
-            "0",
-            "-q",
-            "--no-report",
-            "--no-store",
-            "-o",
-        ])
-        .arg(&result)
+    let out = short_run_with(&store, &result, &["--no-store"])
         .output()
         .unwrap();
     assert_success(&out);
@@ -179,23 +171,7 @@ fn a_run_waits_for_a_history_another_process_holds_and_then_lands() {
     let holder = rusqlite::Connection::open(&store).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     let result = dir.path().join("second.json");
-    let child = rtgauge_with_store(&store)
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "200ms",
-            "--warmup",
-            "10ms",
-            "--mode",
-            "normal",
-            "-c",
-            "0",
-            "-q",
-            "--no-report",
-            "-o",
-        ])
-        .arg(&result)
+    let child = short_run(&store, &result)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -218,23 +194,7 @@ fn sigkill_during_the_history_write_leaves_it_consistent_and_the_result_complete
     let holder = rusqlite::Connection::open(&store).unwrap();
     holder.execute_batch("BEGIN IMMEDIATE").unwrap();
     let result = dir.path().join("killed.json");
-    let mut child = rtgauge_with_store(&store)
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "200ms",
-            "--warmup",
-            "10ms",
-            "--mode",
-            "normal",
-            "-c",
-            "0",
-            "-q",
-            "--no-report",
-            "-o",
-        ])
-        .arg(&result)
+    let mut child = short_run(&store, &result)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -286,25 +246,7 @@ fn repeat_writes_one_numbered_result_per_run_and_keeps_each() {
     let _guard = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("history.sqlite");
-    let out = rtgauge_with_store(&store)
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "100ms",
-            "--warmup",
-            "10ms",
-            "--mode",
-            "normal",
-            "-c",
-            "0",
-            "-q",
-            "--no-report",
-            "--repeat",
-            "2",
-            "-o",
-        ])
-        .arg(dir.path().join("r.json"))
+    let out = short_run_with(&store, &dir.path().join("r.json"), &["--repeat", "2"])
         .output()
         .unwrap();
     assert_success(&out);
