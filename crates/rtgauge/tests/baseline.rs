@@ -12,26 +12,7 @@ use common::*;
 use std::path::Path;
 
 fn run(store: &Path, result: &Path, period: &str) {
-    let out = rtgauge_with_store(store)
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "2s",
-            "--warmup",
-            "200ms",
-            "-c",
-            "0",
-            "-p",
-            period,
-            "-q",
-            "--no-report",
-            "-o",
-        ])
-        .arg(result)
-        .output()
-        .unwrap();
-    assert_success(&out);
+    cyclic_run_2s(rtgauge_with_store(store), result, "0", period);
 }
 
 fn check(store: &Path, baseline: &str, junit: &Path) -> std::process::Output {

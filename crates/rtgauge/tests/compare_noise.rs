@@ -10,26 +10,7 @@ use common::*;
 use std::path::{Path, PathBuf};
 
 fn run(result: &Path, period: &str) {
-    let out = rtgauge()
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "2s",
-            "--warmup",
-            "300ms",
-            "-c",
-            "0-1",
-            "-p",
-            period,
-            "-q",
-            "--no-report",
-            "-o",
-        ])
-        .arg(result)
-        .output()
-        .unwrap();
-    assert_success(&out);
+    cyclic_run_2s(rtgauge_process(), result, "0-1", period);
 }
 
 /// (rows, rows declared different) of `compare a b`.

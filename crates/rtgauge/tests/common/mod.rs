@@ -14,6 +14,27 @@ pub fn rtgauge() -> Command {
     cmd
 }
 
+/// A cyclic run of 2 s after 300 ms warm-up in rt mode on `cpus` at `period`, its result at
+/// `result`, by `cmd` (the binary with or without a history); fails the test on error.
+pub fn cyclic_run_2s(mut cmd: std::process::Command, result: &Path, cpus: &str, period: &str) {
+    let out = cmd
+        .args([
+            "run", "cyclic", "-d", "2s", "--warmup", "300ms", "-c", cpus, "-p", period,
+        ])
+        .args(["-q", "--no-report", "-o"])
+        .arg(result)
+        .output()
+        .unwrap();
+    assert_success(&out);
+}
+
+/// The binary as a plain process, without a run history.
+pub fn rtgauge_process() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"));
+    cmd.env("RTGAUGE_NO_STORE", "1").env_remove("RTGAUGE_STORE");
+    cmd
+}
+
 /// The binary with its run history at `store` (and nowhere else); a plain process so tests
 /// can also spawn and kill it.
 pub fn rtgauge_with_store(store: &Path) -> std::process::Command {
