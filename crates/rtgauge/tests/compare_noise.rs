@@ -10,7 +10,7 @@ use common::*;
 use std::path::{Path, PathBuf};
 
 fn run(result: &Path, period: &str) {
-    cyclic_run_2s(rtgauge_process(), result, "0-1", period);
+    cyclic_run(rtgauge_process(), result, ["0-1", period, "2s"]);
 }
 
 /// (rows, rows declared different) of `compare a b`.

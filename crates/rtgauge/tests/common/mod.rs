@@ -14,14 +14,17 @@ pub fn rtgauge() -> Command {
     cmd
 }
 
-/// A cyclic run of 2 s after 300 ms warm-up in rt mode on `cpus` at `period`, its result at
-/// `result`, by `cmd` (the binary with or without a history); fails the test on error.
-pub fn cyclic_run_2s(mut cmd: std::process::Command, result: &Path, cpus: &str, period: &str) {
+/// A cyclic run of `duration` after 300 ms warm-up in rt mode on `cpus` at `period`, its
+/// result at `result`, by `cmd` (the binary with or without a history); fails the test on
+/// error.
+pub fn cyclic_run(
+    mut cmd: std::process::Command,
+    result: &Path,
+    [cpus, period, duration]: [&str; 3],
+) {
     let out = cmd
-        .args([
-            "run", "cyclic", "-d", "2s", "--warmup", "300ms", "-c", cpus, "-p", period,
-        ])
-        .args(["-q", "--no-report", "-o"])
+        .args(["run", "cyclic", "-d", duration, "--warmup", "300ms"])
+        .args(["-c", cpus, "-p", period, "-q", "--no-report", "-o"])
         .arg(result)
         .output()
         .unwrap();
