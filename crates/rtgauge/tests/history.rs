@@ -54,9 +54,7 @@ fn two_runs_are_listed_shown_and_drawn_from_the_history() {
     let store = dir.path().join("history.sqlite");
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     for r in [&a, &b] {
-        let out = stored_run(&store, r);
-        assert_success(&out);
-        assert!(stdout(&out).contains("history: run"), "{}", stdout(&out));
+        assert_success(&stored_run(&store, r));
     }
     let out = rtgauge_with_store(&store).arg("history").output().unwrap();
     assert_success(&out);
@@ -127,6 +125,22 @@ fn no_store_keeps_nothing_and_says_nothing() {
     assert!(!store.exists());
     assert!(!stdout(&out).contains("history:"));
     assert!(stderr(&out).is_empty(), "{}", stderr(&out));
+    // Without -q a kept run says where it went.
+    let kept = dir.path().join("kept.json");
+    let out = rtgauge_with_store(&store)
+        .args([
+            "run", "cyclic", "-d", "100ms", "--warmup", "10ms", "--mode", "normal",
+        ])
+        .args(["-c", "0", "--no-report", "-o"])
+        .arg(&kept)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    assert!(
+        stdout(&out).contains("history: run 1 in"),
+        "{}",
+        stdout(&out)
+    );
     read_json(&result);
 }
 
@@ -180,7 +194,8 @@ fn a_run_waits_for_a_history_another_process_holds_and_then_lands() {
     holder.execute_batch("COMMIT").unwrap();
     let out = child.wait_with_output().unwrap();
     assert_success(&out);
-    assert!(stdout(&out).contains("history: run 2"), "{}", stdout(&out));
+    let out = rtgauge_with_store(&store).arg("history").output().unwrap();
+    assert!(stdout(&out).contains("second.json"), "{}", stdout(&out));
 }
 
 #[test]

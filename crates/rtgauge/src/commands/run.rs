@@ -106,7 +106,8 @@ fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
         .then(|| super::history::keep(&result, &output, &args.store, "run"))
         .flatten();
     let code = report(args, &result, &output, spec.as_ref())?;
-    if let Some(line) = kept {
+    // -q prints the result path only.
+    if let Some(line) = kept.filter(|_| !args.quiet) {
         println!("{line}");
     }
     Ok(interrupted_status(&result).unwrap_or(code))
