@@ -56,6 +56,9 @@ pub enum Command {
     History(HistoryArgs),
     /// Name a stored run as a baseline for `compare --baseline` and `check --baseline`.
     Baseline(BaselineArgs),
+    /// Measure two configurations in alternating rounds (A B B A …) and compare them run by
+    /// run: the way to tell a small change from run-to-run variation.
+    Ab(AbArgs),
     /// Read results of cyclictest, rtla timerlat, jitterdebugger or rtgauge into the run
     /// history (and optionally write them as rtgauge result files).
     Import(ImportArgs),
@@ -463,6 +466,33 @@ fn date_arg(s: &str) -> Result<u64, String> {
         .timestamp_nanos_opt()
         .and_then(|ns| u64::try_from(ns).ok())
         .ok_or_else(|| format!("'{s}' is out of range"))
+}
+
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// The first configuration (the baseline): `rtgauge run` options in one argument, e.g.
+    /// "cyclic -p 1ms -c 0-1".
+    #[arg(value_name = "CONFIG-A")]
+    pub a: String,
+
+    /// The second configuration, e.g. "cyclic -p 100us -c 0-1".
+    #[arg(value_name = "CONFIG-B")]
+    pub b: String,
+
+    /// How many times each configuration runs.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub rounds: u32,
+
+    /// Directory for the result files (A-1.json, B-1.json, …).
+    #[arg(long, value_name = "DIR", default_value = "rtgauge-ab")]
+    pub output_dir: PathBuf,
+
+    /// Output format of the comparison.
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub format: CheckFormat,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Args)]

@@ -1,5 +1,6 @@
 //! One function per sub-command; each returns the exit status.
 
+mod ab;
 mod check;
 mod compare;
 mod doctor;
@@ -35,6 +36,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Export(a) => export::export(a),
         Command::History(a) => history::history(a),
         Command::Baseline(a) => history::baseline(a),
+        Command::Ab(a) => ab::ab(a),
         Command::Import(a) => import::import(a),
         Command::Trend(a) => trend::trend(a),
         Command::Schema => {
