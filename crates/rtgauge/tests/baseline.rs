@@ -70,12 +70,18 @@ fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baselin
     let out = check(&store, "board-a", &junit);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(2), "a regression exits 2:\n{text}");
+    // The period rows always regress tenfold; latency and jitter do on a quiet machine and
+    // may be "cannot separate" on a busy one. Whichever failed is named with its reason.
     let failing: Vec<&str> = text.lines().filter(|l| l.contains("| FAIL")).collect();
+    assert!(
+        failing.iter().any(|l| l.contains("period cpu=0")),
+        "the regressed period row is named:\n{text}"
+    );
     assert!(
         failing
             .iter()
-            .any(|l| l.contains("latency cpu=0") && l.contains("regressed beyond +10 %")),
-        "the regressed latency row is named:\n{text}"
+            .all(|l| l.contains("regressed beyond +10 % against run 1")),
+        "{text}"
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<failure"), "{xml}");
