@@ -227,3 +227,39 @@ fn a_malformed_file_is_refused_naming_the_file_and_line_and_nothing_is_stored() 
     assert!(err.contains("`x` is not a number"), "{err}");
     assert!(!store.exists(), "nothing stored when one file is bad");
 }
+
+#[test]
+fn jitterdebugger_samples_keep_their_time_so_interval_maxima_are_real() {
+    let dir = tempfile::tempdir().unwrap();
+    // `jittersamples --format csv`: thread;seconds.nanoseconds;latency in µs. Three seconds
+    // of samples on thread 0, the worst in the second one.
+    let mut csv = String::new();
+    for (second, base_us) in [(0u64, 10u64), (1, 12), (2, 11)] {
+        for k in 0..100u64 {
+            let at = second * 1_000_000_000 + k * 10_000_000;
+            csv.push_str(&format!(
+                "0;{}.{:09};{}\n",
+                5000 + at / 1_000_000_000,
+                at % 1_000_000_000,
+                base_us + k % 3
+            ));
+        }
+    }
+    let file = dir.path().join("samples.csv");
+    std::fs::write(&file, csv).unwrap();
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let r = read_json(&dir.path().join("samples.rtgauge.json"));
+    let stats = &r["runs"][0]["series"][0]["stats"];
+    assert_eq!(stats["count"], 300);
+    assert_eq!(stats["max_ns"], 14000);
+    assert_eq!(
+        stats["intervals"]["max_ns"],
+        serde_json::json!([12000, 14000, 13000])
+    );
+}
