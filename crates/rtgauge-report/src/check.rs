@@ -701,6 +701,148 @@ pub fn check_result_allowing(
 /// Table style of the terminal and Markdown renderings.
 pub use crate::compare::Style;
 
+/// One statistic of a series per operation, by the names `--regress-stats` takes: min,
+/// median, mean, max or a percentile label (p99, p99.9…).
+fn named_stat(s: &Series, name: &str) -> Option<f64> {
+    let st = &s.stats;
+    let ns = match name {
+        "min" => st.min_ns,
+        "median" => st.median_ns,
+        "mean" => st.mean_ns,
+        "max" => st.max_ns,
+        label => st.percentiles.entries().iter().find(|e| e.0 == label)?.2,
+    };
+    per_op(s, ns)
+}
+
+/// Whether `name` is a statistic [`check_against_baseline`] can judge.
+pub fn is_regress_stat(name: &str) -> bool {
+    matches!(name, "min" | "median" | "mean" | "max")
+        || rtgauge_stats::Percentiles::default()
+            .entries()
+            .iter()
+            .any(|e| e.0 == name)
+}
+
+/// The gate against a baseline run: one case per row of the comparison of `baseline` and
+/// `candidate`, one bound per statistic in `stats`. A statistic fails when it got worse by
+/// more than `regress` (0.1 = 10 %) **and** the comparison declares the row slower (or
+/// different, the distributions crossing): a
+/// change the comparison cannot separate from run-to-run variation passes, with the reason,
+/// so noise alone never fails a build. `baseline_name` says which run it was.
+pub fn check_against_baseline(
+    baseline: &RunResult,
+    candidate: &RunResult,
+    baseline_name: &str,
+    regress: f64,
+    stats: &[String],
+    allow_incomplete: bool,
+) -> CheckReport {
+    let comparison = crate::compare::compare(
+        &[baseline.clone(), candidate.clone()],
+        &[baseline_name.to_string(), "this result".to_string()],
+    );
+    let find = |r: &'_ RunResult, row: &crate::compare::CompareRow, load: &str| {
+        r.runs
+            .iter()
+            .filter(|p| p.title() == row.probe && p.mode == row.mode && p.load == load)
+            .flat_map(|p| p.series.iter())
+            .find(|s| s.name == row.series && s.labels == row.labels)
+            .cloned()
+    };
+    let limit_text = format!("+{} % against {baseline_name}", regress * 100.0);
+    let mut cases = Vec::new();
+    for row in &comparison.rows {
+        let (load_a, load_b) = row
+            .load
+            .split_once(" → ")
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .unwrap_or_else(|| (row.load.clone(), row.load.clone()));
+        let (Some(sa), Some(sb)) = (find(baseline, row, &load_a), find(candidate, row, &load_b))
+        else {
+            continue;
+        };
+        // Slower, or different with distributions that cross (a faster body, a longer
+        // tail): the comparison has separated the row from run-to-run variation.
+        let declared_slower = matches!(
+            row.outcome,
+            crate::compare::Outcome::Slower | crate::compare::Outcome::Differs
+        );
+        let bounds: Vec<BoundResult> = stats
+            .iter()
+            .map(|name| {
+                let (a, b) = (named_stat(&sa, name), named_stat(&sb, name));
+                let rel = a.zip(b).and_then(|(a, b)| (a > 0.0).then(|| (b - a) / a));
+                let shown = |v: Option<f64>| {
+                    v.map(|v| format_duration_ns(v.round() as u64))
+                        .unwrap_or_else(|| "–".into())
+                };
+                let change = format!(
+                    "{name} {} → {}{}",
+                    shown(a),
+                    shown(b),
+                    rel.map(|r| format!(" ({})", crate::compare::percent(r)))
+                        .unwrap_or_default()
+                );
+                let (verdict, message) = match rel {
+                    None => (
+                        Verdict::NotApplicable,
+                        format!("{change}: not in both results"),
+                    ),
+                    Some(r) if r > regress && declared_slower => (
+                        Verdict::Fail,
+                        format!("{change}: regressed beyond {limit_text} ({})", row.verdict),
+                    ),
+                    Some(r) if r > regress => (
+                        Verdict::Pass,
+                        format!("{change}: worse, but not a regression: {}", row.verdict),
+                    ),
+                    Some(_) => (Verdict::Pass, change),
+                };
+                BoundResult {
+                    stat: name.clone(),
+                    limit: limit_text.clone(),
+                    value: b,
+                    verdict,
+                    message,
+                }
+            })
+            .collect();
+        let passed = bounds.iter().all(|b| b.verdict != Verdict::Fail);
+        cases.push(CheckCase {
+            limit: cases.len() + 1,
+            line: 0,
+            name: Some(format!("regress {limit_text}")),
+            probe: row.probe.clone(),
+            mode: row.mode.clone(),
+            load: row.load.clone(),
+            series: row.display_series(),
+            bounds,
+            passed,
+            problem: None,
+        });
+    }
+    let incomplete = incompleteness(candidate);
+    let passed = cases.iter().all(|c| c.passed) && (incomplete.is_empty() || allow_incomplete);
+    CheckReport {
+        spec: format!("baseline {baseline_name}"),
+        passed,
+        incomplete,
+        incomplete_allowed: allow_incomplete,
+        cases,
+    }
+}
+
+/// `name (line 3)` for a spec limit; a baseline case has no line.
+fn case_title(c: &CheckCase) -> String {
+    let name = c.name.clone().unwrap_or_else(|| c.limit.to_string());
+    if c.line == 0 {
+        name
+    } else {
+        format!("{name} (line {})", c.line)
+    }
+}
+
 fn case_bounds_text(c: &CheckCase) -> String {
     if let Some(p) = &c.problem {
         return p.clone();
@@ -724,11 +866,7 @@ pub fn render_text(r: &CheckReport, style: Style) -> String {
     ]);
     for c in &r.cases {
         t.add_row(vec![
-            format!(
-                "{} (line {})",
-                c.name.clone().unwrap_or_else(|| c.limit.to_string()),
-                c.line
-            ),
+            case_title(c),
             c.probe.clone(),
             c.mode.clone(),
             c.load.clone(),

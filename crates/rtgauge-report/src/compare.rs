@@ -4,11 +4,17 @@
 //! Differences in environment and configuration come first: a comparison of two kernels on two
 //! boards at two periods is legitimate, but the reader must see that before the numbers.
 //!
-//! The verdict rule (see docs/report.md): a row is *different* when the KS test rejects "same
-//! distribution" at [`ALPHA`] **and** the difference is large enough to matter — KS D ≥
-//! [`MIN_KS_D`] or a median shift of at least [`MIN_MEDIAN_SHIFT`]. With millions of samples
-//! the test alone calls a 0.1 % shift "significant"; the effect-size floor keeps run-to-run
-//! noise from being reported as a change.
+//! The verdict rule (see docs/compare.md): samples of one run are not independent (stalls
+//! cluster in time) and two runs of one configuration differ by more than a test on their
+//! samples expects, so a KS p-value on the samples calls noise a change. A row of two single
+//! runs is declared *different* only when the KS test rejects "same distribution" at
+//! [`ALPHA`] with each run's **time blocks** (its one-second intervals) as the independent
+//! units, **and** KS D ≥ [`MIN_KS_D`]. Short runs have few blocks, so they can rarely declare
+//! anything: that is the honest answer. A tail change is declared from the per-interval
+//! maxima (at least [`MIN_BLOCKS`] each) with a rank test. What the sample test rejects but
+//! the rule does not declare is reported as "cannot separate from run-to-run variation",
+//! with the variation measured in these two runs. Repeated runs ([`compare_repeated`]) make
+//! the run the unit.
 
 use crate::dist::Dist;
 use crate::format::{csv_field, csv_num, per_op, status_name, TimeUnit};
@@ -21,10 +27,16 @@ use std::fmt::Write as _;
 
 /// Significance level of the KS test.
 pub const ALPHA: f64 = 0.01;
-/// Smallest KS distance (largest gap between the two cumulative distributions) that counts.
-pub const MIN_KS_D: f64 = 0.1;
-/// Smallest relative median shift that counts.
+/// Smallest KS distance (largest gap between the two cumulative distributions) that counts:
+/// above what pairs of identical runs reached (docs/compare.md).
+pub const MIN_KS_D: f64 = 0.35;
+/// KS distance below which a rejected test is not even worth a "cannot separate" remark.
+pub const NOTICE_KS_D: f64 = 0.1;
+/// Smallest relative median shift that gives a difference its direction.
 pub const MIN_MEDIAN_SHIFT: f64 = 0.05;
+/// Time blocks (intervals with a maximum) each run needs before its tail is compared block
+/// by block.
+pub const MIN_BLOCKS: usize = 8;
 /// A tail percentile moving this much against the body makes a difference "neither slower
 /// nor faster".
 pub const MIN_TAIL_SHIFT: f64 = 0.25;
@@ -75,8 +87,12 @@ pub struct Rule {
     pub alpha: f64,
     pub min_ks_d: f64,
     pub min_median_shift: f64,
+    pub min_blocks: usize,
     pub min_tail_shift: f64,
     pub min_samples: u64,
+    /// Repeated runs were compared, the run as the unit (Welch's t-test on per-run values).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub runs_as_unit: bool,
 }
 
 /// A field whose value differs between the results; `values` holds one entry per result
@@ -101,6 +117,9 @@ pub struct CompareRow {
     /// min, median, the tail percentile (p99.99 or the highest both support) and max.
     pub stats: Vec<StatDiff>,
     pub ks: Option<KsTest>,
+    /// Repeated runs compared (baseline, candidate): the run was the unit of the test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub runs: Option<[usize; 2]>,
     pub outcome: Outcome,
     pub verdict: String,
 }
@@ -114,6 +133,8 @@ pub enum Outcome {
     Faster,
     /// Different, but neither consistently slower nor faster (the distributions cross).
     Differs,
+    /// The test sees a difference, but no larger than identical runs show: not a verdict.
+    WithinNoise,
     /// Too few samples to test.
     Untested,
 }
@@ -195,8 +216,10 @@ pub fn compare(results: &[RunResult], sources: &[String]) -> Comparison {
             alpha: ALPHA,
             min_ks_d: MIN_KS_D,
             min_median_shift: MIN_MEDIAN_SHIFT,
+            min_blocks: MIN_BLOCKS,
             min_tail_shift: MIN_TAIL_SHIFT,
             min_samples: MIN_SAMPLES,
+            runs_as_unit: false,
         },
         environment: environment_differences(results),
         rows,
@@ -239,6 +262,7 @@ fn compare_pair(
         .flat_map(|r| r.series.iter().map(move |s| (key(r, s), (r, s))))
         .collect();
     let mut seen = Vec::new();
+    let mut pending = Vec::new();
     for run in &base.runs {
         for s in &run.series {
             let k = key(run, s);
@@ -257,8 +281,32 @@ fn compare_pair(
                         None => unmatched.push(format!("{label}: no samples in {a} or {b}")),
                     }
                 }
-                None => unmatched.push(format!("{label}: only in {a}, not in {b}")),
+                None => pending.push((run, s, label)),
             }
+        }
+    }
+    // A series measured under another load (a loaded run against an idle baseline) pairs
+    // with its one counterpart that differs only in the load.
+    for (run, s, label) in pending {
+        let k = key(run, s);
+        let others: Vec<&Key> = cand_series
+            .keys()
+            .filter(|c| !seen.contains(c) && (&c.0, &c.1, &c.3, &c.4) == (&k.0, &k.1, &k.3, &k.4))
+            .collect();
+        match others.as_slice() {
+            [other] => {
+                let other = (*other).clone();
+                let (crun, cs) = cand_series[&other];
+                seen.push(other);
+                match compare_series(run, s, cs, a, b) {
+                    Some(mut row) => {
+                        row.load = format!("{} → {}", run.load, crun.load);
+                        rows.push(row);
+                    }
+                    None => unmatched.push(format!("{label}: no samples in {a} or {b}")),
+                }
+            }
+            _ => unmatched.push(format!("{label}: only in {a}, not in {b}")),
         }
     }
     for (k, (run, s)) in &cand_series {
@@ -322,9 +370,24 @@ fn compare_series(
     stats.push(stat("max", pa(a.stats.max_ns), pb(b.stats.max_ns)));
 
     let enough = da.count() >= MIN_SAMPLES && db.count() >= MIN_SAMPLES;
-    let ks = enough.then(|| ks_test(&da, &db));
+    // An imported summary (min/avg/max only) has no distribution to test.
+    let without_histogram: Vec<&str> = [(an, a), (bn, b)]
+        .iter()
+        .filter(|(_, s)| s.stats.histogram.buckets.is_empty())
+        .map(|(n, _)| *n)
+        .collect();
+    let ks = (enough && without_histogram.is_empty()).then(|| {
+        ks_test(&da, &db).with_blocks(block_maxima(a).len() as u64, block_maxima(b).len() as u64)
+    });
     let median_shift = stats[1].relative;
     let (outcome, verdict) = match ks {
+        None if !without_histogram.is_empty() => (
+            Outcome::Untested,
+            format!(
+                "not tested: no histogram in {} (min, average and max only)",
+                without_histogram.join(" and ")
+            ),
+        ),
         None => (
             Outcome::Untested,
             format!(
@@ -334,9 +397,10 @@ fn compare_series(
             ),
         ),
         Some(t) => {
-            let effect =
-                t.d >= MIN_KS_D || median_shift.is_some_and(|m| m.abs() >= MIN_MEDIAN_SHIFT);
-            if t.p_value < ALPHA && effect {
+            let blocks = BlockTest::of(a, b);
+            let tail_by_blocks =
+                blocks.filter(|bt| bt.p_value < ALPHA && bt.shift.abs() >= MIN_TAIL_SHIFT);
+            if t.p_value_blocks < ALPHA && t.d >= MIN_KS_D {
                 let mut parts = Vec::new();
                 for s in stats.iter().filter(|s| s.stat != "min" && s.stat != "max") {
                     if let Some(r) = s.relative {
@@ -361,6 +425,33 @@ fn compare_series(
                     text.push_str(" (neither consistently slower nor faster)");
                 }
                 (outcome, text)
+            } else if let Some(bt) = tail_by_blocks {
+                let (outcome, word) = if bt.shift > 0.0 {
+                    (Outcome::Slower, "slower")
+                } else {
+                    (Outcome::Faster, "faster")
+                };
+                (
+                    outcome,
+                    format!(
+                        "{bn} {word} in the tail: worst per interval {} ({} vs {} intervals)",
+                        percent(bt.shift),
+                        bt.blocks_a,
+                        bt.blocks_b
+                    ),
+                )
+            } else if t.p_value < ALPHA
+                && (t.d >= NOTICE_KS_D || median_shift.is_some_and(|m| m.abs() >= MIN_MEDIAN_SHIFT))
+            {
+                let spread = block_spread(a, b);
+                let text = match spread {
+                    Some(x) => format!(
+                        "cannot separate from run-to-run variation (± {:.0} % measured here)",
+                        x * 100.0
+                    ),
+                    None => "cannot separate from run-to-run variation".to_string(),
+                };
+                (Outcome::WithinNoise, text)
             } else {
                 (Outcome::Same, "no significant difference".to_string())
             }
@@ -378,9 +469,121 @@ fn compare_series(
         n_candidate: db.count(),
         stats,
         ks,
+        runs: None,
         outcome,
         verdict,
     })
+}
+
+/// The tails of two runs compared block by block: each interval's maximum is one value, so
+/// a stall that lasts a moment counts once, however many samples it delayed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BlockTest {
+    blocks_a: usize,
+    blocks_b: usize,
+    /// Relative shift of the median interval maximum, candidate against baseline.
+    shift: f64,
+    /// Two-sided Mann–Whitney p-value (normal approximation with tie correction).
+    p_value: f64,
+}
+
+/// Interval maxima of a series, per operation; intervals without samples left out.
+fn block_maxima(s: &Series) -> Vec<f64> {
+    let batch = s.batch.max(1) as f64;
+    s.stats
+        .intervals
+        .max_ns
+        .iter()
+        .flatten()
+        .map(|&v| v as f64 / batch)
+        .collect()
+}
+
+fn median_of(values: &[f64]) -> Option<f64> {
+    quantile_of(values, 0.5)
+}
+
+/// Linear-interpolated quantile of unsorted values.
+fn quantile_of(values: &[f64], q: f64) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let pos = q * (v.len() - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    Some(v[lo] + (v[hi] - v[lo]) * (pos - lo as f64))
+}
+
+impl BlockTest {
+    /// `None` when either run has fewer than [`MIN_BLOCKS`] intervals with samples.
+    fn of(a: &Series, b: &Series) -> Option<BlockTest> {
+        let (xa, xb) = (block_maxima(a), block_maxima(b));
+        if xa.len() < MIN_BLOCKS || xb.len() < MIN_BLOCKS {
+            return None;
+        }
+        let (ma, mb) = (median_of(&xa)?, median_of(&xb)?);
+        let shift = relative(ma, mb)?;
+        Some(BlockTest {
+            blocks_a: xa.len(),
+            blocks_b: xb.len(),
+            shift,
+            p_value: mann_whitney_p(&xa, &xb),
+        })
+    }
+}
+
+/// Two-sided p-value of the Mann–Whitney U test (normal approximation, tie-corrected).
+fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
+    let (n1, n2) = (a.len() as f64, b.len() as f64);
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|&v| (v, true))
+        .chain(b.iter().map(|&v| (v, false)))
+        .collect();
+    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    let (mut rank_sum_a, mut tie_term) = (0.0, 0.0);
+    let mut i = 0;
+    while i < all.len() {
+        let mut j = i;
+        while j < all.len() && all[j].0 == all[i].0 {
+            j += 1;
+        }
+        // Tied values share the mean of their ranks (1-based).
+        let rank = (i + j + 1) as f64 / 2.0;
+        let t = (j - i) as f64;
+        tie_term += t * t * t - t;
+        rank_sum_a += rank * all[i..j].iter().filter(|x| x.1).count() as f64;
+        i = j;
+    }
+    let u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
+    let n = n1 + n2;
+    let variance = n1 * n2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
+    if variance <= 0.0 {
+        return 1.0;
+    }
+    let z = (u - n1 * n2 / 2.0).abs() / variance.sqrt();
+    (2.0 * normal_upper_tail(z)).min(1.0)
+}
+
+/// P(Z > z) for a standard normal.
+fn normal_upper_tail(z: f64) -> f64 {
+    use statrs::distribution::{ContinuousCDF, Normal};
+    Normal::standard().sf(z)
+}
+
+/// How much the worst case moves from interval to interval within these two runs: the
+/// interquartile range of their pooled interval maxima over its median. `None` without at
+/// least two intervals.
+fn block_spread(a: &Series, b: &Series) -> Option<f64> {
+    let mut all = block_maxima(a);
+    all.extend(block_maxima(b));
+    if all.len() < 2 {
+        return None;
+    }
+    let median = median_of(&all)?;
+    let iqr = quantile_of(&all, 0.75)? - quantile_of(&all, 0.25)?;
+    (median > 0.0).then(|| iqr / median)
 }
 
 /// Whether the candidate is slower (`Some(true)`), faster (`Some(false)`) or neither: the
@@ -615,7 +818,7 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
             tail_label,
             "Max".into(),
             "KS D".into(),
-            "p".into(),
+            "p (blocks)".into(),
             "Verdict".into(),
         ]);
         for r in rows {
@@ -649,7 +852,7 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
                 cell("max"),
                 r.ks.map(|k| format!("{:.3}", k.d))
                     .unwrap_or_else(|| "–".into()),
-                r.ks.map(|k| format_p(k.p_value))
+                r.ks.map(|k| format_p(k.p_value_blocks))
                     .unwrap_or_else(|| "–".into()),
                 r.verdict.clone(),
             ]);
@@ -668,20 +871,226 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
         }
         out.push('\n');
     }
-    let _ = writeln!(
+    if c.rule.runs_as_unit {
+        let _ = writeln!(
+            out,
+            "{}Rule: each run is one value per statistic; a row differs when Welch's t-test on the runs' logarithms gives p < {} and the median moved by {} % or more (or a tail percentile by {} % or more); the run-to-run variation is measured from these runs (docs/compare.md).",
+            if md { "_" } else { "" },
+            c.rule.alpha,
+            c.rule.min_median_shift * 100.0,
+            c.rule.min_tail_shift * 100.0
+        );
+    } else {
+        let _ = writeln!(
         out,
-        "{}Rule: a row differs when the two-sample Kolmogorov–Smirnov test on the histograms gives p < {} and the effect is large enough: KS D ≥ {} or a median shift of at least {} %.",
+        "{}Rule: a row differs when the two-sample Kolmogorov–Smirnov test gives p < {} counting each run's one-second time blocks (not its correlated samples) as the independent units, and KS D ≥ {}; or when the per-interval maxima (at least {} intervals each) differ by a rank test at p < {} and {} % or more; a smaller difference cannot be separated from run-to-run variation (docs/compare.md).",
         if md { "_" } else { "" },
         c.rule.alpha,
         c.rule.min_ks_d,
-        c.rule.min_median_shift * 100.0
+        c.rule.min_blocks,
+        c.rule.alpha,
+        c.rule.min_tail_shift * 100.0
     );
+    }
     if md {
         // Close the emphasis opened above.
         out.truncate(out.trim_end().len());
         out.push_str("_\n");
     }
     out
+}
+
+/// Compares repeated runs of two configurations (`run --repeat`, or alternated runs) with
+/// the run as the unit: each run gives one median, one tail percentile and one maximum per
+/// row, and the two sides' runs are compared with Welch's t-test on their logarithms. The
+/// run-to-run variation is measured from the runs themselves, so the verdict is only as
+/// confident as the runs are consistent. Rows pair as [`compare`] pairs the first run of each
+/// side. `sources` name the two sides.
+pub fn compare_repeated(
+    base: &[RunResult],
+    cand: &[RunResult],
+    sources: [String; 2],
+) -> Comparison {
+    let (Some(first_a), Some(first_b)) = (base.first(), cand.first()) else {
+        return compare(&[], &[]);
+    };
+    let mut c = compare(&[first_a.clone(), first_b.clone()], &sources);
+    for (r, n) in c.results.iter_mut().zip([base.len(), cand.len()]) {
+        r.source = format!("{} ({n} runs)", r.source);
+    }
+    for row in &mut c.rows {
+        let (load_a, load_b) = match row.load.split_once(" → ") {
+            Some((x, y)) => (x.to_string(), y.to_string()),
+            None => (row.load.clone(), row.load.clone()),
+        };
+        let tail = row
+            .stats
+            .iter()
+            .find(|s| s.stat.starts_with('p'))
+            .map(|s| s.stat.clone());
+        let per_run = |side: &[RunResult], load: &str| -> Vec<RunValues> {
+            side.iter()
+                .filter_map(|r| {
+                    let s = r
+                        .runs
+                        .iter()
+                        .filter(|p| p.title() == row.probe && p.mode == row.mode && p.load == load)
+                        .flat_map(|p| &p.series)
+                        .find(|s| s.name == row.series && s.labels == row.labels)?;
+                    RunValues::of(s, tail.as_deref())
+                })
+                .collect()
+        };
+        let (va, vb) = (per_run(base, &load_a), per_run(cand, &load_b));
+        judge_repeated(row, &va, &vb);
+    }
+    c.rule.runs_as_unit = true;
+    c
+}
+
+/// One run's figures for one row, per operation.
+#[derive(Debug, Clone, Copy)]
+struct RunValues {
+    median: f64,
+    tail: Option<f64>,
+    max: f64,
+    count: u64,
+}
+
+impl RunValues {
+    fn of(s: &Series, tail: Option<&str>) -> Option<RunValues> {
+        let batch = s.batch.max(1) as f64;
+        let per_op = |v: u64| v as f64 / batch;
+        let tail = tail.and_then(|label| {
+            s.stats
+                .percentiles
+                .entries()
+                .iter()
+                .find(|e| e.0 == label)
+                .and_then(|e| e.2)
+                .map(per_op)
+        });
+        Some(RunValues {
+            median: per_op(s.stats.median_ns?),
+            tail,
+            max: per_op(s.stats.max_ns?),
+            count: s.stats.count,
+        })
+    }
+}
+
+/// Welch's t-test on the logarithms of two sets of per-run values: (two-sided p, relative
+/// shift of the geometric means, run-to-run variation as a relative standard deviation).
+fn welch_log(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
+    use statrs::distribution::{ContinuousCDF, StudentsT};
+    let logs = |v: &[f64]| -> Vec<f64> { v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect() };
+    let (la, lb) = (logs(a), logs(b));
+    if la.len() < 2 || lb.len() < 2 {
+        return None;
+    }
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let var =
+        |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    let (ma, mb) = (mean(&la), mean(&lb));
+    let (sa, sb) = (
+        var(&la, ma) / la.len() as f64,
+        var(&lb, mb) / lb.len() as f64,
+    );
+    let shift = (mb - ma).exp() - 1.0;
+    let pooled_sd = ((var(&la, ma) + var(&lb, mb)) / 2.0).sqrt();
+    let spread = pooled_sd.exp() - 1.0;
+    let se = (sa + sb).sqrt();
+    if se == 0.0 {
+        return Some((if ma == mb { 1.0 } else { 0.0 }, shift, spread));
+    }
+    let t = (mb - ma) / se;
+    let df = (sa + sb).powi(2)
+        / (sa.powi(2) / (la.len() - 1) as f64 + sb.powi(2) / (lb.len() - 1) as f64);
+    let p = StudentsT::new(0.0, 1.0, df)
+        .map(|d| 2.0 * d.sf(t.abs()))
+        .unwrap_or(1.0);
+    Some((p.min(1.0), shift, spread))
+}
+
+fn middle(values: impl Iterator<Item = f64>) -> Option<f64> {
+    let v: Vec<f64> = values.collect();
+    median_of(&v)
+}
+
+/// Sets a row's figures (the median over runs of each statistic) and verdict from per-run
+/// values.
+fn judge_repeated(row: &mut CompareRow, a: &[RunValues], b: &[RunValues]) {
+    row.runs = Some([a.len(), b.len()]);
+    row.ks = None;
+    row.n_baseline = a.iter().map(|v| v.count).sum();
+    row.n_candidate = b.iter().map(|v| v.count).sum();
+    for s in &mut row.stats {
+        let pick = |v: &RunValues| match s.stat.as_str() {
+            "median" => Some(v.median),
+            "max" => Some(v.max),
+            "min" => None,
+            _ => v.tail,
+        };
+        if s.stat == "min" {
+            continue;
+        }
+        let (x, y) = (
+            middle(a.iter().filter_map(pick)),
+            middle(b.iter().filter_map(pick)),
+        );
+        *s = stat(&s.stat, x, y);
+    }
+    let (bn, runs) = (
+        row.candidate.clone(),
+        format!("{} vs {} runs", b.len(), a.len()),
+    );
+    let medians = |v: &[RunValues]| v.iter().map(|x| x.median).collect::<Vec<_>>();
+    let tails = |v: &[RunValues]| v.iter().filter_map(|x| x.tail).collect::<Vec<_>>();
+    let Some((p_med, shift_med, spread)) = welch_log(&medians(a), &medians(b)) else {
+        row.outcome = Outcome::Untested;
+        row.verdict = format!("not tested: needs at least 2 runs on each side ({runs})");
+        return;
+    };
+    let tail = welch_log(&tails(a), &tails(b));
+    let word = |shift: f64| {
+        if shift > 0.0 {
+            (Outcome::Slower, "slower")
+        } else {
+            (Outcome::Faster, "faster")
+        }
+    };
+    if p_med < ALPHA && shift_med.abs() >= MIN_MEDIAN_SHIFT {
+        let (outcome, w) = word(shift_med);
+        row.outcome = outcome;
+        row.verdict = format!(
+            "{bn} {w}: median {} ({runs}, p {})",
+            percent(shift_med),
+            format_p(p_med)
+        );
+    } else if let Some((p, shift, _)) = tail.filter(|t| t.0 < ALPHA && t.1.abs() >= MIN_TAIL_SHIFT)
+    {
+        let (outcome, w) = word(shift);
+        row.outcome = outcome;
+        row.verdict = format!(
+            "{bn} {w} in the tail: {} ({runs}, p {})",
+            percent(shift),
+            format_p(p)
+        );
+    } else if shift_med.abs() >= MIN_MEDIAN_SHIFT
+        || tail.is_some_and(|t| t.1.abs() >= MIN_TAIL_SHIFT)
+    {
+        row.outcome = Outcome::WithinNoise;
+        row.verdict = format!(
+            "cannot separate from run-to-run variation (± {:.0} % measured here, {runs})",
+            spread * 100.0
+        );
+    } else {
+        row.outcome = Outcome::Same;
+        row.verdict = format!(
+            "no significant difference (runs vary ± {:.0} %, {runs})",
+            spread * 100.0
+        );
+    }
 }
 
 /// A p-value for people: `<1e-300`, `3.2e-7`, `0.041`, `1`.
@@ -728,7 +1137,7 @@ pub fn render_csv(c: &Comparison) -> String {
             ",{s}_baseline_ns,{s}_candidate_ns,{s}_diff_ns,{s}_relative"
         );
     }
-    out.push_str(",ks_d,ks_p,outcome,verdict\n");
+    out.push_str(",ks_d,ks_p,ks_p_blocks,outcome,verdict\n");
     for r in &c.rows {
         let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let fields = [
@@ -766,11 +1175,16 @@ pub fn render_csv(c: &Comparison) -> String {
                 .unwrap_or_default(),
         );
         line.push(
+            r.ks.map(|k| format!("{:.6e}", k.p_value_blocks))
+                .unwrap_or_default(),
+        );
+        line.push(
             match r.outcome {
                 Outcome::Same => "same",
                 Outcome::Slower => "slower",
                 Outcome::Faster => "faster",
                 Outcome::Differs => "differs",
+                Outcome::WithinNoise => "within_noise",
                 Outcome::Untested => "untested",
             }
             .into(),
@@ -815,6 +1229,7 @@ mod tests {
             d_slower,
             d_faster,
             p_value: 0.0,
+            p_value_blocks: 0.0,
             n_a: 1000,
             n_b: 1000,
         }
@@ -835,6 +1250,25 @@ mod tests {
         );
         // The median moving against the CDF: neither.
         assert_eq!(direction(&ks(0.4, 0.1), Some(-0.2), None), None);
+    }
+
+    #[test]
+    fn rank_test_separates_shifted_blocks_and_not_shuffled_ones() {
+        let a: Vec<f64> = (0..10).map(|i| 100.0 + i as f64).collect();
+        let far: Vec<f64> = a.iter().map(|v| v * 2.0).collect();
+        assert!(mann_whitney_p(&a, &far) < 0.001);
+        let interleaved: Vec<f64> = a.iter().map(|v| v + 0.5).collect();
+        assert!(mann_whitney_p(&a, &interleaved) > 0.5);
+        // All values tied: no evidence at all.
+        assert_eq!(mann_whitney_p(&[5.0; 8], &[5.0; 8]), 1.0);
+        assert!((normal_upper_tail(1.959_964) - 0.025).abs() < 1e-6);
+    }
+
+    #[test]
+    fn quantiles_of_blocks_interpolate() {
+        assert_eq!(median_of(&[3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(quantile_of(&[1.0, 2.0, 3.0, 4.0], 0.5), Some(2.5));
+        assert_eq!(median_of(&[]), None);
     }
 
     #[test]

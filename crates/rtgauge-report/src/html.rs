@@ -404,7 +404,7 @@ fn comparison_section(c: &Comparison) -> String {
         }
         out.push_str("</tbody></table></div>");
     }
-    out.push_str("<h3>Series</h3><div class=\"scroll\"><table class=\"stats compare\"><thead><tr><th>Probe</th><th>Mode</th><th>Load</th><th>Series</th><th>Compared</th><th class=\"num\">Min</th><th class=\"num\">Median</th><th class=\"num\">Tail</th><th class=\"num\">Max</th><th class=\"num\">KS D</th><th class=\"num\">p</th><th>Verdict</th></tr></thead><tbody>");
+    out.push_str("<h3>Series</h3><div class=\"scroll\"><table class=\"stats compare\"><thead><tr><th>Probe</th><th>Mode</th><th>Load</th><th>Series</th><th>Compared</th><th class=\"num\">Min</th><th class=\"num\">Median</th><th class=\"num\">Tail</th><th class=\"num\">Max</th><th class=\"num\">KS D</th><th class=\"num\">p (blocks)</th><th>Verdict</th></tr></thead><tbody>");
     for r in &c.rows {
         let unit = row_unit(r);
         let cell = |s: Option<&crate::compare::StatDiff>| {
@@ -419,7 +419,7 @@ fn comparison_section(c: &Comparison) -> String {
             Outcome::Same => "good",
             Outcome::Slower => "bad",
             Outcome::Faster | Outcome::Differs => "warn",
-            Outcome::Untested => "neutral",
+            Outcome::Untested | Outcome::WithinNoise => "neutral",
         };
         let _ = write!(
             out,
@@ -435,7 +435,7 @@ fn comparison_section(c: &Comparison) -> String {
             cell(r.stats.iter().find(|s| s.stat.starts_with('p'))),
             cell(r.stat("max")),
             r.ks.map(|k| format!("{:.3}", k.d)).unwrap_or_else(|| "–".into()),
-            r.ks.map(|k| format_p(k.p_value)).unwrap_or_else(|| "–".into()),
+            r.ks.map(|k| format_p(k.p_value_blocks)).unwrap_or_else(|| "–".into()),
             esc(&r.verdict)
         );
     }

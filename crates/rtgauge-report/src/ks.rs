@@ -20,6 +20,10 @@ pub struct KsTest {
     pub d_faster: f64,
     /// Probability of a D at least this large if both samples came from one distribution.
     pub p_value: f64,
+    /// The same with each run's time blocks (intervals with samples) as its independent
+    /// units: samples within a run are correlated in time, so the sample count overstates
+    /// the evidence. This is the p-value the verdict uses; 1 until blocks are set.
+    pub p_value_blocks: f64,
     pub n_a: u64,
     pub n_b: u64,
 }
@@ -61,8 +65,22 @@ pub fn ks_test(a: &Dist, b: &Dist) -> KsTest {
         d_slower,
         d_faster,
         p_value: ks_p_value(d, n_a, n_b),
+        p_value_blocks: 1.0,
         n_a,
         n_b,
+    }
+}
+
+impl KsTest {
+    /// Sets [`KsTest::p_value_blocks`] for runs of `blocks_a` and `blocks_b` time blocks
+    /// (never more units than samples).
+    pub fn with_blocks(mut self, blocks_a: u64, blocks_b: u64) -> KsTest {
+        self.p_value_blocks = ks_p_value(
+            self.d,
+            blocks_a.clamp(1, self.n_a.max(1)),
+            blocks_b.clamp(1, self.n_b.max(1)),
+        );
+        self
     }
 }
 

@@ -82,6 +82,19 @@ pub enum Command {
     Check(CheckArgs),
     /// Convert a raw-sample recording (--record) to CSV or Parquet.
     Export(ExportArgs),
+    /// List the stored runs (every `rtgauge run` is kept in the run history), newest first.
+    History(HistoryArgs),
+    /// Name a stored run as a baseline for `compare --baseline` and `check --baseline`.
+    Baseline(BaselineArgs),
+    /// Measure two configurations in alternating rounds (A B B A …) and compare them run by
+    /// run: the way to tell a small change from run-to-run variation.
+    Ab(AbArgs),
+    /// Read results of cyclictest, rtla timerlat, jitterdebugger or rtgauge into the run
+    /// history (and optionally write them as rtgauge result files).
+    Import(ImportArgs),
+    /// Show one series (e.g. `cyclic latency cpu=1`) over the stored runs: median, p99 and
+    /// max as a terminal sparkline table or an HTML chart, kernel and machine changes marked.
+    Trend(TrendArgs),
     /// Print the JSON Schema of the result document.
     Schema,
     /// Write the man pages (roff), generated from these definitions, into DIR.
@@ -167,7 +180,7 @@ impl TimerName {
     }
 }
 
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct RunArgs {
     /// Probes to run (default: the probes of the suite). See `rtgauge probes`. `probe@variant`
     /// runs a probe more than once (`cyclic@1ms cyclic@100us`) or picks one entry of a suite.
@@ -284,6 +297,18 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_report: bool,
 
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Do not keep this run in the run history (the result file is written as always).
+    #[arg(long, env = "RTGAUGE_NO_STORE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub no_store: bool,
+
+    /// Run the whole measurement N times, one result file each (`NAME-1.json`…): the runs
+    /// are the unit `compare` needs to tell a change from run-to-run variation.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+
     /// What to print at the end: a one-screen summary, or every series' full table.
     #[arg(long, value_enum, value_name = "WHAT", default_value = "summary")]
     pub table: TableKind,
@@ -310,11 +335,24 @@ pub enum ShowFormat {
     Json,
 }
 
+/// Where the run history lives.
+#[derive(Debug, Clone, Args)]
+pub struct StoreArgs {
+    /// The run history database [default: $XDG_DATA_HOME/rtgauge/history.sqlite, i.e.
+    /// ~/.local/share/rtgauge/history.sqlite].
+    #[arg(long, value_name = "PATH", env = "RTGAUGE_STORE")]
+    pub store: Option<PathBuf>,
+}
+
 #[derive(Debug, Args)]
 pub struct ShowArgs {
-    /// Result documents to print, one after the other.
+    /// Results to print, one after the other: a result file, a stored run's ID (see
+    /// `rtgauge history`), `latest` or `previous`.
     #[arg(value_name = "RESULT", required = true)]
     pub results: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// Output format.
     #[arg(short, long, value_enum, default_value = "terminal")]
@@ -351,9 +389,23 @@ pub enum CompareFormat {
 
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// Two or more result documents; the first is the baseline.
-    #[arg(value_name = "RESULT", num_args = 2.., required = true)]
+    /// Result files, stored run IDs, `latest` or `previous`; the first is the baseline
+    /// unless --baseline names one. With --vs: the baseline's repeated runs.
+    #[arg(value_name = "RESULT", num_args = 1.., required = true)]
     pub results: Vec<PathBuf>,
+
+    /// The baseline: `previous` (the stored run before the newest), a stored run's ID, a
+    /// name given with `rtgauge baseline set`, or a result file.
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+
+    /// The candidate's repeated runs (`run --repeat`): each run is one value per statistic,
+    /// and a row differs when the runs of the two sides do, not their samples.
+    #[arg(long, value_name = "RESULT", num_args = 1..)]
+    pub vs: Vec<PathBuf>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// Output format.
     #[arg(short, long, value_enum, default_value = "table")]
@@ -371,8 +423,31 @@ pub struct CheckArgs {
     pub result: PathBuf,
 
     /// The spec file of limits (TOML).
-    #[arg(long, value_name = "SPEC")]
-    pub spec: PathBuf,
+    #[arg(long, value_name = "SPEC", required_unless_present = "baseline")]
+    pub spec: Option<PathBuf>,
+
+    /// Check against an earlier run instead of (or beside) limits: a stored run's ID,
+    /// `previous`, a baseline name (`rtgauge baseline set`) or a result file. A row fails
+    /// when a statistic got worse by more than --regress and the comparison declares the
+    /// row slower (noise alone does not fail a build).
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+
+    /// How much worse a statistic may get against --baseline (e.g. 10%).
+    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]
+    pub regress: f64,
+
+    /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, p99.99, max.
+    #[arg(
+        long,
+        value_name = "STATS",
+        value_delimiter = ',',
+        default_value = "p99,max"
+    )]
+    pub regress_stats: Vec<String>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 
     /// Also write a JUnit XML report for CI systems.
     #[arg(long, value_name = "FILE")]
@@ -386,6 +461,185 @@ pub struct CheckArgs {
     /// result fails the check (exit 2), since probes that never ran cannot exceed a limit.
     #[arg(long)]
     pub allow_incomplete: bool,
+}
+
+fn percent_arg(s: &str) -> Result<f64, String> {
+    let number = s.trim().trim_end_matches('%').trim();
+    match number.parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p / 100.0),
+        _ => Err(format!("'{s}' is not a percentage; write e.g. 10%")),
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct HistoryArgs {
+    /// Only runs of this host.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+
+    /// Only runs that measured this probe (or probe@variant).
+    #[arg(long, value_name = "PROBE")]
+    pub probe: Option<String>,
+
+    /// Only runs on this kernel release (as `uname -r` prints it).
+    #[arg(long, value_name = "RELEASE")]
+    pub kernel: Option<String>,
+
+    /// Only runs started on or after this UTC date or time (2026-11-24 or 2026-11-24T10:00).
+    #[arg(long, value_name = "DATE", value_parser = date_arg)]
+    pub since: Option<u64>,
+
+    /// Only runs with this status.
+    #[arg(long, value_name = "STATUS", value_parser = ["complete", "interrupted", "failed"])]
+    pub status: Option<String>,
+
+    /// At most this many runs.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+/// `2026-11-24` or `2026-11-24T10:00[:00]`, UTC, as Unix nanoseconds.
+fn date_arg(s: &str) -> Result<u64, String> {
+    use chrono::{NaiveDate, NaiveDateTime};
+    let at = NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S")
+        .or_else(|_| NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M"))
+        .or_else(|_| {
+            NaiveDate::parse_from_str(s, "%Y-%m-%d").map(|d| d.and_time(Default::default()))
+        })
+        .map_err(|_| format!("'{s}' is not a date; write 2026-11-24 or 2026-11-24T10:00 (UTC)"))?;
+    at.and_utc()
+        .timestamp_nanos_opt()
+        .and_then(|ns| u64::try_from(ns).ok())
+        .ok_or_else(|| format!("'{s}' is out of range"))
+}
+
+#[derive(Debug, Args)]
+pub struct AbArgs {
+    /// The first configuration (the baseline): `rtgauge run` options in one argument, e.g.
+    /// "cyclic -p 1ms -c 0-1".
+    #[arg(value_name = "CONFIG-A")]
+    pub a: String,
+
+    /// The second configuration, e.g. "cyclic -p 100us -c 0-1".
+    #[arg(value_name = "CONFIG-B")]
+    pub b: String,
+
+    /// How many times each configuration runs.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..=100))]
+    pub rounds: u32,
+
+    /// Directory for the result files (A-1.json, B-1.json, …).
+    #[arg(long, value_name = "DIR", default_value = "rtgauge-ab")]
+    pub output_dir: PathBuf,
+
+    /// Output format of the comparison.
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub format: CheckFormat,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct BaselineArgs {
+    #[command(subcommand)]
+    pub action: BaselineAction,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BaselineAction {
+    /// Name a stored run (ID, `latest` or `previous`) as a baseline.
+    Set {
+        /// The stored run.
+        #[arg(value_name = "RUN")]
+        run: String,
+        /// The baseline's name (e.g. board-a).
+        #[arg(long, value_name = "NAME")]
+        name: String,
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+    /// List the baselines and the runs they name.
+    List {
+        #[command(flatten)]
+        store: StoreArgs,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormat {
+    /// Decide from the content.
+    Auto,
+    /// `cyclictest --json=FILE` (with its histogram when `-h` was given).
+    Cyclictest,
+    /// `rtla timerlat hist` text output.
+    Timerlat,
+    /// jitterdebugger's `results.json`, or its samples file.
+    Jitterdebugger,
+    /// An rtgauge result document.
+    Rtgauge,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Files to import.
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<PathBuf>,
+
+    /// Their format.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub format: ImportFormat,
+
+    /// Also write each as an rtgauge result document into this directory (for `report`,
+    /// `compare` and `check`).
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    /// Do not store them in the run history (only with --output-dir).
+    #[arg(long, requires = "output_dir")]
+    pub no_store: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TrendFormat {
+    Table,
+    Html,
+}
+
+#[derive(Debug, Args)]
+pub struct TrendArgs {
+    /// The series: probe, series name and labels, e.g. `cyclic latency cpu=1`.
+    #[arg(value_name = "SERIES", num_args = 2.., required = true)]
+    pub series: Vec<String>,
+
+    /// Runs of this host (default: the host this runs on).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+
+    /// Only this mode (rt, normal, deadline).
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
+
+    /// Only this load (default: none, the idle rows).
+    #[arg(long, value_name = "LOAD", default_value = "none")]
+    pub load: String,
+
+    /// Output format.
+    #[arg(short, long, value_enum, default_value = "table")]
+    pub format: TrendFormat,
+
+    /// Write to this file (required for html).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

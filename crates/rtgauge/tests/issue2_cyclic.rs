@@ -305,6 +305,7 @@ fn issue2_sigint_stops_cleanly_and_keeps_what_was_measured() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .env("RTGAUGE_NO_STORE", "1")
         .args([
             "run",
             "cyclic",
@@ -498,6 +499,7 @@ fn run_on_a_terminal(args: &str, result: &Path) -> Value {
     );
     let out = std::process::Command::new("script")
         .args(["-qec", &command, "/dev/null"])
+        .env("RTGAUGE_NO_STORE", "1")
         .output()
         .expect("util-linux script runs");
     assert_success(&out);

@@ -241,6 +241,7 @@ fn issue4_sigkill_of_rtgauge_leaves_no_load_behind() {
     for delay_ms in [400u64, 1100] {
         let dir = tempfile::tempdir().unwrap();
         let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+            .env("RTGAUGE_NO_STORE", "1")
             .args([
                 "run",
                 "cyclic",

@@ -8,6 +8,7 @@ use serde_json::Value;
 fn doctor(args: &[&str]) -> (Option<i32>, String) {
     let out = Command::cargo_bin("rtgauge")
         .unwrap()
+        .env("RTGAUGE_NO_STORE", "1")
         .arg("doctor")
         .args(args)
         .output()
@@ -119,6 +120,7 @@ fn issue5_run_results_carry_the_doctor_verdicts() {
     let out = dir.path().join("r.json");
     Command::cargo_bin("rtgauge")
         .unwrap()
+        .env("RTGAUGE_NO_STORE", "1")
         .args([
             "run", "cyclic", "--mode", "normal", "-d", "200ms", "--warmup", "50ms", "-q", "-o",
         ])

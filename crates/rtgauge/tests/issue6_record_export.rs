@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 fn rtgauge() -> Command {
-    Command::cargo_bin("rtgauge").unwrap()
+    let mut cmd = Command::cargo_bin("rtgauge").unwrap();
+    cmd.env("RTGAUGE_NO_STORE", "1");
+    cmd
 }
 
 fn online_cpus() -> usize {
@@ -374,6 +376,7 @@ fn issue6_report_of_a_recorded_run_plots_the_raw_samples() {
     let out = dir.path().join("r.json");
     Command::cargo_bin("rtgauge")
         .unwrap()
+        .env("RTGAUGE_NO_STORE", "1")
         .args([
             "run", "cyclic", "--cpus", "0", "--loops", "500", "--warmup", "50ms",
         ])
@@ -399,6 +402,7 @@ fn issue6_report_of_a_recorded_run_plots_the_raw_samples() {
 fn issue6_a_killed_run_leaves_a_recording_that_export_salvages() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .env("RTGAUGE_NO_STORE", "1")
         .args(["run", "cyclic", "--mode", "normal", "--period", "100us"])
         .args([
             "-d",

@@ -144,6 +144,7 @@ fn concurrent_runs_in_one_directory_get_their_own_results() {
     let dir = tempfile::tempdir().unwrap();
     let start = || {
         std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+            .env("RTGAUGE_NO_STORE", "1")
             .current_dir(dir.path())
             .args(["run", "cyclic", "--mode", "normal", "--period", "100us"])
             .args(["--warmup", "10ms", "--loops", "300", "-q", "--no-report"])
@@ -266,6 +267,7 @@ fn a_planted_symlink_is_never_followed() {
 /// stderr.
 fn spawn_run(duration: &str, out: &Path, output: fn() -> Stdio) -> std::process::Child {
     std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .env("RTGAUGE_NO_STORE", "1")
         .args(["run", "cyclic", "--mode", "normal", "-d", duration])
         .args(["--warmup", "10ms", "-q", "--no-report", "-o"])
         .arg(out)

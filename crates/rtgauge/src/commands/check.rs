@@ -1,24 +1,55 @@
 //! `rtgauge check`: a result against a spec of limits. Exit 0 pass, 2 a limit exceeded or
 //! an incomplete result (without --allow-incomplete), 1 error (unreadable result, bad spec).
 
+use super::history::resolve;
 use crate::cli::{CheckArgs, CheckFormat};
 use anyhow::{Context, Result};
-use rtgauge_report::check::check_result_allowing;
+use rtgauge_report::check::{check_against_baseline, check_result_allowing, is_regress_stat};
 use rtgauge_report::{Format, Render, Spec, Style};
 use rtgauge_result::output::{self, Existing};
-use rtgauge_result::{read_result, write_bytes_atomically};
+use rtgauge_result::write_bytes_atomically;
 
 pub fn check(args: CheckArgs) -> Result<u8> {
     if let Some(junit) = &args.junit {
-        output::ensure_distinct(
-            &[args.result.as_path(), args.spec.as_path()],
-            &[("the JUnit report", junit)],
-        )?;
+        let mut inputs = vec![args.result.as_path()];
+        inputs.extend(args.spec.as_deref());
+        output::ensure_distinct(&inputs, &[("the JUnit report", junit)])?;
         output::check(junit, Existing::Replace)?;
     }
-    let spec = Spec::load(&args.spec)?;
-    let result = read_result(&args.result)?;
-    let report = check_result_allowing(&result, &spec, args.allow_incomplete);
+    if let Some(bad) = args.regress_stats.iter().find(|s| !is_regress_stat(s)) {
+        anyhow::bail!(
+            "--regress-stats: '{bad}' is not a statistic; use median, mean, min, max or p90, p99, p99.9, p99.99, p99.999"
+        );
+    }
+    let spec = args.spec.as_deref().map(Spec::load).transpose()?;
+    let (result, _) = resolve(&args.result.to_string_lossy(), &args.store)?;
+    let from_spec = spec
+        .as_ref()
+        .map(|spec| check_result_allowing(&result, spec, args.allow_incomplete));
+    let from_baseline = match &args.baseline {
+        Some(name) => {
+            let (baseline, source) = resolve(name, &args.store)?;
+            Some(check_against_baseline(
+                &baseline,
+                &result,
+                &source,
+                args.regress,
+                &args.regress_stats,
+                args.allow_incomplete,
+            ))
+        }
+        None => None,
+    };
+    let report = match (from_spec, from_baseline) {
+        (Some(mut a), Some(b)) => {
+            a.spec = format!("{} and {}", a.spec, b.spec);
+            a.passed &= b.passed;
+            a.cases.extend(b.cases);
+            a
+        }
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => anyhow::bail!("check needs --spec FILE or --baseline RUN"),
+    };
     let format = match args.format {
         CheckFormat::Table => Format::Text(crate::display::text_style()),
         CheckFormat::Markdown => Format::Text(Style::Markdown),

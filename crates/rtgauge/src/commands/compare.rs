@@ -1,30 +1,52 @@
 //! `rtgauge compare`: results side by side, baseline first.
 
+use super::history::resolve;
 use crate::cli::{CompareArgs, CompareFormat};
 use anyhow::{Context, Result};
 use rtgauge_report::compare::{self, letter};
 use rtgauge_report::{result_names, write_html, Format, Render, ReportInput, Style};
 use rtgauge_result::output::{self, Existing};
-use rtgauge_result::{read_result, write_bytes_atomically};
+use rtgauge_result::write_bytes_atomically;
 use std::path::{Path, PathBuf};
 
 pub fn compare(args: CompareArgs) -> Result<u8> {
     if let Some(path) = &args.output {
-        let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+        let inputs: Vec<&Path> = args
+            .results
+            .iter()
+            .chain(&args.vs)
+            .map(PathBuf::as_path)
+            .collect();
         output::ensure_distinct(&inputs, &[("the comparison", path)])?;
         output::check(path, Existing::Replace)?;
     }
-    let results = args
+    let resolve = |p: &PathBuf| resolve(&p.to_string_lossy(), &args.store);
+    let mut named = args
         .results
         .iter()
-        .map(|p| read_result(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let sources: Vec<String> = args
-        .results
-        .iter()
-        .map(|p| p.display().to_string())
-        .collect();
-    let comparison = compare::compare(&results, &sources);
+        .map(resolve)
+        .collect::<Result<Vec<_>>>()?;
+    if let Some(baseline) = &args.baseline {
+        named.insert(0, resolve(&PathBuf::from(baseline))?);
+    }
+    if named.len() < 2 && args.vs.is_empty() {
+        anyhow::bail!(
+            "compare needs two results: give two, or one and --baseline previous|ID|NAME|FILE"
+        );
+    }
+    let (results, sources): (Vec<_>, Vec<_>) = named.into_iter().unzip();
+    let comparison = if args.vs.is_empty() {
+        compare::compare(&results, &sources)
+    } else {
+        let (cand, cand_sources): (Vec<_>, Vec<_>) = args
+            .vs
+            .iter()
+            .map(resolve)
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .unzip();
+        compare::compare_repeated(&results, &cand, [sources.join(" "), cand_sources.join(" ")])
+    };
     let format = match args.format {
         CompareFormat::Table => Format::Text(crate::display::text_style()),
         CompareFormat::Markdown => Format::Text(Style::Markdown),
@@ -37,11 +59,12 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
                 );
             };
             // Overlay legends say which letter each line belongs to.
-            let names: Vec<String> = result_names(&args.results)
-                .into_iter()
-                .enumerate()
-                .map(|(i, n)| format!("{} {n}", letter(i)))
-                .collect();
+            let names: Vec<String> =
+                result_names(&sources.iter().map(PathBuf::from).collect::<Vec<_>>())
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, n)| format!("{} {n}", letter(i)))
+                    .collect();
             write_html(
                 &ReportInput {
                     results: &results,

@@ -1,11 +1,14 @@
 //! One function per sub-command; each returns the exit status.
 
+mod ab;
 mod check;
 mod compare;
 mod doctor;
 mod export;
 mod fallback;
 mod forced_exit;
+mod history;
+mod import;
 mod loads;
 mod probes;
 mod recordings;
@@ -14,6 +17,7 @@ mod run;
 mod show;
 mod soak;
 mod suites;
+mod trend;
 
 use crate::cli::{Cli, Command};
 use anyhow::Result;
@@ -33,6 +37,11 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Compare(a) => compare::compare(a),
         Command::Check(a) => check::check(a),
         Command::Export(a) => export::export(a),
+        Command::History(a) => history::history(a),
+        Command::Baseline(a) => history::baseline(a),
+        Command::Ab(a) => ab::ab(a),
+        Command::Import(a) => import::import(a),
+        Command::Trend(a) => trend::trend(a),
         Command::Schema => {
             print!("{}", rtgauge_result::json_schema());
             Ok(crate::EXIT_OK)

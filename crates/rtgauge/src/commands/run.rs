@@ -13,8 +13,43 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
-    let mut plan = build_plan(&args)?;
-    let relaxed = super::fallback::relax_unless_asked(&args, &mut plan);
+    if args.repeat == 1 {
+        return run_once(&args, command_line);
+    }
+    // Repeated runs: the same measurement N times, each its own result (NAME-i.json); the
+    // worst exit status wins, and an interrupted run stops the series.
+    let mut worst = crate::EXIT_OK;
+    for i in 1..=args.repeat {
+        let mut once = args.clone();
+        once.output = args.output.as_ref().map(|path| numbered(path, i));
+        if !args.quiet {
+            println!("run {i} of {}", args.repeat);
+        }
+        let code = run_once(&once, command_line.clone())?;
+        if code > crate::EXIT_THRESHOLD {
+            return Ok(code);
+        }
+        worst = worst.max(code);
+    }
+    Ok(worst)
+}
+
+/// `out.json` → `out-3.json`.
+fn numbered(path: &Path, i: u32) -> PathBuf {
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{i}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{i}"),
+    };
+    path.with_file_name(name)
+}
+
+fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
+    let mut plan = build_plan(args)?;
+    let relaxed = super::fallback::relax_unless_asked(args, &mut plan);
     if let (Some(reason), false) = (&relaxed, args.quiet) {
         eprintln!("{}", super::fallback::announce(reason));
     }
@@ -27,7 +62,7 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     let exe =
         std::env::current_exe().context("cannot find the rtgauge binary to start load workers")?;
     // Every output is checked, and the result's name claimed, before the first sample.
-    let output = prepare_outputs(&args, !plan.record.is_empty())?;
+    let output = prepare_outputs(args, !plan.record.is_empty())?;
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
     let mut estimates = probe_run_estimates(&plan);
     if soak(&args) {
@@ -82,7 +117,15 @@ pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
         // Saved elsewhere: the report beside the requested path is skipped, the run failed.
         return Ok(crate::EXIT_ERROR);
     }
-    let code = report(&args, &result, &output, spec.as_ref())?;
+    // Only once the file is complete: a history problem can never cost the measurement.
+    let kept = (!args.no_store)
+        .then(|| super::history::keep(&result, &output, &args.store, "run"))
+        .flatten();
+    let code = report(args, &result, &output, spec.as_ref())?;
+    // -q prints the result path only.
+    if let Some(line) = kept.filter(|_| !args.quiet) {
+        println!("{line}");
+    }
     if let Some(line) = super::fallback::notice(&result, &command_line).filter(|_| !args.quiet) {
         eprintln!(
             "{}",

@@ -3,7 +3,6 @@
 use crate::cli::{ShowArgs, ShowFormat, TableKind};
 use anyhow::Result;
 use rtgauge_report::{Format, Render, Style, Summary, Tables};
-use rtgauge_result::read_result;
 
 pub fn show(args: ShowArgs) -> Result<u8> {
     let format = match args.format {
@@ -16,8 +15,8 @@ pub fn show(args: ShowArgs) -> Result<u8> {
     let results = args
         .results
         .iter()
-        .map(|p| read_result(p))
-        .collect::<Result<Vec<_>, _>>()?;
+        .map(|p| super::history::resolve(&p.to_string_lossy(), &args.store).map(|r| r.0))
+        .collect::<Result<Vec<_>>>()?;
     let several = results.len() > 1;
     if several && format == Format::Json {
         anyhow::bail!(

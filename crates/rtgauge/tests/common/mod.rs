@@ -5,9 +5,46 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
-/// The binary under test.
+/// The binary under test. Runs are not kept in the run history (RTGAUGE_NO_STORE): tests
+/// never write into the user's data directory nor slow down on a shared database; tests of
+/// the history use [`rtgauge_with_store`].
 pub fn rtgauge() -> Command {
-    Command::cargo_bin("rtgauge").unwrap()
+    let mut cmd = Command::cargo_bin("rtgauge").unwrap();
+    cmd.env("RTGAUGE_NO_STORE", "1").env_remove("RTGAUGE_STORE");
+    cmd
+}
+
+/// A cyclic run of `duration` after 300 ms warm-up in rt mode on `cpus` at `period`, its
+/// result at `result`, by `cmd` (the binary with or without a history); fails the test on
+/// error.
+pub fn cyclic_run(
+    mut cmd: std::process::Command,
+    result: &Path,
+    [cpus, period, duration]: [&str; 3],
+) {
+    let out = cmd
+        .args(["run", "cyclic", "-d", duration, "--warmup", "300ms"])
+        .args(["-c", cpus, "-p", period, "-q", "--no-report", "-o"])
+        .arg(result)
+        .output()
+        .unwrap();
+    assert_success(&out);
+}
+
+/// The binary as a plain process, without a run history.
+pub fn rtgauge_process() -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"));
+    cmd.env("RTGAUGE_NO_STORE", "1").env_remove("RTGAUGE_STORE");
+    cmd
+}
+
+/// The binary with its run history at `store` (and nowhere else); a plain process so tests
+/// can also spawn and kill it.
+pub fn rtgauge_with_store(store: &Path) -> std::process::Command {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"));
+    cmd.env_remove("RTGAUGE_NO_STORE")
+        .env("RTGAUGE_STORE", store);
+    cmd
 }
 
 /// Measuring tests of one file run one at a time: a run pinned at RT priority (or a load) in
@@ -57,7 +94,8 @@ pub fn as_nobody() -> std::process::Command {
         "--clear-groups",
         "--inh-caps=-all",
     ])
-    .arg(assert_cmd::cargo::cargo_bin("rtgauge"));
+    .arg(assert_cmd::cargo::cargo_bin("rtgauge"))
+    .env("RTGAUGE_NO_STORE", "1");
     cmd
 }
 

@@ -1,0 +1,187 @@
+//! The history database: round trip, filters, baselines, trend, concurrency, bad files.
+
+use rtgauge_result::RunResult;
+use rtgauge_store::{Filter, Store, StoreError};
+
+fn fixture(name: &str) -> RunResult {
+    let text = std::fs::read_to_string(format!(
+        "{}/../rtgauge-report/tests/fixtures/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+    .unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_stored_run_reads_back_identical_and_is_listed_newest_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sub/history.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    let idle = fixture("idle");
+    let loaded = fixture("loaded");
+    let a = store.insert(&idle, "run", "idle.json").unwrap();
+    let b = store.insert(&loaded, "run", "loaded.json").unwrap();
+    assert_eq!((a, b), (1, 2));
+    assert_eq!(store.get(a).unwrap(), idle);
+    let listed = store.list(&Filter::default()).unwrap();
+    assert_eq!(listed.iter().map(|r| r.id).collect::<Vec<_>>(), [2, 1]);
+    assert!(!listed[0].probes.is_empty());
+    assert_eq!(store.latest_ids(2).unwrap(), [2, 1]);
+    // Reopening runs no migration twice.
+    drop(store);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.list(&Filter::default()).unwrap().len(), 2);
+    store.integrity_check().unwrap();
+}
+
+#[test]
+fn history_filters_by_host_probe_kernel_and_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("h.sqlite")).unwrap();
+    let mut other = fixture("idle");
+    other.fingerprint.hostname = "board-b".into();
+    other.fingerprint.kernel_release = "6.99-rt".into();
+    store.insert(&fixture("idle"), "run", "a").unwrap();
+    store.insert(&other, "run", "b").unwrap();
+    let by = |f: Filter| {
+        store
+            .list(&f)
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        by(Filter {
+            host: Some("board-b".into()),
+            ..Filter::default()
+        }),
+        [2]
+    );
+    assert_eq!(
+        by(Filter {
+            kernel: Some("6.99-rt".into()),
+            ..Filter::default()
+        }),
+        [2]
+    );
+    assert_eq!(
+        by(Filter {
+            probe: Some("no-such-probe".into()),
+            ..Filter::default()
+        }),
+        Vec::<i64>::new()
+    );
+    assert_eq!(
+        by(Filter {
+            status: Some("complete".into()),
+            limit: Some(1),
+            ..Filter::default()
+        })
+        .len(),
+        1
+    );
+}
+
+#[test]
+fn a_baseline_name_points_at_one_run_and_moves_when_set_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("h.sqlite")).unwrap();
+    let a = store.insert(&fixture("idle"), "run", "a").unwrap();
+    let b = store.insert(&fixture("loaded"), "run", "b").unwrap();
+    store.set_baseline("board-a", a).unwrap();
+    assert_eq!(store.baseline("board-a").unwrap(), Some(a));
+    store.set_baseline("board-a", b).unwrap();
+    assert_eq!(store.baseline("board-a").unwrap(), Some(b));
+    assert_eq!(store.baseline("nothing").unwrap(), None);
+    assert!(matches!(
+        store.set_baseline("x", 99),
+        Err(StoreError::NotFound { .. })
+    ));
+}
+
+#[test]
+fn trend_gives_one_point_per_stored_run_of_the_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("h.sqlite")).unwrap();
+    let idle = fixture("idle");
+    store.insert(&idle, "run", "a").unwrap();
+    store.insert(&idle, "run", "b").unwrap();
+    let run = &idle.runs[0];
+    let s = &run.series[0];
+    let points = store
+        .trend(
+            None,
+            &run.title(),
+            Some(&run.mode),
+            Some(&run.load),
+            &s.name,
+            &rtgauge_store::labels_text(&s.labels),
+        )
+        .unwrap();
+    assert_eq!(points.len(), 2);
+    assert_eq!(points[0].median_ns, s.stats.median_ns);
+}
+
+#[test]
+fn two_writers_at_once_both_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    Store::open(&path).unwrap();
+    let idle = fixture("idle");
+    let handles: Vec<_> = (0..4)
+        .map(|_| {
+            let (path, idle) = (path.clone(), idle.clone());
+            std::thread::spawn(move || {
+                let mut store = Store::open(&path).unwrap();
+                for _ in 0..5 {
+                    store.insert(&idle, "run", "x").unwrap();
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let ids: Vec<i64> = store
+        .list(&Filter::default())
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(ids.len(), 20);
+    assert_eq!(ids, (1..=20).rev().collect::<Vec<_>>());
+}
+
+#[test]
+fn a_file_that_is_not_a_database_is_refused_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    std::fs::write(&path, vec![b'x'; 8192]).unwrap();
+    let err = Store::open(&path).err().expect("refused");
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{err}");
+    assert_eq!(err.to_string().lines().count(), 1);
+}
+
+#[test]
+fn a_database_from_a_newer_rtgauge_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.sqlite");
+    Store::open(&path).unwrap();
+    let conn = rusqlite_conn(&path);
+    conn.execute(
+        "INSERT INTO schema_migrations (version, applied_unix_ns) VALUES (999, 0)",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+    assert!(matches!(
+        Store::open(&path),
+        Err(StoreError::FutureSchema { found: 999, .. })
+    ));
+}
+
+fn rusqlite_conn(path: &std::path::Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(path).unwrap()
+}

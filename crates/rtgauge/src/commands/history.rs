@@ -1,0 +1,150 @@
+//! The run history: where it lives, keeping a run after its file is written, `history`,
+//! `baseline`, and naming runs (`latest`, `previous`, an ID, a baseline name, a file) for
+//! `show`, `compare` and `check`.
+
+use crate::cli::{BaselineAction, BaselineArgs, HistoryArgs, StoreArgs};
+use anyhow::{Context, Result};
+use rtgauge_result::{read_result, RunResult};
+use rtgauge_store::{Filter, Store};
+use std::path::{Path, PathBuf};
+
+/// The history's path: `--store`/RTGAUGE_STORE, else the XDG data directory.
+pub fn store_path(args: &StoreArgs) -> Result<PathBuf> {
+    args.store
+        .clone()
+        .or_else(rtgauge_store::default_path)
+        .context("no place for the run history: neither HOME nor XDG_DATA_HOME is set; give --store PATH or set RTGAUGE_STORE")
+}
+
+/// Opens a history that must exist (read commands).
+pub fn open_existing(args: &StoreArgs) -> Result<Store> {
+    Ok(Store::open_existing(&store_path(args)?)?)
+}
+
+/// Keeps a run whose result file is already written. A problem with the history (read-only,
+/// corrupt, locked) is one warning line: the measurement is safe in its file. Returns the
+/// line to print on success.
+pub fn keep(result: &RunResult, file: &Path, args: &StoreArgs, origin: &str) -> Option<String> {
+    let stored = store_path(args).and_then(|path| {
+        let mut store = Store::open(&path)?;
+        let id = store.insert(result, origin, &file.display().to_string())?;
+        Ok((id, path))
+    });
+    match stored {
+        Ok((id, path)) => Some(format!("history: run {id} in {}", path.display())),
+        Err(e) => {
+            eprintln!(
+                "rtgauge: warning: {}; this run is not in the history, but the result file {} is complete",
+                crate::one_line(&e),
+                file.display()
+            );
+            None
+        }
+    }
+}
+
+/// A run named on the command line: a result file when one exists at that path, else
+/// `latest`, `previous`, a stored run's ID or a baseline name. Returns the result and how to
+/// name it in output.
+pub fn resolve(name: &str, args: &StoreArgs) -> Result<(RunResult, String)> {
+    let path = Path::new(name);
+    if path.exists() {
+        return Ok((read_result(path)?, name.to_string()));
+    }
+    let looks_stored = matches!(name, "latest" | "previous") || name.parse::<i64>().is_ok();
+    let store = match open_existing(args) {
+        Ok(store) => store,
+        Err(e) if looks_stored => return Err(e),
+        // Neither a file nor a stored name: say the file is missing, the usual mistake.
+        Err(_) => return Ok((read_result(path)?, name.to_string())),
+    };
+    let id = stored_id(&store, name)?;
+    Ok((store.get(id)?, format!("run {id}")))
+}
+
+/// The stored run `latest`, `previous`, an ID or a baseline name stands for.
+fn stored_id(store: &Store, name: &str) -> Result<i64> {
+    if let Ok(id) = name.parse::<i64>() {
+        return Ok(id);
+    }
+    if matches!(name, "latest" | "previous") {
+        let ids = store.latest_ids(2)?;
+        return ids
+            .get(usize::from(name == "previous"))
+            .copied()
+            .with_context(|| {
+                format!(
+                    "`{name}`: the run history {} holds {} run(s); run `rtgauge run` first",
+                    store.path().display(),
+                    ids.len()
+                )
+            });
+    }
+    store.baseline(name)?.with_context(|| {
+        format!(
+            "{name}: no such file, stored run or baseline in {} (`rtgauge history`, `rtgauge baseline list`)",
+            store.path().display()
+        )
+    })
+}
+
+/// `rtgauge history`.
+pub fn history(args: HistoryArgs) -> Result<u8> {
+    let store = open_existing(&args.store)?;
+    let runs = store.list(&Filter {
+        host: args.host,
+        probe: args.probe,
+        kernel: args.kernel,
+        since_unix_ns: args.since,
+        status: args.status,
+        limit: args.limit,
+    })?;
+    if runs.is_empty() {
+        println!("no stored runs match (history: {})", store.path().display());
+        return Ok(crate::EXIT_OK);
+    }
+    let mut table = rtgauge_report::format::new_table(crate::display::text_style());
+    table.set_header(vec![
+        "ID",
+        "Started (UTC)",
+        "Host",
+        "Kernel",
+        "Preemption",
+        "Status",
+        "Probes",
+        "From",
+    ]);
+    for r in &runs {
+        table.add_row(vec![
+            r.id.to_string(),
+            rtgauge_result::units::utc(r.started_unix_ns, "%Y-%m-%d %H:%M:%S"),
+            r.host.clone(),
+            r.kernel_release.clone(),
+            r.preemption_model.clone(),
+            r.status.clone(),
+            r.probes.join(", "),
+            format!("{}: {}", r.origin, r.file),
+        ]);
+    }
+    println!("{table}");
+    Ok(crate::EXIT_OK)
+}
+
+/// `rtgauge baseline set|list`.
+pub fn baseline(args: BaselineArgs) -> Result<u8> {
+    match args.action {
+        BaselineAction::Set { run, name, store } => {
+            let mut db = open_existing(&store)?;
+            let id = stored_id(&db, &run)?;
+            db.set_baseline(&name, id)?;
+            println!("baseline {name}: run {id}");
+        }
+        BaselineAction::List { store } => {
+            let db = open_existing(&store)?;
+            for (name, id) in db.baselines()? {
+                println!("{name}: run {id}");
+            }
+        }
+    }
+    Ok(crate::EXIT_OK)
+}

@@ -1,0 +1,73 @@
+//! `rtgauge trend`: one series over the stored runs.
+
+use super::history::open_existing;
+use crate::cli::{TrendArgs, TrendFormat};
+use anyhow::{Context, Result};
+use rtgauge_report::trend::{Trend, TrendPoint};
+use rtgauge_report::{Format, Render};
+use rtgauge_result::write_bytes_atomically;
+use std::collections::BTreeMap;
+
+pub fn trend(args: TrendArgs) -> Result<u8> {
+    let (probe, series) = (&args.series[0], &args.series[1]);
+    let mut labels = BTreeMap::new();
+    for word in &args.series[2..] {
+        let (k, v) = word.split_once('=').with_context(|| {
+            format!("'{word}' is not a label; write key=value, e.g. `rtgauge trend cyclic latency cpu=1`")
+        })?;
+        labels.insert(k.to_string(), v.to_string());
+    }
+    if args.format == TrendFormat::Html && args.output.is_none() {
+        anyhow::bail!("--format html writes a file: add --output FILE (e.g. -o trend.html)");
+    }
+    let store = open_existing(&args.store)?;
+    let host = args
+        .host
+        .clone()
+        .unwrap_or_else(|| rtgauge_sysinfo::collect().hostname);
+    let points = store.trend(
+        Some(&host),
+        probe,
+        args.mode.as_deref(),
+        Some(&args.load),
+        series,
+        &rtgauge_store::labels_text(&labels),
+    )?;
+    let title = format!("{} · {host}", args.series.join(" "));
+    if points.is_empty() {
+        anyhow::bail!(
+            "no stored run of {host} has `{}` with load {} (see `rtgauge history --host {host}`; labels must match, e.g. cpu=1)",
+            args.series.join(" "),
+            args.load
+        );
+    }
+    let trend = Trend {
+        title,
+        points: points
+            .into_iter()
+            .map(|p| TrendPoint {
+                run_id: p.run_id,
+                started_unix_ns: p.started_unix_ns,
+                kernel_release: p.kernel_release,
+                machine_key: p.machine_key,
+                median_ns: p.median_ns,
+                p99_ns: p.p99_ns,
+                max_ns: p.max_ns,
+            })
+            .collect(),
+    };
+    let format = match args.format {
+        TrendFormat::Table => Format::Text(crate::display::text_style()),
+        TrendFormat::Html => Format::Html,
+    };
+    let text = trend.render(format)?;
+    match &args.output {
+        Some(path) => {
+            write_bytes_atomically(path, text.trim_end().as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("trend: {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(crate::EXIT_OK)
+}

@@ -1,0 +1,265 @@
+//! `rtgauge import`: cyclictest output produced here, an rtla timerlat histogram and
+//! jitterdebugger results written from their documented formats, rtgauge files; malformed
+//! input names the file and line.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+fn has(program: &str) -> bool {
+    std::process::Command::new(program)
+        .arg("--help")
+        .output()
+        .is_ok()
+}
+
+fn import(store: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
+    rtgauge_with_store(store)
+        .arg("import")
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn cyclictest_output_imports_and_pairs_with_an_rtgauge_run_of_the_same_settings() {
+    if !is_root() || !has("cyclictest") {
+        eprintln!("skipped: needs root and cyclictest (rt-tests)");
+        return;
+    }
+    let _guard = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let (with_h, without_h) = (dir.path().join("ct-h.json"), dir.path().join("ct.json"));
+    for (file, histogram) in [(&with_h, true), (&without_h, false)] {
+        let mut cmd = std::process::Command::new("cyclictest");
+        cmd.args([
+            "-m", "-q", "-p", "95", "-i", "1000", "-l", "1000", "-t", "1", "-a", "0",
+        ]);
+        if histogram {
+            cmd.args(["-h", "2000"]);
+        }
+        let out = cmd
+            .arg(format!("--json={}", file.display()))
+            .output()
+            .unwrap();
+        assert_success(&out);
+    }
+    let out = import(
+        &store,
+        &[
+            "--output-dir".as_ref(),
+            dir.path().as_os_str(),
+            with_h.as_os_str(),
+            without_h.as_os_str(),
+        ],
+    );
+    assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("ct-h.json: cyclictest"), "{text}");
+    // Without -h there is no histogram: said so, and no median is invented.
+    assert!(text.contains("min, average and max only"), "{text}");
+    let plain = read_json(&dir.path().join("ct.rtgauge.json"));
+    let latency = &plain["runs"][0]["series"][0];
+    assert_eq!(latency["name"], "latency");
+    assert!(latency["stats"]["median_ns"].is_null());
+    assert!(latency["stats"]["max_ns"].as_u64().unwrap() > 0);
+    let full = read_json(&dir.path().join("ct-h.rtgauge.json"));
+    assert_eq!(full["runs"][0]["series"][0]["stats"]["count"], 1000);
+    assert!(
+        full["runs"][0]["series"][0]["stats"]["median_ns"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+
+    // An rtgauge run of the same settings: rt at priority 95, 1 ms, CPU 0.
+    let ours = dir.path().join("ours.json");
+    let out = rtgauge()
+        .args([
+            "run",
+            "cyclic",
+            "-l",
+            "1000",
+            "--warmup",
+            "50ms",
+            "-c",
+            "0",
+            "-p",
+            "1ms",
+            "-q",
+            "--no-report",
+            "-o",
+        ])
+        .arg(&ours)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let out = rtgauge()
+        .args(["compare", "--format", "json"])
+        .arg(&ours)
+        .arg(dir.path().join("ct-h.rtgauge.json"))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = c["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "the latency row pairs: {c:#}");
+    assert_eq!(rows[0]["series"], "latency");
+    assert_eq!(rows[0]["labels"]["cpu"], "0");
+    assert_ne!(rows[0]["outcome"], "untested");
+    // Both are in the history.
+    let out = rtgauge_with_store(&store).arg("history").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout)
+            .matches("import cyclictest")
+            .count(),
+        2
+    );
+}
+
+/// rtla is not installed on the development machine (no timerlat tracer): this histogram is
+/// written from the format rtla-timerlat-hist(1) documents — a header, one line per
+/// microsecond bucket with a column per CPU and context, then over/count/min/avg/max.
+const TIMERLAT_HIST: &str = "\
+# RTLA timerlat histogram
+# Time unit is microseconds (us)
+# Duration:   0 00:00:10
+Index   IRQ-000   Thr-000   IRQ-001   Thr-001
+0           900         0       950         0
+1            95       400        48       500
+2             4       550         2       480
+3             1        40         0        19
+5             0        10         0         1
+over:         0         0         0         0
+count:     1000      1000      1000      1000
+min:          0         1         0         1
+avg:          0         1         0         1
+max:          3         5         2         5
+ALL:        IRQ       Thr       Usr
+count:     2000      2000         -
+";
+
+#[test]
+fn rtla_timerlat_and_jitterdebugger_results_import_with_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let hist = dir.path().join("timerlat.txt");
+    std::fs::write(&hist, TIMERLAT_HIST).unwrap();
+    // jitterdebugger -f results.json, as its dump_stats writes it.
+    let jd = dir.path().join("results.json");
+    std::fs::write(
+        &jd,
+        r#"{
+  "version": 1,
+  "cpu": {
+    "0": {
+      "histogram": {
+        "3": 10,
+        "4": 85,
+        "9": 5
+      },
+      "count": 100,
+      "min": 3,
+      "max": 9,
+      "avg": 4.20
+    }
+  }
+}"#,
+    )
+    .unwrap();
+    let out = import(
+        &store,
+        &[
+            "--output-dir".as_ref(),
+            dir.path().as_os_str(),
+            hist.as_os_str(),
+            jd.as_os_str(),
+        ],
+    );
+    assert_success(&out);
+    let t = read_json(&dir.path().join("timerlat.rtgauge.json"));
+    let series = t["runs"][0]["series"].as_array().unwrap();
+    let names: Vec<String> = series
+        .iter()
+        .map(|s| {
+            format!(
+                "{} cpu={}",
+                s["name"].as_str().unwrap(),
+                s["labels"]["cpu"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        ["irq cpu=0", "thread cpu=0", "irq cpu=1", "thread cpu=1"]
+    );
+    assert_eq!(series[1]["stats"]["count"], 1000);
+    assert_eq!(series[1]["stats"]["max_ns"], 5000);
+    assert_eq!(series[1]["stats"]["median_ns"], 2000);
+    let j = read_json(&dir.path().join("results.rtgauge.json"));
+    assert_eq!(j["runs"][0]["series"][0]["stats"]["count"], 100);
+    // Histogram bucket resolution: the median is 4 µs within 1/1024.
+    let median = j["runs"][0]["series"][0]["stats"]["median_ns"]
+        .as_u64()
+        .unwrap();
+    assert!((4000..=4004).contains(&median), "{median}");
+}
+
+#[test]
+fn a_malformed_file_is_refused_naming_the_file_and_line_and_nothing_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let good = dir.path().join("good.txt");
+    std::fs::write(&good, TIMERLAT_HIST).unwrap();
+    let bad = dir.path().join("bad.txt");
+    std::fs::write(
+        &bad,
+        TIMERLAT_HIST.replace("2             4", "2             x"),
+    )
+    .unwrap();
+    let out = import(&store, &[good.as_os_str(), bad.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(&format!("{}:7:", bad.display())), "{err}");
+    assert!(err.contains("`x` is not a number"), "{err}");
+    assert!(!store.exists(), "nothing stored when one file is bad");
+}
+
+#[test]
+fn jitterdebugger_samples_keep_their_time_so_interval_maxima_are_real() {
+    let dir = tempfile::tempdir().unwrap();
+    // `jittersamples --format csv`: thread;seconds.nanoseconds;latency in µs. Three seconds
+    // of samples on thread 0, the worst in the second one.
+    let mut csv = String::new();
+    for (second, base_us) in [(0u64, 10u64), (1, 12), (2, 11)] {
+        for k in 0..100u64 {
+            let at = second * 1_000_000_000 + k * 10_000_000;
+            csv.push_str(&format!(
+                "0;{}.{:09};{}\n",
+                5000 + at / 1_000_000_000,
+                at % 1_000_000_000,
+                base_us + k % 3
+            ));
+        }
+    }
+    let file = dir.path().join("samples.csv");
+    std::fs::write(&file, csv).unwrap();
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let r = read_json(&dir.path().join("samples.rtgauge.json"));
+    let stats = &r["runs"][0]["series"][0]["stats"];
+    assert_eq!(stats["count"], 300);
+    assert_eq!(stats["max_ns"], 14000);
+    assert_eq!(
+        stats["intervals"]["max_ns"],
+        serde_json::json!([12000, 14000, 13000])
+    );
+}
