@@ -65,7 +65,7 @@ fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
     let output = prepare_outputs(args, !plan.record.is_empty())?;
     let live = Arc::new(rtgauge_core::live::LiveBoard::default());
     let mut estimates = probe_run_estimates(&plan);
-    if soak(&args) {
+    if soak(args) {
         // Until Ctrl-C: no time left to show.
         estimates.fill(None);
     }
@@ -87,7 +87,7 @@ fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
         progress_lines: !args.quiet && crate::display::progress_as_lines(),
     };
     super::forced_exit::arm(&output);
-    let outcome = if soak(&args) {
+    let outcome = if soak(args) {
         super::soak::execute(&plan, &inputs, &mut writer)
     } else {
         runner::execute(&plan, &inputs, &mut writer)
