@@ -108,17 +108,17 @@ impl Kind {
 
     pub fn stresses(self) -> &'static str {
         match self {
-            Kind::Cpu => "CPU in user mode: one spinning integer loop per worker (seed 001)",
+            Kind::Cpu => "CPU in user mode: one spinning integer loop per worker (Raj et al.)",
             Kind::Syscall => {
-                "CPU in kernel mode: a tight system-call loop (getppid, read of /dev/zero) (seed 001)"
+                "CPU in kernel mode: a tight system-call loop (getppid, read of /dev/zero) (Raj et al.)"
             }
             Kind::Memory => {
                 "memory bandwidth and caches: copies over buffers larger than the last-level \
-                 cache, plus a dd-like sequential write to a capped scratch file (seed 001)"
+                 cache, plus a dd-like sequential write to a capped scratch file (Raj et al.)"
             }
             Kind::RtMemory => {
                 "real-time contention: a SCHED_FIFO thread just below the measuring priority \
-                 copying memory every 50 us (seed 000)"
+                 copying memory every 50 us (Arm et al. 2016)"
             }
             Kind::Messaging => {
                 "scheduler and IPC: hackbench-like groups of 20 sender and 20 receiver processes \
@@ -134,7 +134,7 @@ impl Kind {
             }
             Kind::Compile => {
                 "everything a kernel build stresses: parallel `cc -O2 -c` of a generated C \
-                 source tree, in a loop (seed 001)"
+                 source tree, in a loop (Raj et al.)"
             }
             Kind::Exec => "whatever the command stresses; restarted when it exits early",
         }

@@ -1,4 +1,4 @@
-//! End-to-end tests of the loads (issue 4) through the real binary.
+//! End-to-end tests of the loads through the real binary.
 
 mod common;
 use common::*;
@@ -43,7 +43,7 @@ fn overruns(r: &Value, mode: &str, load: &str) -> u64 {
 /// numbers are printed). A wrong implementation (a load that does not run on the measured
 /// CPUs, or an rt mode that is not SCHED_FIFO) fails all three.
 #[test]
-fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
+fn cpu_load_hurts_normal_mode_but_not_rt_mode() {
     if !is_root() {
         eprintln!("skipped: rt mode needs root");
         return;
@@ -133,7 +133,7 @@ fn cpu_load_attempt() -> Result<(), String> {
 
 /// Every built-in load starts, runs during the probe and reports a non-zero achieved rate.
 #[test]
-fn issue4_every_load_reports_its_achieved_rate() {
+fn every_load_reports_its_achieved_rate() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
@@ -189,7 +189,7 @@ fn issue4_every_load_reports_its_achieved_rate() {
 }
 
 #[test]
-fn issue4_a_load_that_cannot_start_fails_the_run_unless_told_otherwise() {
+fn a_load_that_cannot_start_fails_the_run_unless_told_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let out = rtgauge()
         .args([
@@ -234,7 +234,7 @@ fn marked_processes() -> Vec<u32> {
 /// SIGKILL of the measuring process at a random moment leaves no load process within a
 /// second, and the next start removes the scratch directory it left.
 #[test]
-fn issue4_sigkill_of_rtgauge_leaves_no_load_behind() {
+fn sigkill_of_rtgauge_leaves_no_load_behind() {
     let _serial = exclusive();
     let scratch = tempfile::tempdir().unwrap();
     let before = marked_processes();

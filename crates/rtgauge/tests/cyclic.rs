@@ -1,4 +1,4 @@
-//! End-to-end tests of the foundation and the cyclic probe (issue 2): they run the real binary
+//! End-to-end tests of the foundation and the cyclic probe: they run the real binary
 //! and assert properties that hold on any machine, never absolute latencies.
 
 mod common;
@@ -64,7 +64,7 @@ fn sleep_until(ns: u64) {
 /// the same grid, so the probe's wake-up due when a spin starts cannot run before the spin
 /// ends: latency ≥ 3 ms.
 #[test]
-fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
+fn injected_interference_is_reported_as_latency_and_overruns() {
     let _serial = exclusive();
     if !is_root() {
         eprintln!("skipped: needs root (SCHED_FIFO for the interfering thread)");
@@ -130,7 +130,7 @@ fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
 /// by its host for tens of milliseconds, which no guest setting prevents, so the property is
 /// asked of the best of three runs: a probe that invents overruns fails all three.
 #[test]
-fn issue2_no_interference_means_no_overruns_at_a_sustainable_period() {
+fn no_interference_means_no_overruns_at_a_sustainable_period() {
     let _serial = exclusive();
     let mut attempts = Vec::new();
     for _ in 0..3 {
@@ -180,7 +180,7 @@ fn rtgauge_cpus() -> usize {
 }
 
 #[test]
-fn issue2_every_timer_method_delivers_the_expected_cycles() {
+fn every_timer_method_delivers_the_expected_cycles() {
     let _serial = exclusive();
     for timer in ["abs", "rel", "timerfd", "posix-timer"] {
         let dir = tempfile::tempdir().unwrap();
@@ -226,7 +226,7 @@ fn issue2_every_timer_method_delivers_the_expected_cycles() {
 }
 
 #[test]
-fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
+fn result_document_follows_the_schema_and_holds_the_environment() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
@@ -286,7 +286,7 @@ fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
 }
 
 #[test]
-fn issue2_committed_schema_matches_the_types() {
+fn committed_schema_matches_the_types() {
     let out = rtgauge().arg("schema").assert().success();
     let generated = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let committed = std::fs::read_to_string(
@@ -300,7 +300,7 @@ fn issue2_committed_schema_matches_the_types() {
 }
 
 #[test]
-fn issue2_sigint_stops_cleanly_and_keeps_what_was_measured() {
+fn sigint_stops_cleanly_and_keeps_what_was_measured() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
@@ -336,7 +336,7 @@ fn issue2_sigint_stops_cleanly_and_keeps_what_was_measured() {
 }
 
 #[test]
-fn issue2_max_latency_threshold_exits_2() {
+fn max_latency_threshold_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     rtgauge()
         .args([
@@ -357,7 +357,7 @@ fn issue2_max_latency_threshold_exits_2() {
 }
 
 #[test]
-fn issue2_bad_input_gives_one_line_errors_naming_the_flag() {
+fn bad_input_gives_one_line_errors_naming_the_flag() {
     let cases: &[(&[&str], &str)] = &[
         (&["--period", "0"], "--period"),
         (&["--period", "-5ms"], "--period"),
@@ -398,7 +398,7 @@ fn run_as_nobody(args: &[&str], dir: &Path) -> std::process::Output {
 }
 
 #[test]
-fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
+fn without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
     let _serial = exclusive();
     let Some(dir) = nobody_workdir() else {
         return;
@@ -443,7 +443,7 @@ fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
 /// `--help` and the man pages come from the same clap definitions; the committed pages must
 /// be the generated ones, so the two cannot drift apart.
 #[test]
-fn issue2_man_pages_are_generated_from_the_same_definitions_as_help() {
+fn man_pages_are_generated_from_the_same_definitions_as_help() {
     let dir = tempfile::tempdir().unwrap();
     rtgauge().arg("man").arg(dir.path()).assert().success();
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/man");
@@ -501,7 +501,7 @@ fn run_on_a_terminal(args: &str, result: &Path) -> Value {
 }
 
 #[test]
-fn issue2_a_live_display_on_the_measured_cpus_is_recorded_as_a_warning() {
+fn a_live_display_on_the_measured_cpus_is_recorded_as_a_warning() {
     if rtgauge_cpus() < 2
         || std::process::Command::new("script")
             .arg("--version")
