@@ -14,6 +14,7 @@ use crate::dist::Dist;
 use crate::format::{csv_field, csv_num, per_op, status_name, TimeUnit};
 use crate::ks::{ks_test, KsTest};
 use comfy_table::CellAlignment;
+use rtgauge_result::SeriesKey;
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -158,18 +159,6 @@ pub fn letter(i: usize) -> String {
     s
 }
 
-type Key = (String, String, String, String, BTreeMap<String, String>);
-
-fn key(run: &ProbeRun, s: &Series) -> Key {
-    (
-        run.title(),
-        run.mode.clone(),
-        run.load.clone(),
-        s.name.clone(),
-        s.labels.clone(),
-    )
-}
-
 /// Compares `results[1..]` with the baseline `results[0]`; `sources` name where each came
 /// from (a file path) and are shown beside the letters.
 pub fn compare(results: &[RunResult], sources: &[String]) -> Comparison {
@@ -233,24 +222,18 @@ fn compare_pair(
             }
         }
     }
-    let cand_series: BTreeMap<Key, (&ProbeRun, &Series)> = cand
+    let cand_series: BTreeMap<SeriesKey, &Series> = cand
         .runs
         .iter()
-        .flat_map(|r| r.series.iter().map(move |s| (key(r, s), (r, s))))
+        .flat_map(|r| r.series.iter().map(move |s| (r.series_key(s), s)))
         .collect();
     let mut seen = Vec::new();
     for run in &base.runs {
         for s in &run.series {
-            let k = key(run, s);
-            let label = format!(
-                "{} {} {} {}",
-                run.title(),
-                run.mode,
-                run.load,
-                s.display_name()
-            );
+            let k = run.series_key(s);
+            let label = k.to_string();
             match cand_series.get(&k) {
-                Some((_, cs)) => {
+                Some(cs) => {
                     seen.push(k.clone());
                     match compare_series(run, s, cs, a, b) {
                         Some(row) => rows.push(row),
@@ -261,15 +244,9 @@ fn compare_pair(
             }
         }
     }
-    for (k, (run, s)) in &cand_series {
+    for k in cand_series.keys() {
         if !seen.contains(k) {
-            unmatched.push(format!(
-                "{} {} {} {}: only in {b}, not in {a}",
-                run.title(),
-                run.mode,
-                run.load,
-                s.display_name()
-            ));
+            unmatched.push(format!("{k}: only in {b}, not in {a}"));
         }
     }
 }
@@ -482,14 +459,14 @@ pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
     for run in &r.runs {
         if let Ok(v) = serde_json::to_value(&run.obtained) {
             flatten(
-                &format!("obtained[{} {} {}]", run.title(), run.mode, run.load),
+                &format!("obtained[{}]", run.key()),
                 &v,
                 &mut out,
             );
         }
         for (k, v) in &run.params {
             out.insert(
-                format!("params[{} {} {}].{k}", run.title(), run.mode, run.load),
+                format!("params[{}].{k}", run.key()),
                 v.clone(),
             );
         }

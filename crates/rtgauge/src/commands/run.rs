@@ -305,7 +305,7 @@ fn report(
         .iter()
         .filter_map(|r| match &r.status {
             rtgauge_result::ProbeStatus::Failed { error } => {
-                Some(format!("{} {} {}: {error}", r.title(), r.mode, r.load))
+                Some(format!("{}: {error}", r.key()))
             }
             _ => None,
         })
@@ -326,12 +326,9 @@ fn report(
             .max_by_key(|(m, _, _)| *m);
         if let Some((max, run, series)) = worst.filter(|(m, _, _)| *m > limit) {
             eprintln!(
-                "rtgauge: max latency {} ({} {} {} {}) exceeds --max-latency {}",
+                "rtgauge: max latency {} ({}) exceeds --max-latency {}",
                 units::format_duration_ns(max),
-                run.probe,
-                run.mode,
-                run.load,
-                series.display_name(),
+                run.series_key(series),
                 units::format_duration_ns(limit)
             );
             return Ok(crate::EXIT_THRESHOLD);
