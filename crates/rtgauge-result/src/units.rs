@@ -248,14 +248,14 @@ mod tests {
         let e = parse_duration_ns(&input).unwrap_err().to_string();
         assert!(e.len() < 200, "{} bytes", e.len());
         assert!(
-            e.starts_with(&format!("'{}…'", "x".repeat(QUOTE_CHARS))),
+            e.starts_with(&format!("'{}… (100000 characters)'", "x".repeat(QUOTE_CHARS))),
             "{e}"
         );
         // Short values are quoted whole; a cut never splits a character.
         assert_eq!(quote("5 parsecs"), "5 parsecs");
         assert_eq!(
             quote(&"µ".repeat(50)),
-            format!("{}…", "µ".repeat(QUOTE_CHARS))
+            format!("{}… (50 characters)", "µ".repeat(QUOTE_CHARS))
         );
     }
 
