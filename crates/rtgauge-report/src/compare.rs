@@ -458,17 +458,10 @@ pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
     );
     for run in &r.runs {
         if let Ok(v) = serde_json::to_value(&run.obtained) {
-            flatten(
-                &format!("obtained[{}]", run.key()),
-                &v,
-                &mut out,
-            );
+            flatten(&format!("obtained[{}]", run.key()), &v, &mut out);
         }
         for (k, v) in &run.params {
-            out.insert(
-                format!("params[{}].{k}", run.key()),
-                v.clone(),
-            );
+            out.insert(format!("params[{}].{k}", run.key()), v.clone());
         }
     }
     for c in &r.checks {

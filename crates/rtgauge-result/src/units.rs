@@ -248,7 +248,10 @@ mod tests {
         let e = parse_duration_ns(&input).unwrap_err().to_string();
         assert!(e.len() < 200, "{} bytes", e.len());
         assert!(
-            e.starts_with(&format!("'{}… (100000 characters)'", "x".repeat(QUOTE_CHARS))),
+            e.starts_with(&format!(
+                "'{}… (100000 characters)'",
+                "x".repeat(QUOTE_CHARS)
+            )),
             "{e}"
         );
         // Short values are quoted whole; a cut never splits a character.

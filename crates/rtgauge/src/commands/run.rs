@@ -304,9 +304,7 @@ fn report(
         .runs
         .iter()
         .filter_map(|r| match &r.status {
-            rtgauge_result::ProbeStatus::Failed { error } => {
-                Some(format!("{}: {error}", r.key()))
-            }
+            rtgauge_result::ProbeStatus::Failed { error } => Some(format!("{}: {error}", r.key())),
             _ => None,
         })
         .collect();
