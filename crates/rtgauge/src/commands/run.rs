@@ -348,6 +348,13 @@ fn report(
 
 /// Environment findings in one line (doctor explains each), then the run's own warnings.
 fn print_warnings(result: &RunResult) {
+    eprint!("{}", warnings_text(result));
+}
+
+/// The run's warnings, wrapped to fit the same 100 columns as the summary (continuation lines
+/// indented), so the end of a run reads on one screen.
+fn warnings_text(result: &RunResult) -> String {
+    use super::probes::wrap_into;
     let title_of = |code: &str| {
         result
             .checks
@@ -355,29 +362,32 @@ fn print_warnings(result: &RunResult) {
             .find(|c| c.id == code)
             .map(|c| c.title.as_str())
     };
+    let mut out = String::new();
     let environment: Vec<&str> = result
         .warnings
         .iter()
         .filter_map(|w| title_of(&w.code))
         .collect();
     if !environment.is_empty() {
-        eprintln!(
-            "environment: {} (`rtgauge doctor` explains each and how to fix it)",
+        let text = format!(
+            "{} (`rtgauge doctor` explains each and how to fix it)",
             environment.join(" · ")
         );
+        wrap_into(&mut out, "environment: ", 2, &text);
     }
     for w in result
         .warnings
         .iter()
         .filter(|w| title_of(&w.code).is_none())
     {
-        eprintln!("warning: {}", w.message);
+        wrap_into(&mut out, "warning: ", 2, &w.message);
     }
     for run in &result.runs {
         for s in &run.obtained.shortfalls {
-            eprintln!("warning: {} {}: {s}", run.probe, run.mode);
+            wrap_into(&mut out, &format!("warning: {}: ", run.key()), 2, s);
         }
     }
+    out
 }
 
 /// `20261122T051234Z` from Unix seconds.
