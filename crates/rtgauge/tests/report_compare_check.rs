@@ -73,11 +73,9 @@ fn outcomes(c: &Value) -> Vec<(String, String)> {
 fn report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("r.json");
-    {
-        let _m = exclusive();
-        let mut cmd = rtgauge();
-        cmd.args([
-            "run",
+    run_into(
+        &result,
+        &[
             "cyclic",
             "ioport",
             "-d",
@@ -87,13 +85,8 @@ fn report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
             "--mode",
             "normal,rt",
             "--best-effort",
-            "-q",
-            "-o",
-        ])
-        .arg(&result);
-        let out = cmd.output().unwrap();
-        assert_success(&out);
-    }
+        ],
+    );
     let html = dir.path().join("report.html");
     rtgauge()
         .arg("report")
@@ -440,11 +433,9 @@ fn report_loads_in_a_headless_browser() {
     let _ = std::fs::remove_dir_all(&out_dir);
     std::fs::create_dir_all(&out_dir).unwrap();
     let result = out_dir.join("real-run.json");
-    {
-        let _m = exclusive();
-        let mut cmd = rtgauge();
-        cmd.args([
-            "run",
+    run_into(
+        &result,
+        &[
             "cyclic",
             "alloc",
             "ioport",
@@ -455,13 +446,8 @@ fn report_loads_in_a_headless_browser() {
             "--mode",
             "normal,rt",
             "--best-effort",
-            "-q",
-            "-o",
-        ])
-        .arg(&result);
-        let out = cmd.output().unwrap();
-        assert_success(&out);
-    }
+        ],
+    );
     let report = out_dir.join("real-run.html");
     rtgauge()
         .arg("report")
