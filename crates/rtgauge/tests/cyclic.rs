@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use rtgauge_core::clock::{now_ns, sleep_until};
 
 use serde_json::Value;
 use std::path::Path;
@@ -33,32 +34,6 @@ fn make_rt(prio: i32, cpu: usize) -> bool {
     }
 }
 
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn sleep_until(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as _,
-        tv_nsec: (ns % 1_000_000_000) as _,
-    };
-    // SAFETY: valid timespec, absolute sleep.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
-}
-
 /// A higher-priority thread pinned to the measured CPU spins 3 ms every 100 ms. It wakes on
 /// whole milliseconds of CLOCK_MONOTONIC, and `phase=0` puts the cyclic probe's deadlines on
 /// the same grid, so the probe's wake-up due when a spin starts cannot run before the spin
@@ -82,9 +57,9 @@ fn injected_interference_is_reported_as_latency_and_overruns() {
         );
         std::thread::sleep(Duration::from_millis(1500)); // past rtgauge's warm-up
         while !s.load(std::sync::atomic::Ordering::Relaxed) {
-            let start = (monotonic_ns() / 100_000_000 + 1) * 100_000_000;
+            let start = (now_ns() / 100_000_000 + 1) * 100_000_000;
             sleep_until(start);
-            while monotonic_ns() < start + 3_000_000 {
+            while now_ns() < start + 3_000_000 {
                 std::hint::spin_loop();
             }
             n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
