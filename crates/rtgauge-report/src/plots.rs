@@ -395,7 +395,7 @@ fn histogram_chart(
         .fold(f64::INFINITY, f64::min);
     let hi = lines.iter().map(|l| l.1.max()).fold(0.0f64, f64::max);
     let unit = unit_for(hi);
-    let log_x = hi > LOG_RATIO * lo.max(1.0);
+    let log_x = value_scale(lo, hi) == Scale::Log;
     // Bin edges in ns: a nice linear width, or equal widths on a log axis for wide ranges
     // (so both the body and a tail several decades away are resolved).
     let edges: Vec<f64> = if log_x {
@@ -509,7 +509,7 @@ fn percentile_chart(
         x_label: "1 − p (log scale)".into(),
         y_label: format!("{name} ({})", unit.label()),
         x_scale: Scale::Nines,
-        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        y_scale: value_scale(lo, hi),
         x: xs,
         lines: chart_lines,
         boxes: Vec::new(),
@@ -609,7 +609,7 @@ fn intervals_chart(
         x_label: "time since the start of measurement (s)".into(),
         y_label: format!("max {name} ({})", unit.label()),
         x_scale: Scale::Linear,
-        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        y_scale: value_scale(lo, hi),
         x: xs.iter().map(|&x| x as f64 / 1e9).collect(),
         lines,
         boxes: Vec::new(),
@@ -690,7 +690,7 @@ fn box_chart(
     if boxes.is_empty() {
         return None;
     }
-    let log = hi > LOG_RATIO * lo.max(1.0);
+    let log = value_scale(lo, hi) == Scale::Log;
     for (b, m) in boxes.iter_mut().zip(&members) {
         b.violin = violin(
             &m.series.stats,
@@ -889,12 +889,22 @@ fn size_chart(
         x_label: "size (bytes, log scale)".into(),
         y_label: format!("time per operation ({})", unit.label()),
         x_scale: Scale::Bytes,
-        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        y_scale: value_scale(lo, hi),
         x: sizes,
         lines,
         boxes: Vec::new(),
         step: false,
     })
+}
+
+/// A logarithmic axis when the values span more than [`LOG_RATIO`], so a tail decades away
+/// from the body stays readable; linear otherwise.
+fn value_scale(lo: f64, hi: f64) -> Scale {
+    if hi > LOG_RATIO * lo.max(1.0) {
+        Scale::Log
+    } else {
+        Scale::Linear
+    }
 }
 
 fn recording_chart(r: &RecordingPlot) -> Chart {
