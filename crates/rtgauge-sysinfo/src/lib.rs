@@ -141,7 +141,7 @@ mod tests {
         );
         assert_eq!(
             cpu_list(&"x".repeat(1000)).unwrap_err(),
-            format!("'{}…' is not a CPU number", "x".repeat(20))
+            format!("'{}… (1000 characters)' is not a CPU number", "x".repeat(40))
         );
     }
 
