@@ -141,7 +141,10 @@ mod tests {
         );
         assert_eq!(
             cpu_list(&"x".repeat(1000)).unwrap_err(),
-            format!("'{}… (1000 characters)' is not a CPU number", "x".repeat(40))
+            format!(
+                "'{}… (1000 characters)' is not a CPU number",
+                "x".repeat(40)
+            )
         );
     }
 

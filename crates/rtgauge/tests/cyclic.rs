@@ -202,24 +202,12 @@ fn every_timer_method_delivers_the_expected_cycles() {
 
 #[test]
 fn result_document_follows_the_schema_and_holds_the_environment() {
-    let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    rtgauge()
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "1s",
-            "--warmup",
-            "100ms",
-            "--best-effort",
-            "-q",
-            "-o",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
+    run_into(
+        &out,
+        &["cyclic", "-d", "1s", "--warmup", "100ms", "--best-effort"],
+    );
     let r = read_json(&out);
     let schema_text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/result.schema.json"),
