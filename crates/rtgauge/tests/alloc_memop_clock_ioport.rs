@@ -9,18 +9,9 @@ use rtgauge_core::units::parse_size;
 use serde_json::Value;
 use std::path::Path;
 
-/// Runs `rtgauge run ARGS -o result.json` in a temp dir and returns the parsed result.
+/// Runs `rtgauge run ARGS --best-effort` and returns the result document.
 fn run(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("result.json");
-    rtgauge()
-        .arg("run")
-        .args(args)
-        .args(["--best-effort", "-q", "-o"])
-        .arg(&out)
-        .assert()
-        .success();
-    read_json(&out)
+    run_result(&[args, &["--best-effort"]].concat())
 }
 
 fn runs(result: &Value) -> &Vec<Value> {
