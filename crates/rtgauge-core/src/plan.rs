@@ -143,7 +143,12 @@ impl std::str::FromStr for ModeName {
         ModeName::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| format!("'{s}' is not a mode; use normal, rt or deadline"))
+            .ok_or_else(|| {
+                format!(
+                    "'{}' is not a mode; use normal, rt or deadline",
+                    crate::units::quote(s)
+                )
+            })
     }
 }
 
@@ -677,7 +682,12 @@ pub fn parse_setting(s: &str) -> Result<(Option<String>, String, String), String
     let (key, value) = s
         .split_once('=')
         .filter(|(k, v)| !k.is_empty() && !v.is_empty())
-        .ok_or_else(|| format!("--set '{s}' is not of the form key=value or probe.key=value"))?;
+        .ok_or_else(|| {
+            format!(
+                "--set '{}' is not of the form key=value or probe.key=value",
+                crate::units::quote(s)
+            )
+        })?;
     Ok(match key.split_once('.') {
         Some((probe, key)) => (Some(probe.to_string()), key.to_string(), value.to_string()),
         None => (None, key.to_string(), value.to_string()),

@@ -66,11 +66,9 @@ proptest! {
     }
 }
 
-/// A finding in the command-line parsers of the core, not fixed yet: a long bad value is
-/// echoed whole (`'xxxx…' is not a CPU list`, `--set 'xxxx…' is not of the form…`, `'xxxx…'
-/// is not a mode`). Remove `ignore` once fixed.
+/// The core's command-line parsers (CPU list, `--set`, mode) quote a long bad value briefly
+/// instead of echoing all of it back.
 #[test]
-#[ignore = "core's CPU list, --set and mode parsers echo a long value whole"]
 fn long_cpu_lists_settings_and_modes_are_not_echoed_whole() {
     let long = "x".repeat(100_000);
     check(rtgauge_core::cpus::parse_cpus(&long, &[0]), &long).unwrap();

@@ -3,7 +3,7 @@
 //! A *load* is a defined background stress (see [`catalogue`]): every load runs in its own
 //! worker processes, which are the measuring binary re-executed with `__load-worker` (see
 //! [`worker_main`]), so one binary copied to a board carries everything. Workers run at
-//! SCHED_OTHER (except `rt-memory`, which is the seed 000 real-time load), each in its own
+//! SCHED_OTHER (except `rt-memory`, which is the Arm et al. 2016 real-time load), each in its own
 //! process group, and die with the measuring process: nothing survives a run, not even a
 //! SIGKILL of the parent.
 //!

@@ -41,7 +41,7 @@ pub(crate) enum Inner {
     None,
     /// Every built-in load, one after another: only meaningful to [`expand`].
     All,
-    /// One load, or several run at the same time (`net+messaging`, seed 004's "both").
+    /// One load, or several run at the same time (`net+messaging`, Gleixner and Niehaus's "both").
     Mix(Vec<Part>),
 }
 

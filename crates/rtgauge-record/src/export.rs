@@ -13,7 +13,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::{ColumnPath, Type};
-use rtgauge_result::output::{AtomicFile, Existing};
+use rtgauge_result::output::{csv_field, AtomicFile, Existing};
 use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
@@ -121,14 +121,6 @@ fn check_counts(recording: &Recording, per_series: &[u64]) -> Result<(), RecordE
         }
     }
     Ok(())
-}
-
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// Appends the decimal digits of `v`.
@@ -387,12 +379,5 @@ mod tests {
             push_u64(&mut b, v);
             assert_eq!(String::from_utf8(b).unwrap(), v.to_string());
         }
-    }
-
-    #[test]
-    fn csv_fields_are_quoted_only_when_needed() {
-        assert_eq!(csv_field("cpu"), "cpu");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
     }
 }

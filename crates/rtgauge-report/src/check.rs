@@ -521,7 +521,7 @@ pub fn incompleteness(result: &RunResult) -> Vec<String> {
         .runs
         .iter()
         .filter(|r| matches!(r.status, ProbeStatus::Failed { .. }))
-        .map(|r| format!("{} {} {}", r.title(), r.mode, r.load))
+        .map(|r| r.key().to_string())
         .collect();
     if !failed.is_empty() {
         out.push(format!("failed: {}", failed.join(", ")));

@@ -20,6 +20,7 @@ use crate::dist::Dist;
 use crate::format::{csv_field, csv_num, per_op, status_name, TimeUnit};
 use crate::ks::{ks_test, KsTest};
 use comfy_table::CellAlignment;
+use rtgauge_result::SeriesKey;
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -179,18 +180,6 @@ pub fn letter(i: usize) -> String {
     s
 }
 
-type Key = (String, String, String, String, BTreeMap<String, String>);
-
-fn key(run: &ProbeRun, s: &Series) -> Key {
-    (
-        run.title(),
-        run.mode.clone(),
-        run.load.clone(),
-        s.name.clone(),
-        s.labels.clone(),
-    )
-}
-
 /// Compares `results[1..]` with the baseline `results[0]`; `sources` name where each came
 /// from (a file path) and are shown beside the letters.
 pub fn compare(results: &[RunResult], sources: &[String]) -> Comparison {
@@ -256,23 +245,17 @@ fn compare_pair(
             }
         }
     }
-    let cand_series: BTreeMap<Key, (&ProbeRun, &Series)> = cand
+    let cand_series: BTreeMap<SeriesKey, (&ProbeRun, &Series)> = cand
         .runs
         .iter()
-        .flat_map(|r| r.series.iter().map(move |s| (key(r, s), (r, s))))
+        .flat_map(|r| r.series.iter().map(move |s| (r.series_key(s), (r, s))))
         .collect();
     let mut seen = Vec::new();
     let mut pending = Vec::new();
     for run in &base.runs {
         for s in &run.series {
-            let k = key(run, s);
-            let label = format!(
-                "{} {} {} {}",
-                run.title(),
-                run.mode,
-                run.load,
-                s.display_name()
-            );
+            let k = run.series_key(s);
+            let label = k.to_string();
             match cand_series.get(&k) {
                 Some((_, cs)) => {
                     seen.push(k.clone());
@@ -288,10 +271,10 @@ fn compare_pair(
     // A series measured under another load (a loaded run against an idle baseline) pairs
     // with its one counterpart that differs only in the load.
     for (run, s, label) in pending {
-        let k = key(run, s);
-        let others: Vec<&Key> = cand_series
+        let k = run.series_key(s);
+        let others: Vec<&SeriesKey> = cand_series
             .keys()
-            .filter(|c| !seen.contains(c) && (&c.0, &c.1, &c.3, &c.4) == (&k.0, &k.1, &k.3, &k.4))
+            .filter(|c| !seen.contains(*c) && differs_only_in_load(c, &k))
             .collect();
         match others.as_slice() {
             [other] => {
@@ -309,17 +292,28 @@ fn compare_pair(
             _ => unmatched.push(format!("{label}: only in {a}, not in {b}")),
         }
     }
-    for (k, (run, s)) in &cand_series {
+    for k in cand_series.keys() {
         if !seen.contains(k) {
-            unmatched.push(format!(
-                "{} {} {} {}: only in {b}, not in {a}",
-                run.title(),
-                run.mode,
-                run.load,
-                s.display_name()
-            ));
+            unmatched.push(format!("{k}: only in {b}, not in {a}"));
         }
     }
+}
+
+/// Whether two series are the same measurement under different loads.
+fn differs_only_in_load(a: &SeriesKey, b: &SeriesKey) -> bool {
+    (
+        &a.run.probe,
+        &a.run.variant,
+        &a.run.mode,
+        &a.name,
+        &a.labels,
+    ) == (
+        &b.run.probe,
+        &b.run.variant,
+        &b.run.mode,
+        &b.name,
+        &b.labels,
+    )
 }
 
 fn relative(a: f64, b: f64) -> Option<f64> {
@@ -684,17 +678,10 @@ pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
     );
     for run in &r.runs {
         if let Ok(v) = serde_json::to_value(&run.obtained) {
-            flatten(
-                &format!("obtained[{} {} {}]", run.title(), run.mode, run.load),
-                &v,
-                &mut out,
-            );
+            flatten(&format!("obtained[{}]", run.key()), &v, &mut out);
         }
         for (k, v) in &run.params {
-            out.insert(
-                format!("params[{} {} {}].{k}", run.title(), run.mode, run.load),
-                v.clone(),
-            );
+            out.insert(format!("params[{}].{k}", run.key()), v.clone());
         }
     }
     for c in &r.checks {

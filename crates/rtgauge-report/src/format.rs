@@ -116,14 +116,7 @@ pub fn status_name(s: rtgauge_result::RunStatus) -> &'static str {
     }
 }
 
-/// One CSV field, quoted when it must be (RFC 4180).
-pub fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
+pub use rtgauge_result::output::csv_field;
 
 /// A number as CSV: integers without a fraction, others with six decimals, absent empty.
 pub fn csv_num(v: Option<f64>) -> String {

@@ -40,6 +40,8 @@ pub enum ImageError {
     },
     #[error("cannot draw {path}: {message}")]
     Draw { path: PathBuf, message: String },
+    #[error(transparent)]
+    Write(rtgauge_result::output::OutputError),
     #[error("the embedded font cannot be loaded; this build of rtgauge is broken")]
     Font,
 }
@@ -66,35 +68,63 @@ pub fn write_images(charts: &[Chart], dir: &Path) -> Result<Vec<PathBuf>, ImageE
     let mut written = Vec::new();
     for chart in charts {
         let svg = dir.join(format!("{}.svg", chart.id));
-        {
-            let root = SVGBackend::new(&svg, SVG_SIZE).into_drawing_area();
-            draw(&root, chart, 1.0).map_err(|message| ImageError::Draw {
-                path: svg.clone(),
-                message,
-            })?;
-            root.present().map_err(|e| ImageError::Draw {
-                path: svg.clone(),
-                message: e.to_string(),
-            })?;
-        }
+        write(
+            &svg,
+            svg_of(chart).map_err(|message| draw_error(&svg, message))?,
+        )?;
         written.push(svg);
         let png = dir.join(format!("{}.png", chart.id));
-        {
-            let root = BitMapBackend::new(&png, PNG_SIZE).into_drawing_area();
-            draw(&root, chart, PNG_SIZE.0 as f64 / SVG_SIZE.0 as f64).map_err(|message| {
-                ImageError::Draw {
-                    path: png.clone(),
-                    message,
-                }
-            })?;
-            root.present().map_err(|e| ImageError::Draw {
-                path: png.clone(),
-                message: e.to_string(),
-            })?;
-        }
+        write(
+            &png,
+            png_of(chart).map_err(|message| draw_error(&png, message))?,
+        )?;
         written.push(png);
     }
     Ok(written)
+}
+
+fn draw_error(path: &Path, message: String) -> ImageError {
+    ImageError::Draw {
+        path: path.to_path_buf(),
+        message,
+    }
+}
+
+/// Through the output module, like every file rtgauge writes (exclusive temporary file,
+/// renamed into place), so an image never replaces anything half-written.
+fn write(path: &Path, bytes: Vec<u8>) -> Result<(), ImageError> {
+    rtgauge_result::output::write(path, &bytes).map_err(ImageError::Write)
+}
+
+/// The chart as an SVG document, drawn in memory.
+fn svg_of(chart: &Chart) -> Result<Vec<u8>, String> {
+    let mut text = String::new();
+    {
+        let root = SVGBackend::with_string(&mut text, SVG_SIZE).into_drawing_area();
+        draw(&root, chart, 1.0)?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(text.into_bytes())
+}
+
+/// The chart as a PNG file, drawn into an RGB buffer in memory and encoded.
+fn png_of(chart: &Chart) -> Result<Vec<u8>, String> {
+    let (width, height) = PNG_SIZE;
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    {
+        let root = BitMapBackend::with_buffer(&mut rgb, PNG_SIZE).into_drawing_area();
+        draw(&root, chart, width as f64 / SVG_SIZE.0 as f64)?;
+        root.present().map_err(|e| e.to_string())?;
+    }
+    let mut file = Vec::new();
+    let mut encoder = png::Encoder::new(&mut file, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder
+        .write_header()
+        .and_then(|mut w| w.write_image_data(&rgb))
+        .map_err(|e| e.to_string())?;
+    Ok(file)
 }
 
 /// Maps a value to the linear drawing coordinate of its axis (log axes are drawn as the

@@ -6,7 +6,7 @@
 
 use crate::dist::Dist;
 use crate::format::TimeUnit;
-use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
+use rtgauge_result::{file_safe, ProbeRun, ProbeStatus, RunResult, Series, SeriesKey};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -98,10 +98,10 @@ pub struct Chart {
 /// Raw samples to plot over time, from a recording (`run --record`). The recorder's reader
 /// builds these; [`RecordingPlot::from_samples`] decimates millions of samples to a min/max
 /// envelope that a browser draws fluidly.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RecordingPlot {
-    pub probe: String,
-    pub title: String,
+    /// The recorded series; it names the chart and its anchor.
+    pub key: SeriesKey,
     /// Seconds since the start of measurement.
     pub t_s: Vec<f64>,
     pub min_ns: Vec<u64>,
@@ -114,13 +114,12 @@ impl RecordingPlot {
     /// Decimates `(time since start ns, value ns)` samples, in time order, into at most
     /// `points` buckets keeping each bucket's minimum and maximum, so no spike is lost.
     pub fn from_samples(
-        probe: &str,
-        title: &str,
+        key: SeriesKey,
         samples: impl ExactSizeIterator<Item = (u64, u64)>,
         points: usize,
         dropped: u64,
     ) -> RecordingPlot {
-        let mut d = Decimator::new(probe, title, samples.len() as u64, points);
+        let mut d = Decimator::new(key, samples.len() as u64, points);
         for (t, v) in samples {
             d.push(t, v);
         }
@@ -142,11 +141,10 @@ pub struct Decimator {
 
 impl Decimator {
     /// `total` is the number of samples that will be pushed; `points` the most output points.
-    pub fn new(probe: &str, title: &str, total: u64, points: usize) -> Decimator {
+    pub fn new(key: SeriesKey, total: u64, points: usize) -> Decimator {
         Decimator {
             plot: RecordingPlot {
-                probe: probe.to_string(),
-                title: title.to_string(),
+                key,
                 t_s: Vec::new(),
                 min_ns: Vec::new(),
                 max_ns: Vec::new(),
@@ -197,23 +195,6 @@ struct Member<'a> {
     result: usize,
     run: &'a ProbeRun,
     series: &'a Series,
-}
-
-fn slug(parts: &[&str]) -> String {
-    let mut s = String::new();
-    for p in parts {
-        if !s.is_empty() {
-            s.push('-');
-        }
-        for c in p.chars() {
-            if c.is_ascii_alphanumeric() {
-                s.push(c.to_ascii_lowercase());
-            } else if !s.ends_with('_') && !s.ends_with('-') {
-                s.push('_');
-            }
-        }
-    }
-    s.trim_matches('_').to_string()
 }
 
 fn labels_text(labels: &BTreeMap<String, String>) -> String {
@@ -330,7 +311,7 @@ pub fn build_charts(
                 .filter_map(|m| Some((line_label(m, false), Dist::of(m.series)?)))
                 .collect();
             let what = format!("{probe} {name} · mode {mode} · load {load}");
-            let base = slug(&[probe, name, mode, load]);
+            let base = file_safe(&[probe, name, mode, load]);
             charts.push(histogram_chart(&base, probe, &what, name, &lines));
             charts.push(percentile_chart(&base, probe, &what, name, &lines));
             if let Some(c) = intervals_chart(&base, probe, &what, name, &group, &line_label) {
@@ -414,7 +395,7 @@ fn histogram_chart(
         .fold(f64::INFINITY, f64::min);
     let hi = lines.iter().map(|l| l.1.max()).fold(0.0f64, f64::max);
     let unit = unit_for(hi);
-    let log_x = hi > LOG_RATIO * lo.max(1.0);
+    let log_x = value_scale(lo, hi) == Scale::Log;
     // Bin edges in ns: a nice linear width, or equal widths on a log axis for wide ranges
     // (so both the body and a tail several decades away are resolved).
     let edges: Vec<f64> = if log_x {
@@ -528,7 +509,7 @@ fn percentile_chart(
         x_label: "1 − p (log scale)".into(),
         y_label: format!("{name} ({})", unit.label()),
         x_scale: Scale::Nines,
-        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        y_scale: value_scale(lo, hi),
         x: xs,
         lines: chart_lines,
         boxes: Vec::new(),
@@ -628,7 +609,7 @@ fn intervals_chart(
         x_label: "time since the start of measurement (s)".into(),
         y_label: format!("max {name} ({})", unit.label()),
         x_scale: Scale::Linear,
-        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        y_scale: value_scale(lo, hi),
         x: xs.iter().map(|&x| x as f64 / 1e9).collect(),
         lines,
         boxes: Vec::new(),
@@ -709,7 +690,7 @@ fn box_chart(
     if boxes.is_empty() {
         return None;
     }
-    let log = hi > LOG_RATIO * lo.max(1.0);
+    let log = value_scale(lo, hi) == Scale::Log;
     for (b, m) in boxes.iter_mut().zip(&members) {
         b.violin = violin(
             &m.series.stats,
@@ -720,7 +701,7 @@ fn box_chart(
         );
     }
     Some(Chart {
-        id: format!("{}-box", slug(&[probe, name])),
+        id: format!("{}-box", file_safe(&[probe, name])),
         kind: ChartKind::Boxes,
         probe: probe.to_string(),
         title: format!("By mode and load: {probe} {name}"),
@@ -900,7 +881,7 @@ fn size_chart(
         });
     }
     Some(Chart {
-        id: format!("{}-sizes", slug(&[probe, name, mode, load])),
+        id: format!("{}-sizes", file_safe(&[probe, name, mode, load])),
         kind: ChartKind::Sizes,
         probe: probe.to_string(),
         title: format!("Time against size: {probe} {name} · mode {mode} · load {load}"),
@@ -908,7 +889,7 @@ fn size_chart(
         x_label: "size (bytes, log scale)".into(),
         y_label: format!("time per operation ({})", unit.label()),
         x_scale: Scale::Bytes,
-        y_scale: if hi > LOG_RATIO * lo.max(1.0) { Scale::Log } else { Scale::Linear },
+        y_scale: value_scale(lo, hi),
         x: sizes,
         lines,
         boxes: Vec::new(),
@@ -916,15 +897,31 @@ fn size_chart(
     })
 }
 
+/// A logarithmic axis when the values span more than [`LOG_RATIO`], so a tail decades away
+/// from the body stays readable; linear otherwise.
+fn value_scale(lo: f64, hi: f64) -> Scale {
+    if hi > LOG_RATIO * lo.max(1.0) {
+        Scale::Log
+    } else {
+        Scale::Linear
+    }
+}
+
 fn recording_chart(r: &RecordingPlot) -> Chart {
     let hi = r.max_ns.iter().copied().max().unwrap_or(0) as f64;
     let unit = unit_for(hi);
     let k = scale_of(unit);
     Chart {
-        id: format!("{}-recording", slug(&[&r.probe, &r.title])),
+        id: format!("{}-recording", r.key.file_stem()),
         kind: ChartKind::Recording,
-        probe: r.probe.clone(),
-        title: format!("Raw samples: {}", r.title),
+        probe: r.key.run.title(),
+        title: format!(
+            "Raw samples: {} · {} · load {}: {}",
+            r.key.run.title(),
+            r.key.run.mode,
+            r.key.run.load,
+            r.key.series_name()
+        ),
         note: format!(
             "{} samples{}; each point is the minimum and maximum of consecutive samples, so no spike is lost. Drag to zoom.",
             r.samples,
@@ -968,14 +965,6 @@ mod tests {
         assert_eq!(nice_width(3.0), 5.0);
         assert_eq!(nice_width(11.0), 20.0);
         assert_eq!(nice_width(100.0), 100.0);
-    }
-
-    #[test]
-    fn slugs_are_file_names() {
-        assert_eq!(
-            slug(&["cyclic", "latency", "rt", "cmd:make -j"]),
-            "cyclic-latency-rt-cmd_make_j"
-        );
     }
 
     fn summary_of(values: impl IntoIterator<Item = u64>) -> rtgauge_stats::Summary {
@@ -1062,7 +1051,16 @@ mod tests {
         let samples: Vec<(u64, u64)> = (0..1_000_000u64)
             .map(|i| (i * 1000, if i == 777_777 { 99_999 } else { 10 }))
             .collect();
-        let p = RecordingPlot::from_samples("cyclic", "cpu 0", samples.iter().copied(), 1000, 0);
+        let p = RecordingPlot::from_samples(
+            rtgauge_result::SeriesKey {
+                run: rtgauge_result::RunKey::new("cyclic", None, "rt", "none"),
+                name: "latency".into(),
+                labels: [("cpu".to_string(), "0".to_string())].into(),
+            },
+            samples.iter().copied(),
+            1000,
+            0,
+        );
         assert!(p.t_s.len() <= 1000);
         assert_eq!(p.max_ns.iter().copied().max(), Some(99_999));
         assert_eq!(p.samples, 1_000_000);

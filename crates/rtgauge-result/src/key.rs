@@ -35,6 +35,16 @@ impl RunKey {
         }
     }
 
+    /// The key of a run named by its title (`cyclic@1ms`), as recordings and check specs
+    /// name it.
+    pub fn from_title(title: &str, mode: impl Into<String>, load: impl Into<String>) -> Self {
+        let (probe, variant) = match title.split_once('@') {
+            Some((p, v)) => (p, Some(v)),
+            None => (title, None),
+        };
+        RunKey::new(probe, variant, mode, load)
+    }
+
     /// `probe` or `probe@variant`: what tables, comparisons and check specs call the probe.
     pub fn title(&self) -> String {
         crate::probe_title(&self.probe, self.variant.as_deref())
@@ -110,11 +120,7 @@ impl ProbeRun {
 impl RecordingInfo {
     /// The key of the probe run this recording belongs to (`probe` holds the run's title).
     pub fn key(&self) -> RunKey {
-        let (probe, variant) = match self.probe.split_once('@') {
-            Some((p, v)) => (p, Some(v)),
-            None => (self.probe.as_str(), None),
-        };
-        RunKey::new(probe, variant, &self.mode, &self.load)
+        RunKey::from_title(&self.probe, &self.mode, &self.load)
     }
 }
 

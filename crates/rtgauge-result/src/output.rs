@@ -334,6 +334,16 @@ pub fn save_elsewhere(bytes: &[u8], name: &Path) -> Result<PathBuf, OutputError>
     Ok(path)
 }
 
+/// One CSV field, quoted when it must be (RFC 4180): every CSV rtgauge writes (comparisons,
+/// check results, exported recordings) quotes the same way.
+pub fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,5 +450,12 @@ mod tests {
             Err(OutputError::Exists { .. })
         ));
         reserve(&out, Existing::Replace).unwrap();
+    }
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_needed() {
+        assert_eq!(csv_field("cpu"), "cpu");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
     }
 }

@@ -1,4 +1,4 @@
-//! Issue 5: `rtgauge doctor` and a short cyclic run on real kernels.
+//! `rtgauge doctor` and a short cyclic run on real kernels.
 //!
 //! Boots Debian's PREEMPT_RT kernel (`linux-image-rt-amd64`) and its vanilla
 //! kernel (`linux-image-amd64`) under QEMU software emulation with an
@@ -241,7 +241,7 @@ fn check_guest(guest: &Guest, expect_rt: bool) {
 }
 
 #[test]
-fn issue5_doctor_and_cyclic_on_real_preempt_rt_and_vanilla_kernels() {
+fn doctor_and_cyclic_on_real_preempt_rt_and_vanilla_kernels() {
     if std::env::var("RTGAUGE_QEMU").as_deref() != Ok("1") {
         eprintln!(
             "skipped: boots Debian's PREEMPT_RT and vanilla kernels under QEMU (about a \

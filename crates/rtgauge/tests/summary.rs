@@ -42,6 +42,15 @@ fn quick_suite_summary_fits_one_screen_and_show_prints_the_full_tables() {
         );
     }
     assert!(!has_box_drawing(&stdout), "piped: no box drawing\n{stdout}");
+    // The warnings after the summary (environment, shortfalls) are part of the same screen.
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    for line in stderr.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "{} columns on stderr: {line}",
+            line.chars().count()
+        );
+    }
     for probe in [
         "cyclic:",
         "alloc:",

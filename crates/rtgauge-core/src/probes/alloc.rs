@@ -1,4 +1,4 @@
-//! `alloc`: allocation and free time as a function of size (seed 000 figs 3–5), for the C
+//! `alloc`: allocation and free time as a function of size (Arm et al. 2016, figs. 3–5), for the C
 //! library's malloc, a bounded-time TLSF allocator over a preallocated locked pool, and
 //! anonymous mmap/munmap; plus a fragmenting scenario with random sizes and lifetimes.
 //!

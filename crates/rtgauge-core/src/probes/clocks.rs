@@ -1,5 +1,5 @@
-//! `clock`: what reading a clock costs and how far it can be trusted (seed 000 §4, where the
-//! time read cost is subtracted; seed 004 §2.1, TSC timekeeping).
+//! `clock`: what reading a clock costs and how far it can be trusted (Arm et al. 2016 §4, where the
+//! time read cost is subtracted; Gleixner and Niehaus §2.1, TSC timekeeping).
 //!
 //! For each clock — CLOCK_MONOTONIC, MONOTONIC_RAW, REALTIME, BOOTTIME, TAI and the CPU cycle
 //! counter (x86_64 TSC) — two back-to-back reads make one sample: their difference is the cost

@@ -1,4 +1,4 @@
-//! `ioport`: x86 I/O port read and write time (seed 002's I/O port times), on port 0x80, the
+//! `ioport`: x86 I/O port read and write time (Moryc's I/O port times), on port 0x80, the
 //! POST-code port, which every PC decodes and nothing reads back: writing it is what the
 //! kernel itself does for a short I/O delay, so the probe disturbs no device.
 //!

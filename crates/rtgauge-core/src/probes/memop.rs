@@ -1,4 +1,4 @@
-//! `memop`: memcpy and memset time versus size (seed 000), from cache-resident blocks to blocks
+//! `memop`: memcpy and memset time versus size (Arm et al. 2016), from cache-resident blocks to blocks
 //! far beyond the last-level cache, with the bandwidth derived from the median.
 //!
 //! Both buffers are mapped and faulted in before measuring, so a sample is the C library's

@@ -1,10 +1,10 @@
-//! `switch`: context-switch time between two threads handing control back and forth (seed 000
-//! tables 11–12, seed 002's thread switch).
+//! `switch`: context-switch time between two threads handing control back and forth (Arm et al. 2016
+//! tables 11–12, Moryc's thread switch).
 //!
 //! A *lead* thread timestamps, wakes the *follow* thread and blocks until the follow thread
 //! wakes it back, then timestamps again: one round trip holds two switches, so every round
 //! trip is recorded as one sample of round trip / 2 (a distribution, not only a mean).
-//! Mechanisms (`via`): a POSIX semaphore pair as in seed 000, a futex word, and a pipe pair.
+//! Mechanisms (`via`): a POSIX semaphore pair as in Arm et al. 2016, a futex word, and a pipe pair.
 //! Placement `same-cpu` pins both threads to one CPU (a true switch); `cross-cpu` puts them on
 //! two CPUs, where the figure is the cross-CPU wake-up (IPI + wake) time instead.
 //!

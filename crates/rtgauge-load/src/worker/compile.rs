@@ -1,4 +1,4 @@
-//! `compile`: the kernel-compile load of seed 001 without kernel sources. Each worker writes
+//! `compile`: the kernel-compile load of Raj et al. without kernel sources. Each worker writes
 //! its share of a generated C source tree into its scratch directory, then compiles it with
 //! the system compiler (`cc -O2 -c`) file after file, forever; the workers together are a
 //! `make -jN`. A compiler spends its time in user-mode CPU, page faults, mmap/munmap, fork and

@@ -1,4 +1,4 @@
-//! `cpu`: user-mode spin (seed 001's "infinite for loop"), one per worker.
+//! `cpu`: user-mode spin (Raj et al.'s "infinite for loop"), one per worker.
 
 use super::{Ctx, Outcome};
 use crate::kinds::idx;

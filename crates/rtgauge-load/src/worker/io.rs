@@ -1,6 +1,6 @@
 //! `io`: file-system and disk load in the worker's size-capped scratch directory, in rounds:
-//! create a small tree of files (written and fsynced), copy each file (seed 002 copied files
-//! in a loop), walk the tree and a slice of /usr with a stat of every entry (seed 003 ran
+//! create a small tree of files (written and fsynced), copy each file (Moryc copied files
+//! in a loop), walk the tree and a slice of /usr with a stat of every entry (Zhang et al. ran
 //! `ls -lR /`), then delete the round.
 
 use std::fs::{self, File, ReadDir};

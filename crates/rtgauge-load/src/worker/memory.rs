@@ -1,6 +1,6 @@
 //! `memory`: cache- and bandwidth-thrashing copies over two buffers larger than the last-level
 //! cache, interleaved with a dd-like sequential write of 1 MiB blocks to a capped scratch file
-//! (seed 001 used `dd` of a 500 MB file of zeros).
+//! (Raj et al. used `dd` of a 500 MB file of zeros).
 
 use std::fs::File;
 use std::io::{Seek, SeekFrom, Write};

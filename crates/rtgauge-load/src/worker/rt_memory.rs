@@ -1,4 +1,4 @@
-//! `rt-memory`: seed 000's load, "a soft real-time thread of a period of 1 us which does a lot
+//! `rt-memory`: Arm et al.'s load, "a soft real-time thread of a period of 1 us which does a lot
 //! of work in memory", scheduled SCHED_FIFO at a priority below the measuring threads. Here:
 //! every 50 us, copy 64 KiB within a 4 MiB working set (larger than most L2 caches).
 

@@ -1,4 +1,4 @@
-//! `syscall`: CPU time spent in kernel mode, from a tight system-call loop (seed 001's loop
+//! `syscall`: CPU time spent in kernel mode, from a tight system-call loop (Raj et al.'s loop
 //! "with an additional system call to get the process ID"), plus reads of /dev/zero so that
 //! the kernel does some work besides entry and exit.
 

@@ -3,7 +3,7 @@
 use anyhow::Result;
 
 /// Lines of the parameter help are wrapped to fit this many columns.
-const COLUMNS: usize = 100;
+pub(super) const COLUMNS: usize = 100;
 
 pub fn list(json: bool) -> Result<u8> {
     if json {
@@ -71,7 +71,7 @@ fn catalogue() -> String {
 
 /// Appends `text` after `first` (the start of the first line), wrapped at word boundaries to
 /// COLUMNS, continuation lines indented by `indent` spaces.
-fn wrap_into(out: &mut String, first: &str, indent: usize, text: &str) {
+pub(super) fn wrap_into(out: &mut String, first: &str, indent: usize, text: &str) {
     let mut line = first.to_string();
     let mut empty = true;
     for word in text.split_whitespace() {

@@ -1,7 +1,7 @@
 //! Raw-sample recordings beside a result, decimated for the HTML report's time series.
 
 use rtgauge_report::{Decimator, RecordingPlot};
-use rtgauge_result::RunResult;
+use rtgauge_result::{RunKey, RunResult, SeriesKey};
 use std::path::Path;
 
 /// Most points per plotted series: min/max envelopes keep every spike visible while a
@@ -38,21 +38,12 @@ fn read(path: &Path) -> Result<Vec<RecordingPlot>, rtgauge_record::RecordError> 
         .series
         .iter()
         .map(|s| {
-            let labels: Vec<String> = s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            let title = format!(
-                "{} · {} · load {}: {} {}",
-                h.probe,
-                h.mode,
-                h.load,
-                s.name,
-                labels.join(" ")
-            );
-            Decimator::new(
-                &h.probe,
-                title.trim(),
-                count(s.id, false),
-                POINTS_PER_SERIES,
-            )
+            let key = SeriesKey {
+                run: RunKey::from_title(&h.probe, &h.mode, &h.load),
+                name: s.name.clone(),
+                labels: s.labels.clone(),
+            };
+            Decimator::new(key, count(s.id, false), POINTS_PER_SERIES)
         })
         .collect();
     let mut samples = recording.samples()?;

@@ -373,9 +373,7 @@ fn report(
         .runs
         .iter()
         .filter_map(|r| match &r.status {
-            rtgauge_result::ProbeStatus::Failed { error } => {
-                Some(format!("{} {} {}: {error}", r.title(), r.mode, r.load))
-            }
+            rtgauge_result::ProbeStatus::Failed { error } => Some(format!("{}: {error}", r.key())),
             _ => None,
         })
         .collect();
@@ -395,12 +393,9 @@ fn report(
             .max_by_key(|(m, _, _)| *m);
         if let Some((max, run, series)) = worst.filter(|(m, _, _)| *m > limit) {
             eprintln!(
-                "rtgauge: max latency {} ({} {} {} {}) exceeds --max-latency {}",
+                "rtgauge: max latency {} ({}) exceeds --max-latency {}",
                 units::format_duration_ns(max),
-                run.probe,
-                run.mode,
-                run.load,
-                series.display_name(),
+                run.series_key(series),
                 units::format_duration_ns(limit)
             );
             return Ok(crate::EXIT_THRESHOLD);
@@ -422,6 +417,13 @@ fn report(
 
 /// Environment findings in one line (doctor explains each), then the run's own warnings.
 fn print_warnings(result: &RunResult, mode_left_to_rtgauge: bool) {
+    eprint!("{}", warnings_text(result, mode_left_to_rtgauge));
+}
+
+/// The run's warnings, wrapped to fit the same 100 columns as the summary (continuation lines
+/// indented), so the end of a run reads on one screen.
+fn warnings_text(result: &RunResult, mode_left_to_rtgauge: bool) -> String {
+    use super::probes::wrap_into;
     let title_of = |code: &str| {
         result
             .checks
@@ -429,30 +431,33 @@ fn print_warnings(result: &RunResult, mode_left_to_rtgauge: bool) {
             .find(|c| c.id == code)
             .map(|c| c.title.as_str())
     };
+    let mut out = String::new();
     let environment: Vec<&str> = result
         .warnings
         .iter()
         .filter_map(|w| title_of(&w.code))
         .collect();
     if !environment.is_empty() {
-        eprintln!(
-            "environment: {} (`rtgauge doctor` explains each and how to fix it)",
+        let text = format!(
+            "{} (`rtgauge doctor` explains each and how to fix it)",
             environment.join(" · ")
         );
+        wrap_into(&mut out, "environment: ", 2, &text);
     }
     for w in result
         .warnings
         .iter()
         .filter(|w| title_of(&w.code).is_none())
     {
-        eprintln!("warning: {}", w.message);
+        wrap_into(&mut out, "warning: ", 2, &w.message);
     }
     // Runs whose mode rtgauge chose get one notice at the end instead (fallback::notice).
     for run in result.runs.iter().filter(|_| !mode_left_to_rtgauge) {
         for s in &run.obtained.shortfalls {
-            eprintln!("warning: {} {}: {s}", run.probe, run.mode);
+            wrap_into(&mut out, &format!("warning: {}: ", run.key()), 2, s);
         }
     }
+    out
 }
 
 /// How long each probe run should take (warm-up + duration), in the runner's order: every

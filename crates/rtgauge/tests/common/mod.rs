@@ -158,3 +158,22 @@ pub fn run_result(args: &[&str]) -> Value {
     assert_success(&cmd);
     read_json(&out)
 }
+
+/// The typed result document at `path` (validated as every reader validates it).
+pub fn read_result(path: &Path) -> rtgauge_result::RunResult {
+    rtgauge_result::read_result(path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `rtgauge run ARGS… -q -o OUT` alone on the machine (other measuring tests wait),
+/// expecting success.
+pub fn run_into(out: &Path, args: &[&str]) {
+    let _serial = exclusive();
+    let cmd = rtgauge()
+        .arg("run")
+        .args(args)
+        .args(["-q", "-o"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_success(&cmd);
+}

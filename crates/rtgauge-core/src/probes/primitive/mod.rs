@@ -1,5 +1,5 @@
-//! `primitive`: execution time of single calls, each as a distribution (seed 000 §4.4 and
-//! tables 13–16: `rt_sem_signal`, `rt_mbx_send`; seed 002: pipe and shared-memory write and
+//! `primitive`: execution time of single calls, each as a distribution (Arm et al. 2016 §4.4 and
+//! tables 13–16: `rt_sem_signal`, `rt_mbx_send`; Moryc: pipe and shared-memory write and
 //! read).
 //!
 //! Operations (`ops`, default all): `sem_post` (no waiter), `sem_wait` (a unit available),
@@ -16,7 +16,7 @@
 //! series. Selecting one call of a pair still makes the other (it must happen), but only the
 //! selected ones are reported.
 //!
-//! Two methods, as seed 000 does, each its own series (label `method`):
+//! Two methods, as Arm et al. (2016) do, each its own series (label `method`):
 //! - `per-call`: read the clock, make one call, read the clock. The sample is the difference
 //!   minus the calibrated cost of one clock read (`Calibration::read_cost_median_ns`,
 //!   saturating at 0); the amount subtracted is in `counters["clock_cost_subtracted_ns"]`.

@@ -1,4 +1,4 @@
-//! End-to-end tests of the alloc, memop, clock and ioport probes (issue 3). They run the real
+//! End-to-end tests of the alloc, memop, clock and ioport probes. They run the real
 //! binary with short budgets and assert properties that a wrong implementation would fail on
 //! any machine, never absolute times.
 
@@ -9,18 +9,9 @@ use rtgauge_core::units::parse_size;
 use serde_json::Value;
 use std::path::Path;
 
-/// Runs `rtgauge run ARGS -o result.json` in a temp dir and returns the parsed result.
+/// Runs `rtgauge run ARGS --best-effort` and returns the result document.
 fn run(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("result.json");
-    rtgauge()
-        .arg("run")
-        .args(args)
-        .args(["--best-effort", "-q", "-o"])
-        .arg(&out)
-        .assert()
-        .success();
-    read_json(&out)
+    run_result(&[args, &["--best-effort"]].concat())
 }
 
 fn runs(result: &Value) -> &Vec<Value> {
@@ -74,7 +65,7 @@ fn spread(values: &[(u64, u64)]) -> f64 {
 const SWEEP_SIZES: &str = "alloc.sizes=16,4KiB,64KiB,1MiB,16MiB,64MiB";
 
 #[test]
-fn issue3_tlsf_alloc_time_stays_bounded_across_sizes_while_mmap_touch_grows() {
+fn tlsf_alloc_time_stays_bounded_across_sizes_while_mmap_touch_grows() {
     let _serial = exclusive();
     let result = run(&[
         "alloc",
@@ -150,7 +141,7 @@ fn issue3_tlsf_alloc_time_stays_bounded_across_sizes_while_mmap_touch_grows() {
 }
 
 #[test]
-fn issue3_fragment_scenario_reports_worst_case_and_fragmentation() {
+fn fragment_scenario_reports_worst_case_and_fragmentation() {
     let _serial = exclusive();
     let result = run(&[
         "alloc",
@@ -201,7 +192,7 @@ fn issue3_fragment_scenario_reports_worst_case_and_fragmentation() {
 }
 
 #[test]
-fn issue3_tlsf_sizes_that_do_not_fit_the_pool_are_reported() {
+fn tlsf_sizes_that_do_not_fit_the_pool_are_reported() {
     let _serial = exclusive();
     let result = run(&[
         "alloc",
@@ -240,7 +231,7 @@ fn beyond_last_level_cache() -> u64 {
 }
 
 #[test]
-fn issue3_memcpy_and_memset_are_slower_per_byte_beyond_the_last_level_cache() {
+fn memcpy_and_memset_are_slower_per_byte_beyond_the_last_level_cache() {
     let _serial = exclusive();
     let large = beyond_last_level_cache();
     let sizes = format!("memop.sizes=4KiB,{large}");
@@ -286,7 +277,7 @@ fn cpuinfo_mhz() -> Option<f64> {
 }
 
 #[test]
-fn issue3_clocks_are_monotonic_cost_something_and_the_tsc_rate_matches_the_cpu() {
+fn clocks_are_monotonic_cost_something_and_the_tsc_rate_matches_the_cpu() {
     let _serial = exclusive();
     let result = run(&["clock", "--mode", "normal", "-d", "3s", "--warmup", "200ms"]);
     let run = &runs(&result)[0];
@@ -357,7 +348,7 @@ fn assert_skipped_with_reason(run: &Value) -> String {
 }
 
 #[test]
-fn issue3_ioport_measures_as_root_or_says_why_not() {
+fn ioport_measures_as_root_or_says_why_not() {
     let _serial = exclusive();
     let result = run(&[
         "ioport", "--mode", "normal", "-d", "400ms", "--warmup", "50ms",
@@ -382,7 +373,7 @@ fn issue3_ioport_measures_as_root_or_says_why_not() {
 }
 
 #[test]
-fn issue3_ioport_as_nobody_is_skipped_with_a_reason_not_zeros() {
+fn ioport_as_nobody_is_skipped_with_a_reason_not_zeros() {
     let _serial = exclusive();
     let Some(dir) = nobody_workdir() else {
         return;
@@ -407,7 +398,7 @@ fn issue3_ioport_as_nobody_is_skipped_with_a_reason_not_zeros() {
 }
 
 #[test]
-fn issue3_bad_input_gives_a_one_line_error() {
+fn bad_input_gives_a_one_line_error() {
     let cases = [
         (
             "alloc.sizes=0",
@@ -458,7 +449,7 @@ fn issue3_bad_input_gives_a_one_line_error() {
 /// CONFIG_X86_IOPL_IOPERM): boots Debian's standard kernel under QEMU through
 /// `tests/qemu/run-guest.sh` (see `qemu_kernels.rs`). Slow, so only with `RTGAUGE_QEMU=1`.
 #[test]
-fn issue3_ioport_measures_port_0x80_in_a_guest_kernel_with_ioperm() {
+fn ioport_measures_port_0x80_in_a_guest_kernel_with_ioperm() {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/qemu/run-guest.sh");
     if std::env::var("RTGAUGE_QEMU").as_deref() != Ok("1") || !script.exists() {
         eprintln!("skipped: set RTGAUGE_QEMU=1 (needs qemu-system-x86_64 and busybox-static)");

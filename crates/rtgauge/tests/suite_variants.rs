@@ -1,4 +1,4 @@
-//! Issue 3, suites are data: `rtgauge suites` lists and prints them and checks a user's file;
+//! Suites are data: `rtgauge suites` lists and prints them and checks a user's file;
 //! one probe planned twice (cyclic at two periods, as the literature's tables compare them) is
 //! told apart by its variant in the result, the table, `check` and `compare`. Short
 //! normal-mode runs; every assertion is a count or a name, never a latency.
@@ -38,7 +38,7 @@ fn cycles(run: &Value) -> u64 {
 }
 
 #[test]
-fn issue3_one_probe_twice_in_a_suite_is_told_apart_by_its_variant() {
+fn one_probe_twice_in_a_suite_is_told_apart_by_its_variant() {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("two-periods.toml");
     std::fs::write(&suite, SUITE).unwrap();
@@ -123,7 +123,7 @@ fn issue3_one_probe_twice_in_a_suite_is_told_apart_by_its_variant() {
 }
 
 #[test]
-fn issue3_a_suite_with_an_unknown_mode_is_refused() {
+fn a_suite_with_an_unknown_mode_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let suite = dir.path().join("s.toml");
     std::fs::write(
@@ -145,7 +145,7 @@ fn issue3_a_suite_with_an_unknown_mode_is_refused() {
 }
 
 #[test]
-fn issue3_a_probe_planned_twice_without_variants_is_refused_with_the_fix() {
+fn a_probe_planned_twice_without_variants_is_refused_with_the_fix() {
     let err = one_line_error(&["run", "cyclic", "cyclic", "-d", "100ms"]);
     assert!(
         err.contains("'cyclic' is planned twice") && err.contains("cyclic@1ms cyclic@100us"),
@@ -154,7 +154,7 @@ fn issue3_a_probe_planned_twice_without_variants_is_refused_with_the_fix() {
 }
 
 #[test]
-fn issue3_variants_on_the_command_line_take_their_own_settings() {
+fn variants_on_the_command_line_take_their_own_settings() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("r.json");
     let out = {
@@ -177,7 +177,7 @@ fn issue3_variants_on_the_command_line_take_their_own_settings() {
 }
 
 #[test]
-fn issue3_suites_are_listed_printed_and_checked_without_running() {
+fn suites_are_listed_printed_and_checked_without_running() {
     let out = rtgauge().arg("suites").output().unwrap();
     assert_success(&out);
     let list = String::from_utf8_lossy(&out.stdout);

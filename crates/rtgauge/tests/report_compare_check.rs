@@ -1,4 +1,4 @@
-//! Issue 6: the HTML report, `compare` and `check`, driven through the real binary.
+//! The HTML report, `compare` and `check`, driven through the real binary.
 //!
 //! Measurements here are short and the machine is noisy, so the tests assert properties that
 //! hold anywhere: a report renders and lists what was skipped; two runs of one configuration
@@ -70,14 +70,12 @@ fn outcomes(c: &Value) -> Vec<(String, String)> {
 }
 
 #[test]
-fn issue6_report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
+fn report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("r.json");
-    {
-        let _m = exclusive();
-        let mut cmd = rtgauge();
-        cmd.args([
-            "run",
+    run_into(
+        &result,
+        &[
             "cyclic",
             "ioport",
             "-d",
@@ -87,13 +85,8 @@ fn issue6_report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
             "--mode",
             "normal,rt",
             "--best-effort",
-            "-q",
-            "-o",
-        ])
-        .arg(&result);
-        let out = cmd.output().unwrap();
-        assert_success(&out);
-    }
+        ],
+    );
     let html = dir.path().join("report.html");
     rtgauge()
         .arg("report")
@@ -131,7 +124,7 @@ fn issue6_report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
 }
 
 #[test]
-fn issue6_report_of_fixtures_shows_skips_checks_and_writes_images() {
+fn report_of_fixtures_shows_skips_checks_and_writes_images() {
     let dir = tempfile::tempdir().unwrap();
     let html = dir.path().join("fixtures.html");
     let images = dir.path().join("img");
@@ -161,7 +154,7 @@ fn issue6_report_of_fixtures_shows_skips_checks_and_writes_images() {
 }
 
 #[test]
-fn issue6_unreadable_results_are_refused_with_the_file_and_the_problem() {
+fn unreadable_results_are_refused_with_the_file_and_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let good = std::fs::read_to_string(fixture("idle.json")).unwrap();
     let cases = [
@@ -223,7 +216,7 @@ fn issue6_unreadable_results_are_refused_with_the_file_and_the_problem() {
 }
 
 #[test]
-fn issue6_compare_writes_every_format() {
+fn compare_writes_every_format() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (fixture("idle.json"), fixture("loaded.json"));
     for (format, expect) in [
@@ -265,7 +258,7 @@ fn issue6_compare_writes_every_format() {
 }
 
 #[test]
-fn issue6_compare_of_two_runs_of_one_configuration_finds_no_difference() {
+fn compare_of_two_runs_of_one_configuration_finds_no_difference() {
     // Both runs measure at the same time, so they see the same machine: on a shared, busy
     // machine two runs one after the other differ because the machine changed between them,
     // which is a real difference (and `compare` rightly reports it). Both put their deadlines
@@ -297,7 +290,7 @@ fn issue6_compare_of_two_runs_of_one_configuration_finds_no_difference() {
 }
 
 #[test]
-fn issue6_compare_of_an_idle_and_a_cpu_loaded_run_flags_the_loaded_rows() {
+fn compare_of_an_idle_and_a_cpu_loaded_run_flags_the_loaded_rows() {
     if std::process::Command::new("stress-ng")
         .arg("--version")
         .output()
@@ -341,7 +334,7 @@ fn issue6_compare_of_an_idle_and_a_cpu_loaded_run_flags_the_loaded_rows() {
 }
 
 #[test]
-fn issue6_check_exit_codes_junit_and_spec_errors() {
+fn check_exit_codes_junit_and_spec_errors() {
     let dir = tempfile::tempdir().unwrap();
     let result = fixture("loaded.json");
     let pass = dir.path().join("pass.toml");
@@ -424,7 +417,7 @@ fn issue6_check_exit_codes_junit_and_spec_errors() {
 }
 
 #[test]
-fn issue6_report_loads_in_a_headless_browser() {
+fn report_loads_in_a_headless_browser() {
     if std::env::var("RTGAUGE_BROWSER").as_deref() != Ok("1") {
         println!(
             "skipped: set RTGAUGE_BROWSER=1 to load the report in headless chromium (CI does)"
@@ -436,15 +429,13 @@ fn issue6_report_loads_in_a_headless_browser() {
         repo().join("tests/browser/node_modules/playwright-core").exists(),
         "run `npm ci --prefix tests/browser` first (installs playwright-core; the browser is Debian's chromium)"
     );
-    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("issue6-browser");
+    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
     let _ = std::fs::remove_dir_all(&out_dir);
     std::fs::create_dir_all(&out_dir).unwrap();
     let result = out_dir.join("real-run.json");
-    {
-        let _m = exclusive();
-        let mut cmd = rtgauge();
-        cmd.args([
-            "run",
+    run_into(
+        &result,
+        &[
             "cyclic",
             "alloc",
             "ioport",
@@ -455,13 +446,8 @@ fn issue6_report_loads_in_a_headless_browser() {
             "--mode",
             "normal,rt",
             "--best-effort",
-            "-q",
-            "-o",
-        ])
-        .arg(&result);
-        let out = cmd.output().unwrap();
-        assert_success(&out);
-    }
+        ],
+    );
     let report = out_dir.join("real-run.html");
     rtgauge()
         .arg("report")

@@ -1,4 +1,4 @@
-//! `rtgauge doctor` through the binary (issue 5). The verdicts themselves are unit-tested
+//! `rtgauge doctor` through the binary. The verdicts themselves are unit-tested
 //! against /proc and /sys fixtures in rtgauge-sysinfo; here: the command, its JSON, its exit
 //! status, and what it says about this kind of machine.
 
@@ -17,7 +17,7 @@ fn doctor(args: &[&str]) -> (Option<i32>, String) {
 }
 
 #[test]
-fn issue5_doctor_json_has_every_check_with_status_and_fix() {
+fn doctor_json_has_every_check_with_status_and_fix() {
     let (code, stdout) = doctor(&["--json"]);
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     let checks = doc["checks"].as_array().unwrap();
@@ -57,7 +57,7 @@ fn issue5_doctor_json_has_every_check_with_status_and_fix() {
 /// On a machine like the one this project is built on (a VM, stock kernel, throttling on,
 /// nothing isolated) doctor must name each of those with its fix.
 #[test]
-fn issue5_doctor_names_what_limits_this_machine() {
+fn doctor_names_what_limits_this_machine() {
     let (_, stdout) = doctor(&["--json"]);
     let doc: Value = serde_json::from_str(&stdout).unwrap();
     let check = |id: &str| {
@@ -101,7 +101,7 @@ fn issue5_doctor_names_what_limits_this_machine() {
 }
 
 #[test]
-fn issue5_doctor_text_and_fix_hints_change_nothing() {
+fn doctor_text_and_fix_hints_change_nothing() {
     let (_, text) = doctor(&[]);
     assert!(
         text.contains("RT throttling") && text.contains("Clocksource"),
@@ -115,7 +115,7 @@ fn issue5_doctor_text_and_fix_hints_change_nothing() {
 }
 
 #[test]
-fn issue5_run_results_carry_the_doctor_verdicts() {
+fn run_results_carry_the_doctor_verdicts() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     Command::cargo_bin("rtgauge")

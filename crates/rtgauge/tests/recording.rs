@@ -1,4 +1,4 @@
-//! End-to-end tests of raw-sample recording and export (issue 6, raw samples): they run the
+//! End-to-end tests of raw-sample recording and export: they run the
 //! real binary and check counts and values against the result document, never latencies.
 
 mod common;
@@ -101,7 +101,7 @@ fn warning_codes(result: &Value) -> Vec<String> {
 /// N loops give exactly N samples per thread in the file, and the exported values are the
 /// ones the summary was computed from (same count, min, max and time of the max).
 #[test]
-fn issue6_recording_holds_every_sample_and_matches_the_summary() {
+fn recording_holds_every_sample_and_matches_the_summary() {
     let dir = tempfile::tempdir().unwrap();
     let loops = 3000;
     let (result, recording) = record_run(dir.path(), loops, &[], &[]);
@@ -152,7 +152,7 @@ fn issue6_recording_holds_every_sample_and_matches_the_summary() {
 /// With a tiny ring and the writer asleep until the run ends (a test-only knob), each thread
 /// keeps exactly the ring's worth of samples and every other one is counted.
 #[test]
-fn issue6_dropped_samples_are_counted_exactly_when_the_writer_stalls() {
+fn dropped_samples_are_counted_exactly_when_the_writer_stalls() {
     let dir = tempfile::tempdir().unwrap();
     let loops = 500;
     let ring = 50;
@@ -192,7 +192,7 @@ fn issue6_dropped_samples_are_counted_exactly_when_the_writer_stalls() {
 
 /// The Parquet export holds the same rows as the CSV export, readable by a Parquet reader.
 #[test]
-fn issue6_parquet_export_reads_back_with_the_csv_rows() {
+fn parquet_export_reads_back_with_the_csv_rows() {
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::record::RowAccessor;
     let dir = tempfile::tempdir().unwrap();
@@ -226,7 +226,7 @@ fn issue6_parquet_export_reads_back_with_the_csv_rows() {
 /// A truncated, foreign or future-version recording is refused with one line that names the
 /// file and the problem; no partial output is left.
 #[test]
-fn issue6_damaged_recording_gives_a_clear_error_naming_the_file() {
+fn damaged_recording_gives_a_clear_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let (_, recording) = record_run(dir.path(), 500, &[], &[]);
     let bytes = std::fs::read(&recording).unwrap();
@@ -276,7 +276,7 @@ fn issue6_damaged_recording_gives_a_clear_error_naming_the_file() {
 }
 
 #[test]
-fn issue6_record_names_a_probe_of_the_run() {
+fn record_names_a_probe_of_the_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     for (name, says) in [
@@ -303,7 +303,7 @@ fn issue6_record_names_a_probe_of_the_run() {
 /// When a CPU is left unmeasured the writer runs there, and the result says nothing about
 /// it sharing a measured CPU.
 #[test]
-fn issue6_writer_stays_off_the_measured_cpu() {
+fn writer_stays_off_the_measured_cpu() {
     if online_cpus() < 2 {
         eprintln!("skipped: needs 2 CPUs");
         return;
@@ -319,7 +319,7 @@ fn issue6_writer_stays_off_the_measured_cpu() {
 
 /// Recording needs no privileges: an ordinary user records and exports in normal mode.
 #[test]
-fn issue6_recording_works_without_privileges() {
+fn recording_works_without_privileges() {
     let Some(dir) = common::nobody_workdir() else {
         return;
     };
@@ -371,7 +371,7 @@ fn issue6_recording_works_without_privileges() {
 /// The HTML report written beside a recorded run draws the raw samples over time: one
 /// decimated (min/max envelope) series per recorded CPU.
 #[test]
-fn issue6_report_of_a_recorded_run_plots_the_raw_samples() {
+fn report_of_a_recorded_run_plots_the_raw_samples() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     Command::cargo_bin("rtgauge")
@@ -399,7 +399,7 @@ fn issue6_report_of_a_recorded_run_plots_the_raw_samples() {
 /// A run killed with SIGKILL never writes its recording's trailer. `export` refuses that file
 /// and points at `--salvage`, which exports every complete record written before the kill.
 #[test]
-fn issue6_a_killed_run_leaves_a_recording_that_export_salvages() {
+fn a_killed_run_leaves_a_recording_that_export_salvages() {
     let dir = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
         .env("RTGAUGE_NO_STORE", "1")

@@ -1,8 +1,9 @@
-//! End-to-end tests of the foundation and the cyclic probe (issue 2): they run the real binary
+//! End-to-end tests of the foundation and the cyclic probe: they run the real binary
 //! and assert properties that hold on any machine, never absolute latencies.
 
 mod common;
 use common::*;
+use rtgauge_core::clock::{now_ns, sleep_until};
 
 use serde_json::Value;
 use std::path::Path;
@@ -33,38 +34,12 @@ fn make_rt(prio: i32, cpu: usize) -> bool {
     }
 }
 
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn sleep_until(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as _,
-        tv_nsec: (ns % 1_000_000_000) as _,
-    };
-    // SAFETY: valid timespec, absolute sleep.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
-}
-
 /// A higher-priority thread pinned to the measured CPU spins 3 ms every 100 ms. It wakes on
 /// whole milliseconds of CLOCK_MONOTONIC, and `phase=0` puts the cyclic probe's deadlines on
 /// the same grid, so the probe's wake-up due when a spin starts cannot run before the spin
 /// ends: latency ≥ 3 ms.
 #[test]
-fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
+fn injected_interference_is_reported_as_latency_and_overruns() {
     let _serial = exclusive();
     if !is_root() {
         eprintln!("skipped: needs root (SCHED_FIFO for the interfering thread)");
@@ -82,9 +57,9 @@ fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
         );
         std::thread::sleep(Duration::from_millis(1500)); // past rtgauge's warm-up
         while !s.load(std::sync::atomic::Ordering::Relaxed) {
-            let start = (monotonic_ns() / 100_000_000 + 1) * 100_000_000;
+            let start = (now_ns() / 100_000_000 + 1) * 100_000_000;
             sleep_until(start);
-            while monotonic_ns() < start + 3_000_000 {
+            while now_ns() < start + 3_000_000 {
                 std::hint::spin_loop();
             }
             n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -130,7 +105,7 @@ fn issue2_injected_interference_is_reported_as_latency_and_overruns() {
 /// by its host for tens of milliseconds, which no guest setting prevents, so the property is
 /// asked of the best of three runs: a probe that invents overruns fails all three.
 #[test]
-fn issue2_no_interference_means_no_overruns_at_a_sustainable_period() {
+fn no_interference_means_no_overruns_at_a_sustainable_period() {
     let _serial = exclusive();
     let mut attempts = Vec::new();
     for _ in 0..3 {
@@ -180,7 +155,7 @@ fn rtgauge_cpus() -> usize {
 }
 
 #[test]
-fn issue2_every_timer_method_delivers_the_expected_cycles() {
+fn every_timer_method_delivers_the_expected_cycles() {
     let _serial = exclusive();
     for timer in ["abs", "rel", "timerfd", "posix-timer"] {
         let dir = tempfile::tempdir().unwrap();
@@ -226,25 +201,13 @@ fn issue2_every_timer_method_delivers_the_expected_cycles() {
 }
 
 #[test]
-fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
-    let _serial = exclusive();
+fn result_document_follows_the_schema_and_holds_the_environment() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    rtgauge()
-        .args([
-            "run",
-            "cyclic",
-            "-d",
-            "1s",
-            "--warmup",
-            "100ms",
-            "--best-effort",
-            "-q",
-            "-o",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
+    run_into(
+        &out,
+        &["cyclic", "-d", "1s", "--warmup", "100ms", "--best-effort"],
+    );
     let r = read_json(&out);
     let schema_text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/result.schema.json"),
@@ -286,7 +249,7 @@ fn issue2_result_document_follows_the_schema_and_holds_the_environment() {
 }
 
 #[test]
-fn issue2_committed_schema_matches_the_types() {
+fn committed_schema_matches_the_types() {
     let out = rtgauge().arg("schema").assert().success();
     let generated = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     let committed = std::fs::read_to_string(
@@ -300,7 +263,7 @@ fn issue2_committed_schema_matches_the_types() {
 }
 
 #[test]
-fn issue2_sigint_stops_cleanly_and_keeps_what_was_measured() {
+fn sigint_stops_cleanly_and_keeps_what_was_measured() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
@@ -337,7 +300,7 @@ fn issue2_sigint_stops_cleanly_and_keeps_what_was_measured() {
 }
 
 #[test]
-fn issue2_max_latency_threshold_exits_2() {
+fn max_latency_threshold_exits_2() {
     let dir = tempfile::tempdir().unwrap();
     rtgauge()
         .args([
@@ -358,7 +321,7 @@ fn issue2_max_latency_threshold_exits_2() {
 }
 
 #[test]
-fn issue2_bad_input_gives_one_line_errors_naming_the_flag() {
+fn bad_input_gives_one_line_errors_naming_the_flag() {
     let cases: &[(&[&str], &str)] = &[
         (&["--period", "0"], "--period"),
         (&["--period", "-5ms"], "--period"),
@@ -399,7 +362,7 @@ fn run_as_nobody(args: &[&str], dir: &Path) -> std::process::Output {
 }
 
 #[test]
-fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
+fn without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
     let _serial = exclusive();
     let Some(dir) = nobody_workdir() else {
         return;
@@ -448,7 +411,7 @@ fn issue2_without_privileges_normal_mode_works_and_rt_fails_with_the_fix() {
 /// `--help` and the man pages come from the same clap definitions; the committed pages must
 /// be the generated ones, so the two cannot drift apart.
 #[test]
-fn issue2_man_pages_are_generated_from_the_same_definitions_as_help() {
+fn man_pages_are_generated_from_the_same_definitions_as_help() {
     let dir = tempfile::tempdir().unwrap();
     rtgauge().arg("man").arg(dir.path()).assert().success();
     let committed = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/man");
@@ -507,7 +470,7 @@ fn run_on_a_terminal(args: &str, result: &Path) -> Value {
 }
 
 #[test]
-fn issue2_a_live_display_on_the_measured_cpus_is_recorded_as_a_warning() {
+fn a_live_display_on_the_measured_cpus_is_recorded_as_a_warning() {
     if rtgauge_cpus() < 2
         || std::process::Command::new("script")
             .arg("--version")

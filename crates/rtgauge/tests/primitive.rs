@@ -1,4 +1,4 @@
-//! Issue 3, `primitive` probe: execution time of single calls, per call and batched, through
+//! The `primitive` probe: execution time of single calls, per call and batched, through
 //! the real binary. Budgets are short; every assertion is a property that holds on any
 //! machine with a vDSO clock (this one is a noisy 2-core KVM guest), never an absolute time.
 
@@ -63,7 +63,7 @@ fn batched_per_op_median(s: &Value) -> f64 {
 }
 
 #[test]
-fn issue3_primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
+fn primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
     let _turn = exclusive();
     let dir = tempfile::tempdir().unwrap();
     // Mid-cost system calls whose work does not depend on how calls follow each other (unlike
@@ -127,7 +127,7 @@ fn issue3_primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
 }
 
 #[test]
-fn issue3_primitive_every_operation_is_measured_or_skipped_with_a_reason() {
+fn primitive_every_operation_is_measured_or_skipped_with_a_reason() {
     let _turn = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let doc = run_primitive(
@@ -161,7 +161,7 @@ fn issue3_primitive_every_operation_is_measured_or_skipped_with_a_reason() {
 }
 
 #[test]
-fn issue3_primitive_shm_write_of_64kib_is_slower_than_4kib() {
+fn primitive_shm_write_of_64kib_is_slower_than_4kib() {
     let _turn = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let doc = run_primitive(
@@ -199,7 +199,7 @@ fn issue3_primitive_shm_write_of_64kib_is_slower_than_4kib() {
 }
 
 #[test]
-fn issue3_primitive_bad_input_is_a_one_line_error_naming_the_parameter() {
+fn primitive_bad_input_is_a_one_line_error_naming_the_parameter() {
     let dir = tempfile::tempdir().unwrap();
     for (setting, key) in [
         ("primitive.ops=bogus", "ops"),
@@ -248,7 +248,7 @@ fn rlimit_nice() -> u64 {
 }
 
 #[test]
-fn issue3_primitive_priority_changes_are_skipped_with_a_reason_when_not_permitted() {
+fn primitive_priority_changes_are_skipped_with_a_reason_when_not_permitted() {
     if rlimit_nice() >= 20 {
         eprintln!("skipped: RLIMIT_NICE >= 20 lets anyone raise priorities");
         return;

@@ -1,4 +1,4 @@
-//! End-to-end tests of the `response` and `switch` probes (issue 3). They run the real binary
+//! End-to-end tests of the `response` and `switch` probes. They run the real binary
 //! with short budgets and `--best-effort` (so they pass without root too) and assert
 //! properties a wrong implementation would fail, never absolute latencies.
 
@@ -81,7 +81,7 @@ fn switches_not_below_round_trip(result: &Value) -> Vec<String> {
 }
 
 #[test]
-fn issue3_switch_time_below_pipe_round_trip() {
+fn switch_time_below_pipe_round_trip() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     // Each mechanism is measured in turn, 300 ms each, so a host stall during one of them
@@ -134,7 +134,7 @@ fn issue3_switch_time_below_pipe_round_trip() {
 }
 
 #[test]
-fn issue3_response_grows_by_the_injected_handler_busy_section() {
+fn response_grows_by_the_injected_handler_busy_section() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let base = [
@@ -178,7 +178,7 @@ fn issue3_response_grows_by_the_injected_handler_busy_section() {
 }
 
 #[test]
-fn issue3_every_response_source_is_measured_or_skipped_with_a_reason() {
+fn every_response_source_is_measured_or_skipped_with_a_reason() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let result = run(
@@ -248,7 +248,7 @@ fn refused(args: &[&str], dir: &Path) -> String {
 }
 
 #[test]
-fn issue3_bad_source_placement_or_mechanism_is_a_one_line_error() {
+fn bad_source_placement_or_mechanism_is_a_one_line_error() {
     let dir = tempfile::tempdir().unwrap();
     let e = refused(
         &["response", "--set", "response.sources=pipe,bogus"],
@@ -287,7 +287,7 @@ fn issue3_bad_source_placement_or_mechanism_is_a_one_line_error() {
 }
 
 #[test]
-fn issue3_named_gpio_lines_that_do_not_exist_fail_with_the_chips_here() {
+fn named_gpio_lines_that_do_not_exist_fail_with_the_chips_here() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = rtgauge()
@@ -316,7 +316,7 @@ fn issue3_named_gpio_lines_that_do_not_exist_fail_with_the_chips_here() {
 }
 
 #[test]
-fn issue3_switch_under_deadline_is_skipped_with_the_reason() {
+fn switch_under_deadline_is_skipped_with_the_reason() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let result = run(&["switch", "--mode", "deadline", "-d", "50ms"], dir.path());
@@ -333,7 +333,7 @@ fn issue3_switch_under_deadline_is_skipped_with_the_reason() {
 }
 
 #[test]
-fn issue3_both_probes_run_without_privileges_with_best_effort() {
+fn both_probes_run_without_privileges_with_best_effort() {
     let _serial = exclusive();
     let Some(dir) = nobody_workdir() else {
         return;

@@ -1,37 +1,32 @@
-//! End-to-end tests of the loads (issue 4) through the real binary.
+//! End-to-end tests of the loads through the real binary.
 
 mod common;
 use common::*;
 
-use serde_json::Value;
+use rtgauge_result::{RunResult, Series};
 use std::time::{Duration, Instant};
+
+/// The latency series of one mode × load (every CPU).
+fn latency<'a>(r: &'a RunResult, mode: &'a str, load: &'a str) -> impl Iterator<Item = &'a Series> {
+    r.runs
+        .iter()
+        .filter(move |run| run.mode == mode && run.load == load)
+        .flat_map(|run| &run.series)
+        .filter(|s| s.name == "latency")
+}
 
 /// Wake-ups of one mode × load that came at least 300 µs late (every CPU), counted from the
 /// histograms: a SCHED_OTHER thread that has to wait for a CPU-bound task's slice lands here.
-fn slow_wakeups(r: &Value, mode: &str, load: &str) -> u64 {
-    r["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|run| run["mode"] == mode && run["load"] == load)
-        .flat_map(|run| run["series"].as_array().unwrap())
-        .filter(|s| s["name"] == "latency")
-        .flat_map(|s| s["stats"]["histogram"]["buckets"].as_array().unwrap())
-        .filter(|b| b[0].as_u64().unwrap() >= 300_000)
-        .map(|b| b[1].as_u64().unwrap())
+fn slow_wakeups(r: &RunResult, mode: &str, load: &str) -> u64 {
+    latency(r, mode, load)
+        .flat_map(|s| &s.stats.histogram.buckets)
+        .filter(|(at, _)| *at >= 300_000)
+        .map(|(_, count)| count)
         .sum()
 }
 
-fn overruns(r: &Value, mode: &str, load: &str) -> u64 {
-    r["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|run| run["mode"] == mode && run["load"] == load)
-        .flat_map(|run| run["series"].as_array().unwrap())
-        .filter(|s| s["name"] == "latency")
-        .map(|s| s["counters"]["overruns"].as_u64().unwrap())
-        .sum()
+fn overruns(r: &RunResult, mode: &str, load: &str) -> u64 {
+    latency(r, mode, load).map(|s| s.counters["overruns"]).sum()
 }
 
 /// Under a CPU load on the measured CPUs, SCHED_OTHER wake-ups queue behind the spinning
@@ -43,7 +38,7 @@ fn overruns(r: &Value, mode: &str, load: &str) -> u64 {
 /// numbers are printed). A wrong implementation (a load that does not run on the measured
 /// CPUs, or an rt mode that is not SCHED_FIFO) fails all three.
 #[test]
-fn issue4_cpu_load_hurts_normal_mode_but_not_rt_mode() {
+fn cpu_load_hurts_normal_mode_but_not_rt_mode() {
     if !is_root() {
         eprintln!("skipped: rt mode needs root");
         return;
@@ -80,16 +75,15 @@ fn cpu_load_attempt() -> Result<(), String> {
         .arg(&out)
         .assert()
         .success();
-    let r = read_json(&out);
+    let r = read_result(&out);
     // What the load reported holds in every attempt: no retry excuses it.
-    let load = r["loads"]
-        .as_array()
-        .unwrap()
+    let load = r
+        .loads
         .iter()
-        .find(|l| l["name"] == "cpu:4")
+        .find(|l| l.name == "cpu:4")
         .expect("the load's report is in the result");
-    assert!(load["started"].as_bool().unwrap());
-    assert!(load["operations_per_second"].as_f64().unwrap() > 0.0);
+    assert!(load.started);
+    assert!(load.operations_per_second.unwrap() > 0.0);
 
     let normal_idle = slow_wakeups(&r, "normal", "none");
     let normal_cpu = slow_wakeups(&r, "normal", "cpu:4");
@@ -133,29 +127,30 @@ fn cpu_load_attempt() -> Result<(), String> {
 
 /// Every built-in load starts, runs during the probe and reports a non-zero achieved rate.
 #[test]
-fn issue4_every_load_reports_its_achieved_rate() {
-    let _serial = exclusive();
+fn every_load_reports_its_achieved_rate() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    rtgauge()
-        .args([
-            "run",
+    run_into(
+        &out,
+        &[
             "cyclic",
             "--mode",
             "normal",
             "--load",
             "all",
             "--skip-failed-loads",
-        ])
-        .args([
-            "--cpus", "0", "--period", "1ms", "-d", "700ms", "--warmup", "100ms", "-q", "-o",
-        ])
-        .arg(&out)
-        .assert()
-        .success();
-    let r = read_json(&out);
-    let loads = r["loads"].as_array().unwrap();
-    let names: Vec<&str> = loads.iter().map(|l| l["name"].as_str().unwrap()).collect();
+            "--cpus",
+            "0",
+            "--period",
+            "1ms",
+            "-d",
+            "700ms",
+            "--warmup",
+            "100ms",
+        ],
+    );
+    let r = read_result(&out);
+    let names: Vec<&str> = r.loads.iter().map(|l| l.name.as_str()).collect();
     for expected in [
         "cpu",
         "syscall",
@@ -171,25 +166,21 @@ fn issue4_every_load_reports_its_achieved_rate() {
             "{expected} missing from {names:?}"
         );
     }
-    for l in loads {
-        if l["started"].as_bool().unwrap() {
-            let rate = l["operations_per_second"].as_f64().unwrap_or(0.0);
-            assert!(rate > 0.0, "{}: rate {rate}", l["name"]);
+    for l in &r.loads {
+        if l.started {
+            let rate = l.operations_per_second.unwrap_or(0.0);
+            assert!(rate > 0.0, "{}: rate {rate}", l.name);
             // Its probe ran under it.
-            assert!(r["runs"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|run| run["load"] == l["name"]));
+            assert!(r.runs.iter().any(|run| run.load == l.name));
         } else {
             // A load that could not start says why.
-            assert!(!l["error"].as_str().unwrap_or_default().is_empty(), "{l}");
+            assert!(!l.error.clone().unwrap_or_default().is_empty(), "{l:?}");
         }
     }
 }
 
 #[test]
-fn issue4_a_load_that_cannot_start_fails_the_run_unless_told_otherwise() {
+fn a_load_that_cannot_start_fails_the_run_unless_told_otherwise() {
     let dir = tempfile::tempdir().unwrap();
     let out = rtgauge()
         .args([
@@ -234,7 +225,7 @@ fn marked_processes() -> Vec<u32> {
 /// SIGKILL of the measuring process at a random moment leaves no load process within a
 /// second, and the next start removes the scratch directory it left.
 #[test]
-fn issue4_sigkill_of_rtgauge_leaves_no_load_behind() {
+fn sigkill_of_rtgauge_leaves_no_load_behind() {
     let _serial = exclusive();
     let scratch = tempfile::tempdir().unwrap();
     let before = marked_processes();

@@ -1,4 +1,4 @@
-//! Issue 3: `rtgauge probes` lists every probe, what it measures, whether it can run here,
+//! `rtgauge probes` lists every probe, what it measures, whether it can run here,
 //! and each `--set` parameter with its meaning and default.
 
 mod common;
@@ -12,7 +12,7 @@ fn catalogue() -> String {
 }
 
 #[test]
-fn issue3_probes_lists_every_probe_with_availability_and_parameters() {
+fn probes_lists_every_probe_with_availability_and_parameters() {
     let text = catalogue();
     for probe in [
         "cyclic",
@@ -45,7 +45,7 @@ fn issue3_probes_lists_every_probe_with_availability_and_parameters() {
 /// Every parameter the catalogue documents is one `run --set` accepts, and a key it does not
 /// document is refused with a pointer to the catalogue.
 #[test]
-fn issue3_documented_parameters_are_the_accepted_ones() {
+fn documented_parameters_are_the_accepted_ones() {
     let text = catalogue();
     let mut section = String::new();
     let mut checked = 0;
@@ -70,7 +70,7 @@ fn issue3_documented_parameters_are_the_accepted_ones() {
             .args(["run", "cyclic", "--set"])
             .arg(format!("cyclic.{key}=not-a-value"))
             .args(["-d", "100ms", "--best-effort", "-q", "--no-report", "-o"])
-            .arg(std::env::temp_dir().join("rtgauge-issue3-catalogue.json"))
+            .arg(std::env::temp_dir().join("rtgauge-catalogue.json"))
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
