@@ -7,15 +7,19 @@
 use crate::error::RecordError;
 use crate::format::{Header, Sample};
 use crate::reader::Recording;
-use parquet::basic::{Compression, Encoding, LogicalType, Repetition, Type as Physical};
-use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
-use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::{ColumnPath, Type};
+#[cfg(feature = "parquet")]
+use parquet::{
+    basic::{Compression, Encoding, LogicalType, Repetition, Type as Physical},
+    data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type},
+    file::metadata::KeyValue,
+    file::properties::WriterProperties,
+    file::writer::SerializedFileWriter,
+    schema::types::{ColumnPath, Type},
+};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+#[cfg(feature = "parquet")]
 use std::sync::Arc;
 
 /// Rows per Parquet row group: 2^20. Export memory is about 40 bytes per row of one group
@@ -60,7 +64,10 @@ pub fn export_recording(
     let file = File::create(&tmp).map_err(|e| out_err(e.to_string()))?;
     let outcome = match format {
         ExportFormat::Csv => write_csv(recording, file, output),
+        #[cfg(feature = "parquet")]
         ExportFormat::Parquet => write_parquet(recording, file, output),
+        #[cfg(not(feature = "parquet"))]
+        ExportFormat::Parquet => Err(RecordError::NotBuiltIn { format: "Parquet" }),
     }
     .and_then(|rows| {
         std::fs::rename(&tmp, output).map_err(|e| out_err(e.to_string()))?;
@@ -218,6 +225,7 @@ fn write_csv(recording: &Recording, file: File, output: &Path) -> Result<u64, Re
     Ok(rows)
 }
 
+#[cfg(feature = "parquet")]
 #[derive(Clone, Copy)]
 enum Column {
     Series,
@@ -227,6 +235,7 @@ enum Column {
     Value,
 }
 
+#[cfg(feature = "parquet")]
 fn parquet_schema(columns: &Columns) -> Result<(Type, Vec<Column>), parquet::errors::ParquetError> {
     let string = |name: &str| {
         Type::primitive_type_builder(name, Physical::BYTE_ARRAY)
@@ -264,6 +273,7 @@ fn parquet_schema(columns: &Columns) -> Result<(Type, Vec<Column>), parquet::err
     Ok((schema, kinds))
 }
 
+#[cfg(feature = "parquet")]
 fn write_parquet(recording: &Recording, file: File, output: &Path) -> Result<u64, RecordError> {
     let pq_err = |e: parquet::errors::ParquetError| RecordError::Export {
         path: output.to_path_buf(),

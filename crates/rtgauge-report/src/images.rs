@@ -1,7 +1,8 @@
 //! `report --images DIR`: every chart of the report as SVG and PNG, for papers.
 //!
 //! Drawn by plotters from the same plot model the HTML page uses, with an embedded font
-//! (DejaVu Sans), so no fontconfig or system fonts are needed on the target.
+//! (DejaVu Sans), so no fontconfig or system fonts are needed on the target. A build without
+//! the `png` feature (the small target build) writes SVG only.
 
 use crate::plots::{Chart, ChartKind, Scale};
 use plotters::coord::Shift;
@@ -12,7 +13,15 @@ use std::sync::OnceLock;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 const SVG_SIZE: (u32, u32) = (960, 600);
+#[cfg(feature = "png")]
 const PNG_SIZE: (u32, u32) = (1600, 1000);
+
+/// The image formats [`write_images`] writes for each chart, as users read them.
+pub const IMAGE_FORMATS: &str = if cfg!(feature = "png") {
+    "SVG and PNG"
+} else {
+    "SVG"
+};
 
 const PALETTE: [RGBColor; 12] = [
     RGBColor(0x1f, 0x5f, 0xa8),
@@ -56,7 +65,8 @@ fn register_font() -> Result<(), ImageError> {
     }
 }
 
-/// Writes `<id>.svg` and `<id>.png` for every chart into `dir`; returns the files written.
+/// Writes `<id>.svg` and (with the `png` feature) `<id>.png` for every chart into `dir`;
+/// returns the files written.
 pub fn write_images(charts: &[Chart], dir: &Path) -> Result<Vec<PathBuf>, ImageError> {
     register_font()?;
     std::fs::create_dir_all(dir).map_err(|source| ImageError::Dir {
@@ -78,23 +88,24 @@ pub fn write_images(charts: &[Chart], dir: &Path) -> Result<Vec<PathBuf>, ImageE
             })?;
         }
         written.push(svg);
-        let png = dir.join(format!("{}.png", chart.id));
-        {
-            let root = BitMapBackend::new(&png, PNG_SIZE).into_drawing_area();
-            draw(&root, chart, PNG_SIZE.0 as f64 / SVG_SIZE.0 as f64).map_err(|message| {
-                ImageError::Draw {
-                    path: png.clone(),
-                    message,
-                }
-            })?;
-            root.present().map_err(|e| ImageError::Draw {
-                path: png.clone(),
-                message: e.to_string(),
-            })?;
-        }
-        written.push(png);
+        #[cfg(feature = "png")]
+        written.push(write_png(chart, dir)?);
     }
     Ok(written)
+}
+
+#[cfg(feature = "png")]
+fn write_png(chart: &Chart, dir: &Path) -> Result<PathBuf, ImageError> {
+    let png = dir.join(format!("{}.png", chart.id));
+    let drawn = {
+        let root = BitMapBackend::new(&png, PNG_SIZE).into_drawing_area();
+        draw(&root, chart, PNG_SIZE.0 as f64 / SVG_SIZE.0 as f64)
+            .and_then(|()| root.present().map_err(|e| e.to_string()))
+    };
+    match drawn {
+        Ok(()) => Ok(png),
+        Err(message) => Err(ImageError::Draw { path: png, message }),
+    }
 }
 
 /// Maps a value to the linear drawing coordinate of its axis (log axes are drawn as the

@@ -37,5 +37,11 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
             clap_mangen::generate_to(Cli::command(), &dir)?;
             Ok(crate::EXIT_OK)
         }
+        Command::Completions { shell, dir } => {
+            std::fs::create_dir_all(&dir)?;
+            let file = clap_complete::generate_to(shell, &mut Cli::command(), "rtgauge", &dir)?;
+            println!("{}", file.display());
+            Ok(crate::EXIT_OK)
+        }
     }
 }
