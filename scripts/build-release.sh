@@ -93,8 +93,11 @@ for arch in ${arches//,/ }; do
   # One set of flags for the release builds and the emulated tests, so the tests reuse the
   # release build's compiled dependencies. RUSTFLAGS reach only the target's crates because
   # --target is always given: build scripts and proc-macros still link dynamically for the
-  # host. No debug info, symbols stripped: the binary is meant to be copied to small boards.
-  export RUSTFLAGS="-C target-feature=+crt-static" CARGO_PROFILE_RELEASE_DEBUG=0 \
+  # host. Not position-independent: a static PIE gains nothing for a measuring tool and
+  # `file` would not call it "statically linked". No debug info, symbols stripped: the binary
+  # is meant to be copied to small boards.
+  export RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
+    CARGO_PROFILE_RELEASE_DEBUG=0 \
     CARGO_PROFILE_RELEASE_STRIP=symbols
 
   for flavour in ${flavours//,/ }; do

@@ -45,6 +45,11 @@ fn binary(dist: &Path, build: &str) -> PathBuf {
     path
 }
 
+/// The small build for the architecture the tests run on (run natively, not emulated).
+fn small_native(dist: &Path) -> PathBuf {
+    binary(dist, &format!("{}-small", std::env::consts::ARCH))
+}
+
 /// Runs the aarch64 release binary under qemu-aarch64 (directly on an aarch64 host).
 fn aarch64(dist: &Path, args: &[&str]) -> Output {
     let program = binary(dist, "aarch64");
@@ -115,7 +120,10 @@ fn release_binaries_are_statically_linked_for_their_architecture() {
         let text = stdout(&out);
         assert!(text.contains("statically linked"), "{build}: {text}");
         assert!(text.contains(machine), "{build}: {text}");
-        assert!(text.contains("stripped") && !text.contains("not stripped"), "{build}: {text}");
+        assert!(
+            text.contains("stripped") && !text.contains("not stripped"),
+            "{build}: {text}"
+        );
     }
 }
 
@@ -249,7 +257,7 @@ fn aarch64_doctor_audits_the_machine_as_json() {
 #[test]
 fn small_build_exports_csv_and_refuses_parquet_naming_the_alternative() {
     let Some(dist) = dist() else { return };
-    let small = binary(&dist, &format!("{}-small", std::env::consts::ARCH));
+    let small = small_native(&dist);
     let dir = tempfile::tempdir().unwrap();
     let result = dir.path().join("run.json");
     let run = Command::new(&small)
@@ -284,7 +292,7 @@ fn small_build_exports_csv_and_refuses_parquet_naming_the_alternative() {
 #[test]
 fn small_build_writes_report_images_as_svg_only() {
     let Some(dist) = dist() else { return };
-    let small = binary(&dist, &format!("{}-small", std::env::consts::ARCH));
+    let small = small_native(&dist);
     let dir = tempfile::tempdir().unwrap();
     let images = dir.path().join("img");
     let out = Command::new(&small)
