@@ -73,6 +73,7 @@ fn stdout(out: &Output) -> String {
 /// Measures `probes` in normal mode with the emulated binary and returns the result document,
 /// checked against the committed schema.
 fn emulated_run(dist: &Path, dir: &Path, probes: &[&str]) -> Value {
+    let _one_at_a_time = common::exclusive();
     let out = dir.join("result.json");
     let mut args = vec!["run"];
     args.extend_from_slice(probes);
