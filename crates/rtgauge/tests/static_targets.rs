@@ -320,3 +320,31 @@ fn small_build_writes_report_images_as_svg_only() {
     assert!(files.iter().any(|f| f.ends_with(".svg")), "{files:?}");
     assert!(!files.iter().any(|f| f.ends_with(".png")), "{files:?}");
 }
+
+#[test]
+fn completions_are_generated_for_bash_zsh_and_fish_from_the_cli_definitions() {
+    // Runs without the release binaries: the packages take their completions from this command.
+    let dir = tempfile::tempdir().unwrap();
+    for (shell, file) in [
+        ("bash", "rtgauge.bash"),
+        ("zsh", "_rtgauge"),
+        ("fish", "rtgauge.fish"),
+    ] {
+        common::rtgauge()
+            .args(["completions", shell])
+            .arg(dir.path())
+            .assert()
+            .success();
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        for subcommand in ["run", "doctor", "report", "export"] {
+            assert!(text.contains(subcommand), "{shell}: no {subcommand}");
+        }
+    }
+    let refused = common::rtgauge()
+        .args(["completions", "tcsh"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("invalid value 'tcsh'"));
+}
