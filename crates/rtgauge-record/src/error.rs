@@ -32,6 +32,10 @@ pub enum RecordError {
     Corrupt { path: PathBuf, detail: String },
     #[error("cannot write {path}: {detail}")]
     Export { path: PathBuf, detail: String },
+    #[error(
+        "this rtgauge was built without {format} export (the small target build); use --format csv, or the full build"
+    )]
+    NotBuiltIn { format: &'static str },
     #[error("recording {path} is already open: a probe run opens its recording once")]
     AlreadyOpen { path: PathBuf },
     #[error("recording {path}: a recording needs 1 to 65536 series, got {count}")]

@@ -7,15 +7,19 @@
 use crate::error::RecordError;
 use crate::format::{Header, Sample};
 use crate::reader::Recording;
-use parquet::basic::{Compression, Encoding, LogicalType, Repetition, Type as Physical};
-use parquet::data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type};
-use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::{ColumnPath, Type};
+#[cfg(feature = "parquet")]
+use parquet::{
+    basic::{Compression, Encoding, LogicalType, Repetition, Type as Physical},
+    data_type::{ByteArray, ByteArrayType, Int32Type, Int64Type},
+    file::metadata::KeyValue,
+    file::properties::WriterProperties,
+    file::writer::SerializedFileWriter,
+    schema::types::{ColumnPath, Type},
+};
 use rtgauge_result::output::{csv_field, AtomicFile, Existing};
 use std::io::Write;
 use std::path::Path;
+#[cfg(feature = "parquet")]
 use std::sync::Arc;
 
 /// Rows per Parquet row group: 2^20. Export memory is about 40 bytes per row of one group
@@ -59,7 +63,10 @@ pub fn export_recording(
     let mut file = AtomicFile::new(output).map_err(|e| out_err(e.to_string()))?;
     let rows = match format {
         ExportFormat::Csv => write_csv(recording, &mut file, output),
+        #[cfg(feature = "parquet")]
         ExportFormat::Parquet => write_parquet(recording, &mut file, output),
+        #[cfg(not(feature = "parquet"))]
+        ExportFormat::Parquet => Err(RecordError::NotBuiltIn { format: "Parquet" }),
     }?;
     file.commit(Existing::Replace)
         .map_err(|e| out_err(e.to_string()))?;
@@ -197,6 +204,7 @@ fn write_csv(
     Ok(rows)
 }
 
+#[cfg(feature = "parquet")]
 #[derive(Clone, Copy)]
 enum Column {
     Series,
@@ -206,6 +214,7 @@ enum Column {
     Value,
 }
 
+#[cfg(feature = "parquet")]
 fn parquet_schema(columns: &Columns) -> Result<(Type, Vec<Column>), parquet::errors::ParquetError> {
     let string = |name: &str| {
         Type::primitive_type_builder(name, Physical::BYTE_ARRAY)
@@ -243,6 +252,7 @@ fn parquet_schema(columns: &Columns) -> Result<(Type, Vec<Column>), parquet::err
     Ok((schema, kinds))
 }
 
+#[cfg(feature = "parquet")]
 fn write_parquet(
     recording: &Recording,
     out: &mut AtomicFile,

@@ -365,6 +365,7 @@ fn csv_export_has_one_row_per_sample_with_exact_values() {
     assert_eq!(cpu1[10], &vec!["1", "latency", "1", "1000", "71"]);
 }
 
+#[cfg(feature = "parquet")]
 #[test]
 fn parquet_export_reads_back_with_the_same_rows() {
     use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -402,6 +403,7 @@ fn parquet_export_reads_back_with_the_same_rows() {
     assert_eq!(per_cpu, [3000, 3000]);
 }
 
+#[cfg(feature = "parquet")]
 #[test]
 fn parquet_export_spans_row_groups() {
     use parquet::file::reader::{FileReader, SerializedFileReader};
@@ -420,6 +422,20 @@ fn parquet_export_spans_row_groups() {
     let reader = SerializedFileReader::new(std::fs::File::open(&out).unwrap()).unwrap();
     assert_eq!(reader.metadata().num_row_groups(), 2);
     assert_eq!(reader.metadata().file_metadata().num_rows() as u64, n);
+}
+
+#[cfg(not(feature = "parquet"))]
+#[test]
+fn parquet_export_without_the_feature_names_the_alternative_and_leaves_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.rtgr");
+    record(&path, 1, 10, RecordOptions::default());
+    let out = dir.path().join("r.parquet");
+    let message = export(&path, ExportFormat::Parquet, &out)
+        .unwrap_err()
+        .to_string();
+    assert!(message.contains("--format csv"), "{message}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
 
 #[test]

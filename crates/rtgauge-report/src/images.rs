@@ -1,7 +1,8 @@
 //! `report --images DIR`: every chart of the report as SVG and PNG, for papers.
 //!
 //! Drawn by plotters from the same plot model the HTML page uses, with an embedded font
-//! (DejaVu Sans), so no fontconfig or system fonts are needed on the target.
+//! (DejaVu Sans), so no fontconfig or system fonts are needed on the target. A build without
+//! the `png` feature (the small target build) writes SVG only.
 
 use crate::plots::{Chart, ChartKind, Scale};
 use plotters::coord::Shift;
@@ -12,7 +13,15 @@ use std::sync::OnceLock;
 
 const FONT: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
 const SVG_SIZE: (u32, u32) = (960, 600);
+#[cfg(feature = "png")]
 const PNG_SIZE: (u32, u32) = (1600, 1000);
+
+/// The image formats [`write_images`] writes for each chart, as users read them.
+pub const IMAGE_FORMATS: &str = if cfg!(feature = "png") {
+    "SVG and PNG"
+} else {
+    "SVG"
+};
 
 const PALETTE: [RGBColor; 12] = [
     RGBColor(0x1f, 0x5f, 0xa8),
@@ -58,7 +67,8 @@ fn register_font() -> Result<(), ImageError> {
     }
 }
 
-/// Writes `<id>.svg` and `<id>.png` for every chart into `dir`; returns the files written.
+/// Writes `<id>.svg` and (with the `png` feature) `<id>.png` for every chart into `dir`;
+/// returns the files written.
 pub fn write_images(charts: &[Chart], dir: &Path) -> Result<Vec<PathBuf>, ImageError> {
     register_font()?;
     std::fs::create_dir_all(dir).map_err(|source| ImageError::Dir {
@@ -73,12 +83,15 @@ pub fn write_images(charts: &[Chart], dir: &Path) -> Result<Vec<PathBuf>, ImageE
             svg_of(chart).map_err(|message| draw_error(&svg, message))?,
         )?;
         written.push(svg);
-        let png = dir.join(format!("{}.png", chart.id));
-        write(
-            &png,
-            png_of(chart).map_err(|message| draw_error(&png, message))?,
-        )?;
-        written.push(png);
+        #[cfg(feature = "png")]
+        {
+            let png = dir.join(format!("{}.png", chart.id));
+            write(
+                &png,
+                png_of(chart).map_err(|message| draw_error(&png, message))?,
+            )?;
+            written.push(png);
+        }
     }
     Ok(written)
 }
@@ -107,6 +120,7 @@ fn svg_of(chart: &Chart) -> Result<Vec<u8>, String> {
     Ok(text.into_bytes())
 }
 
+#[cfg(feature = "png")]
 /// The chart as a PNG file, drawn into an RGB buffer in memory and encoded.
 fn png_of(chart: &Chart) -> Result<Vec<u8>, String> {
     let (width, height) = PNG_SIZE;

@@ -26,7 +26,7 @@ pub use check::{check_result, CheckReport, Spec, SpecError};
 pub use compare::{compare, Comparison};
 pub use format::{Format, Render, Style, Unsupported};
 pub use html::{render_html, ReportInput};
-pub use images::{write_images, ImageError};
+pub use images::{write_images, ImageError, IMAGE_FORMATS};
 pub use plots::{build_charts, Decimator, RecordingPlot};
 pub use summary::Summary;
 pub use table::Tables;

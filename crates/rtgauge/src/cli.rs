@@ -12,7 +12,9 @@ Exit status: 0 success, 1 error (bad input, a setting that cannot be applied, I/
 threshold was exceeded (--max-latency, check --spec), check was given an incomplete result, \
 or doctor found a failing check; 130/143 a run interrupted by SIGINT/SIGTERM (its result is saved).
 
-Documentation: README.md, docs/guarantees.md, docs/methodology.md, docs/result-schema.md.";
+Documentation: `man rtgauge` and one page per command (`man rtgauge-run`). The guides (method, \
+result format, suites) are installed in /usr/share/doc/rtgauge by the Debian package and are in \
+the doc/ directory of the release tarball.";
 
 /// rtgauge measures the real-time capabilities of a Linux machine: how late periodic tasks
 /// wake, how much periods jitter, and how all of it degrades under load; then it shows,
@@ -100,6 +102,14 @@ pub enum Command {
     /// Write the man pages (roff), generated from these definitions, into DIR.
     #[command(hide = true)]
     Man {
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
+    },
+    /// Write shell completions for SHELL, generated from these definitions, into DIR.
+    #[command(hide = true)]
+    Completions {
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
         #[arg(value_name = "DIR")]
         dir: PathBuf,
     },

@@ -53,6 +53,12 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
             write_man_pages(cli, &dir)?;
             Ok(crate::EXIT_OK)
         }
+        Command::Completions { shell, dir } => {
+            std::fs::create_dir_all(&dir)?;
+            let file = clap_complete::generate_to(shell, &mut Cli::command(), "rtgauge", &dir)?;
+            println!("{}", file.display());
+            Ok(crate::EXIT_OK)
+        }
     }
 }
 

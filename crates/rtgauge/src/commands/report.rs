@@ -2,7 +2,9 @@
 
 use crate::cli::ReportArgs;
 use anyhow::Result;
-use rtgauge_report::{build_charts, result_names, write_html, write_images, ReportInput};
+use rtgauge_report::{
+    build_charts, result_names, write_html, write_images, ReportInput, IMAGE_FORMATS,
+};
 use rtgauge_result::output::{self, Existing};
 use rtgauge_result::read_result;
 use std::path::{Path, PathBuf};
@@ -38,7 +40,7 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         let charts = build_charts(&results, &names, &recordings);
         let files = write_images(&charts, dir)?;
         println!(
-            "images: {} files ({} plots as SVG and PNG) in {}",
+            "images: {} files ({} plots as {IMAGE_FORMATS}) in {}",
             files.len(),
             charts.len(),
             dir.display()

@@ -1,0 +1,350 @@
+//! The static release binaries (`scripts/build-release.sh`, docs/targets.md): linked statically,
+//! packaged with their man pages and completions, the aarch64 one measuring under `qemu-aarch64`
+//! (user-mode emulation), and the small target build without Parquet and PNG.
+//!
+//! They need the binaries the release script built and qemu-user, so they run only when
+//! `RTGAUGE_CROSS=1`; CI's `.ci/cross` builds the binaries and sets it:
+//!
+//!     scripts/build-release.sh --install
+//!     RTGAUGE_CROSS=1 cargo test -p rtgauge --test static_targets
+//!
+//! Emulation is slow and its timing meaningless: only the shape of each result is asserted.
+
+mod common;
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// Where the release script leaves the binaries (`ARCH[-small]/rtgauge`) and the tarballs.
+fn dist() -> Option<PathBuf> {
+    if std::env::var_os("RTGAUGE_CROSS").is_none() {
+        eprintln!(
+            "skipped: set RTGAUGE_CROSS=1 after scripts/build-release.sh to test the static binaries"
+        );
+        return None;
+    }
+    Some(match std::env::var_os("RTGAUGE_CROSS_DIST") {
+        Some(dir) => PathBuf::from(dir),
+        None => workspace().join("target/release-static/dist"),
+    })
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The release binary of `build` (`aarch64`, `x86_64-small`, …).
+fn binary(dist: &Path, build: &str) -> PathBuf {
+    let path = dist.join(build).join("rtgauge");
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/build-release.sh",
+        path.display()
+    );
+    path
+}
+
+/// The small build for the architecture the tests run on (run natively, not emulated).
+fn small_native(dist: &Path) -> PathBuf {
+    binary(dist, &format!("{}-small", std::env::consts::ARCH))
+}
+
+/// Runs the aarch64 release binary under qemu-aarch64 (directly on an aarch64 host).
+fn aarch64(dist: &Path, args: &[&str]) -> Output {
+    let program = binary(dist, "aarch64");
+    let mut cmd = if std::env::consts::ARCH == "aarch64" {
+        Command::new(program)
+    } else {
+        let mut c = Command::new("qemu-aarch64");
+        c.arg(program);
+        c
+    };
+    cmd.args(args)
+        .output()
+        .expect("qemu-aarch64 runs (package qemu-user)")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Measures `probes` in normal mode with the emulated binary and returns the result document,
+/// checked against the committed schema.
+fn emulated_run(dist: &Path, dir: &Path, probes: &[&str]) -> Value {
+    let _one_at_a_time = common::exclusive();
+    let out = dir.join("result.json");
+    let mut args = vec!["run"];
+    args.extend_from_slice(probes);
+    args.extend_from_slice(&["--mode", "normal", "--duration", "1s", "--warmup", "100ms"]);
+    args.extend_from_slice(&["--quiet", "--no-report", "-o", out.to_str().unwrap()]);
+    let output = aarch64(dist, &args);
+    common::assert_success(&output);
+    let result = common::read_json(&out);
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(workspace().join("docs/result.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&result)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(result["status"], "complete", "{result}");
+    result
+}
+
+/// The probes that ran in a result, by name.
+fn probes_run(result: &Value) -> Vec<String> {
+    result["runs"]
+        .as_array()
+        .expect("runs[]")
+        .iter()
+        .map(|r| r["probe"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
+#[test]
+fn release_binaries_are_statically_linked_for_their_architecture() {
+    let Some(dist) = dist() else { return };
+    for (build, machine) in [
+        ("x86_64", "x86-64"),
+        ("x86_64-small", "x86-64"),
+        ("aarch64", "ARM aarch64"),
+        ("aarch64-small", "ARM aarch64"),
+    ] {
+        let out = Command::new("file")
+            .arg(binary(&dist, build))
+            .output()
+            .expect("file(1) is installed");
+        let text = stdout(&out);
+        assert!(text.contains("statically linked"), "{build}: {text}");
+        assert!(text.contains(machine), "{build}: {text}");
+        assert!(
+            text.contains("stripped") && !text.contains("not stripped"),
+            "{build}: {text}"
+        );
+    }
+}
+
+#[test]
+fn small_build_is_smaller_than_the_full_build() {
+    let Some(dist) = dist() else { return };
+    for arch in ["x86_64", "aarch64"] {
+        let size = |build: &str| std::fs::metadata(binary(&dist, build)).unwrap().len();
+        let (full, small) = (size(arch), size(&format!("{arch}-small")));
+        eprintln!("{arch}: full {full} bytes, small {small} bytes");
+        assert!(small < full, "{arch}: small {small} >= full {full}");
+    }
+}
+
+#[test]
+fn tarballs_hold_binary_man_pages_completions_docs_and_licences() {
+    let Some(dist) = dist() else { return };
+    let version = env!("CARGO_PKG_VERSION");
+    for arch in ["x86_64", "aarch64"] {
+        for suffix in ["", "-small"] {
+            let name = format!("rtgauge-{version}-{arch}-linux{suffix}");
+            let tarball = dist.join(format!("{name}.tar.gz"));
+            let out = Command::new("tar")
+                .arg("-tzf")
+                .arg(&tarball)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{}: unreadable", tarball.display());
+            let listing = stdout(&out);
+            for file in [
+                "rtgauge",
+                "man/man1/rtgauge.1",
+                "man/man1/rtgauge-run.1",
+                "completions/rtgauge.bash",
+                "completions/_rtgauge",
+                "completions/rtgauge.fish",
+                "README.md",
+                "doc/methodology.md",
+                "doc/targets.md",
+                "LICENSE-MIT",
+                "LICENSE-APACHE",
+                "licences/DejaVuSans.LICENSE",
+                "licences/uPlot.LICENSE",
+            ] {
+                let entry = format!("{name}/{file}");
+                assert!(
+                    listing.lines().any(|l| l == entry),
+                    "{} lacks {entry}",
+                    tarball.display()
+                );
+            }
+        }
+    }
+}
+
+/// The acceptance run, `rtgauge run clock memop --mode normal` under qemu-aarch64, made once
+/// for the tests that look at it (emulated, it takes about half a minute).
+fn clock_memop_result(dist: &Path) -> &'static Value {
+    static RESULT: OnceLock<Value> = OnceLock::new();
+    RESULT.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        emulated_run(dist, dir.path(), &["clock", "memop"])
+    })
+}
+
+#[test]
+fn aarch64_binary_measures_clock_and_memop_and_its_fingerprint_says_aarch64() {
+    let Some(dist) = dist() else { return };
+    let result = clock_memop_result(&dist);
+    let ran = probes_run(result);
+    assert!(ran.iter().any(|p| p == "clock"), "{ran:?}");
+    assert!(ran.iter().any(|p| p == "memop"), "{ran:?}");
+    let fingerprint = result["fingerprint"].as_object().expect("fingerprint");
+    assert!(
+        fingerprint.values().any(|v| v
+            .as_str()
+            .is_some_and(|s| s.starts_with("aarch64") || s.starts_with("arm64"))),
+        "the fingerprint names no aarch64 architecture: {fingerprint:?}"
+    );
+}
+
+#[test]
+fn aarch64_clock_probe_uses_no_tsc() {
+    // The TSC reader is x86-only: on ARM the clock probe measures the POSIX clocks and says
+    // why the cycle counter is skipped instead of executing an x86 instruction.
+    let Some(dist) = dist() else { return };
+    let text = clock_memop_result(&dist).to_string();
+    assert!(
+        text.contains("no cycle counter reader for aarch64") || text.contains("cntvct"),
+        "the clock probe on aarch64 neither skips the TSC nor reads the ARM counter: {text}"
+    );
+}
+
+#[test]
+fn aarch64_binary_measures_alloc_primitive_and_cyclic_in_normal_mode() {
+    let Some(dist) = dist() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let result = emulated_run(&dist, dir.path(), &["alloc", "primitive", "cyclic"]);
+    let ran = probes_run(&result);
+    for probe in ["alloc", "primitive", "cyclic"] {
+        assert!(ran.iter().any(|p| p == probe), "{probe} missing: {ran:?}");
+    }
+}
+
+#[test]
+fn aarch64_binary_says_io_ports_exist_only_on_x86() {
+    let Some(dist) = dist() else { return };
+    let out = aarch64(&dist, &["probes"]);
+    common::assert_success(&out);
+    let text = stdout(&out);
+    let ioport = text
+        .lines()
+        .find(|l| l.contains("ioport"))
+        .unwrap_or_else(|| panic!("no ioport line in:\n{text}"));
+    assert!(
+        text.contains("I/O ports exist only on x86"),
+        "ioport on aarch64: {ioport}\n{text}"
+    );
+}
+
+#[test]
+fn aarch64_doctor_audits_the_machine_as_json() {
+    let Some(dist) = dist() else { return };
+    let out = aarch64(&dist, &["doctor", "--json"]);
+    // 0: nothing fails; 2: a failing check (this is a shared build machine, not a tuned board).
+    assert!(
+        matches!(out.status.code(), Some(0 | 2)),
+        "{:?}: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let checks: Value = serde_json::from_slice(&out.stdout).expect("doctor --json prints JSON");
+    assert!(checks.to_string().contains("clocksource"), "{checks}");
+}
+
+#[test]
+fn small_build_exports_csv_and_refuses_parquet_naming_the_alternative() {
+    let Some(dist) = dist() else { return };
+    let small = small_native(&dist);
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("run.json");
+    let run = Command::new(&small)
+        .args(["run", "cyclic", "--mode", "normal", "--period", "1ms"])
+        .args(["--warmup", "10ms", "--loops", "200", "--record", "cyclic"])
+        .args(["--quiet", "--no-report", "-o"])
+        .arg(&result)
+        .output()
+        .unwrap();
+    common::assert_success(&run);
+    let doc = common::read_json(&result);
+    let recording = dir
+        .path()
+        .join(doc["recordings"][0]["path"].as_str().expect("a recording"));
+    let export = |format: &str, file: &str| {
+        Command::new(&small)
+            .arg("export")
+            .arg(&recording)
+            .args(["--format", format, "-o"])
+            .arg(dir.path().join(file))
+            .output()
+            .unwrap()
+    };
+    common::assert_success(&export("csv", "r.csv"));
+    let refused = export("parquet", "r.parquet");
+    assert_eq!(refused.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(message.contains("--format csv"), "{message}");
+    assert!(!dir.path().join("r.parquet").exists());
+}
+
+#[test]
+fn small_build_writes_report_images_as_svg_only() {
+    let Some(dist) = dist() else { return };
+    let small = small_native(&dist);
+    let dir = tempfile::tempdir().unwrap();
+    let images = dir.path().join("img");
+    let out = Command::new(&small)
+        .arg("report")
+        .arg(common::report_fixture("idle.json"))
+        .arg("-o")
+        .arg(dir.path().join("r.html"))
+        .arg("--images")
+        .arg(&images)
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    assert!(stdout(&out).contains("as SVG)"), "{}", stdout(&out));
+    let files: Vec<String> = std::fs::read_dir(&images)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with(".svg")), "{files:?}");
+    assert!(!files.iter().any(|f| f.ends_with(".png")), "{files:?}");
+}
+
+#[test]
+fn completions_are_generated_for_bash_zsh_and_fish_from_the_cli_definitions() {
+    // Runs without the release binaries: the packages take their completions from this command.
+    let dir = tempfile::tempdir().unwrap();
+    for (shell, file) in [
+        ("bash", "rtgauge.bash"),
+        ("zsh", "_rtgauge"),
+        ("fish", "rtgauge.fish"),
+    ] {
+        common::rtgauge()
+            .args(["completions", shell])
+            .arg(dir.path())
+            .assert()
+            .success();
+        let text = std::fs::read_to_string(dir.path().join(file)).unwrap();
+        for subcommand in ["run", "doctor", "report", "export"] {
+            assert!(text.contains(subcommand), "{shell}: no {subcommand}");
+        }
+    }
+    let refused = common::rtgauge()
+        .args(["completions", "tcsh"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("invalid value 'tcsh'"));
+}
