@@ -505,6 +505,9 @@ pub fn incompleteness(result: &RunResult) -> Vec<String> {
         rtgauge_result::RunStatus::Complete => {}
         rtgauge_result::RunStatus::Interrupted => out.push("the run was interrupted".to_string()),
         rtgauge_result::RunStatus::Failed => out.push("the run failed".to_string()),
+        rtgauge_result::RunStatus::Broken => {
+            out.push("the run was stopped by --break at its first spike".to_string())
+        }
     }
     let never_ran: Vec<&str> = result
         .config
