@@ -8,14 +8,13 @@ use crate::probe::{ProbeContext, ProbeError};
 use crate::probes;
 use crate::rt::{self, ProcessContext, RtError};
 use crate::signals;
+use crate::spikes::{read_spikes, SpikeReport, SpikeSettings, SpikeTap};
 use rtgauge_load::{LoadOptions, LoadSpec, RunningLoad};
 use rtgauge_record::{RecordError, RecordOptions, RecordingHub, RecordingMeta};
 use rtgauge_result::{
     Calibration, LoadReport, ProbeRun, ProbeStatus, RunConfig, RunResult, RunStatus, Tool, Tracing,
-    Warning,
-    SCHEMA_VERSION,
+    Warning, SCHEMA_VERSION,
 };
-use crate::spikes::{read_spikes, SpikeReport, SpikeSettings, SpikeTap};
 use rtgauge_trace::{TraceConfig, TraceSession};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -165,7 +164,11 @@ pub fn execute(
                 );
                 finish_recording(hub, &run, &mut result);
                 for w in warnings {
-                    let code = if w.starts_with("--break") { "break" } else { "probe" };
+                    let code = if w.starts_with("--break") {
+                        "break"
+                    } else {
+                        "probe"
+                    };
                     result.warnings.push(Warning::new(
                         code,
                         format!("{} {} {}: {w}", run.title(), run.mode, run.load),

@@ -111,7 +111,8 @@ impl SpikeTap {
         let ring = self.rings.get(index)?;
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        ring.tid.store(u32::try_from(tid).unwrap_or(0), Ordering::Relaxed);
+        ring.tid
+            .store(u32::try_from(tid).unwrap_or(0), Ordering::Relaxed);
         ring.cpu
             .store(u32::try_from(cpu).unwrap_or(0), Ordering::Relaxed);
         let trace_floor = if self.settings.trace {
@@ -125,6 +126,7 @@ impl SpikeTap {
             trace_floor,
             follow_max: self.settings.trace && self.settings.above_ns.is_none(),
             break_ns: self.settings.break_ns.unwrap_or(u64::MAX),
+            traced: self.settings.trace,
         })
     }
 
@@ -141,6 +143,7 @@ pub struct SpikeProducer<'a> {
     trace_floor: u64,
     follow_max: bool,
     break_ns: u64,
+    traced: bool,
 }
 
 impl SpikeProducer<'_> {
@@ -165,7 +168,9 @@ impl SpikeProducer<'_> {
     #[inline(never)]
     pub fn offer(&mut self, programmed_ns: u64, woke_ns: u64) -> bool {
         let latency = woke_ns.saturating_sub(programmed_ns);
-        if latency > self.trace_floor {
+        let breaks = latency > self.break_ns;
+        // The spike that breaks the run is always explained (cyclictest -b keeps its trace).
+        if latency > self.trace_floor || (breaks && self.traced) {
             let i = self.ring.head.load(Ordering::Relaxed);
             let slot = (i % SLOTS as u64) as usize;
             self.ring.programmed[slot].store(programmed_ns, Ordering::Relaxed);
@@ -175,7 +180,7 @@ impl SpikeProducer<'_> {
                 self.trace_floor = latency;
             }
         }
-        if latency > self.break_ns {
+        if breaks {
             self.tap.broken.store(true, Ordering::Relaxed);
             (self.tap.on_break)();
             return true;
@@ -256,7 +261,12 @@ pub fn read_spikes(session: &TraceSession, tap: &SpikeTap, done: &AtomicBool) ->
             batch.sort_by_key(|c| std::cmp::Reverse(c.latency()));
             let room = max - usize::from(first.is_some());
             let smallest_kept = if report.spikes.len() >= room {
-                report.spikes.iter().map(|a| a.latency_ns).min().unwrap_or(0)
+                report
+                    .spikes
+                    .iter()
+                    .map(|a| a.latency_ns)
+                    .min()
+                    .unwrap_or(0)
             } else {
                 0
             };
@@ -269,7 +279,10 @@ pub fn read_spikes(session: &TraceSession, tap: &SpikeTap, done: &AtomicBool) ->
             if first.is_none() {
                 // The earliest of the batch is the first of the run.
                 if let Some(earliest) = batch.iter().min_by_key(|c| c.woke) {
-                    if !chosen.iter().any(|c| c.woke == earliest.woke && c.cpu == earliest.cpu) {
+                    if !chosen
+                        .iter()
+                        .any(|c| c.woke == earliest.woke && c.cpu == earliest.cpu)
+                    {
                         chosen.push(*earliest);
                     }
                 }
@@ -283,7 +296,9 @@ pub fn read_spikes(session: &TraceSession, tap: &SpikeTap, done: &AtomicBool) ->
                         first = rest.next();
                     }
                     report.spikes.extend(rest);
-                    report.spikes.sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
+                    report
+                        .spikes
+                        .sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
                     let dropped = report.spikes.len().saturating_sub(room);
                     report.spikes.truncate(room);
                     report.unexplained += dropped as u64;

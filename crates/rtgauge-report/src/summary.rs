@@ -77,7 +77,8 @@ impl Summary {
         for title in rtgauge_result::distinct_titles(&result.runs) {
             let runs: Vec<&ProbeRun> = result.runs.iter().filter(|r| r.title() == title).collect();
             let mut s = section(&title, &runs, several, result);
-            s.notes.extend(runs.iter().filter_map(|r| spike_line(r, several)));
+            s.notes
+                .extend(runs.iter().filter_map(|r| spike_line(r, several)));
             sections.push(s);
         }
         Summary {

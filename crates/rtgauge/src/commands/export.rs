@@ -48,7 +48,11 @@ fn export_trace(result: &Path, out: &Path) -> Result<u8> {
     output::ensure_distinct(&[result], &[("the export", out)])?;
     output::check(out, Existing::Replace)?;
     let doc = rtgauge_result::read_result(result)?;
-    let spikes: Vec<_> = doc.runs.iter().flat_map(|r| r.spikes.iter().cloned()).collect();
+    let spikes: Vec<_> = doc
+        .runs
+        .iter()
+        .flat_map(|r| r.spikes.iter().cloned())
+        .collect();
     if spikes.is_empty() {
         anyhow::bail!(
             "{}: the result holds no explained spike; measure with `rtgauge run --trace` (as root, with tracefs)",
@@ -57,6 +61,10 @@ fn export_trace(result: &Path, out: &Path) -> Result<u8> {
     }
     let json = serde_json::to_vec_pretty(&rtgauge_result::trace::chrome_trace(&spikes))?;
     output::write(out, &json)?;
-    println!("{}: {} spikes (open in ui.perfetto.dev or chrome://tracing)", out.display(), spikes.len());
+    println!(
+        "{}: {} spikes (open in ui.perfetto.dev or chrome://tracing)",
+        out.display(),
+        spikes.len()
+    );
     Ok(crate::EXIT_OK)
 }
