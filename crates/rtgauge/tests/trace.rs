@@ -93,36 +93,33 @@ fn tracing_without_privileges_is_one_line_and_the_run_completes_saying_why() {
     assert_eq!(lines, 1, "one line says why:\n{stdout}\n{stderr}");
 }
 
-#[test]
-fn break_stops_the_run_at_the_first_late_sample_with_status_broken_and_exit_2() {
-    let _guard = exclusive();
+/// `rtgauge run cyclic ARGS… --break 1ns` for up to 10 s: every wake-up is later than 1 ns,
+/// so the first measured sample breaks the run. Expects exit 2 and returns the document.
+fn broken_run(args: &[&str]) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("r.json");
-    // Every wake-up is later than 1 ns: the first measured sample breaks the run.
     let out = rtgauge()
-        .args([
-            "run", "cyclic", "--break", "1ns", "--mode", "normal", "--cpus", "0",
-        ])
-        .args([
-            "--duration",
-            "10s",
-            "--warmup",
-            "10ms",
-            "--no-report",
-            "-q",
-            "-o",
-        ])
+        .args(["run", "cyclic", "--break", "1ns", "--duration", "10s"])
+        .args(args)
+        .args(["--warmup", "10ms", "--no-report", "-q", "-o"])
         .arg(&out_path)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2), "{:?}", out);
     let doc = read_json(&out_path);
     assert_eq!(doc["status"], "broken");
+    doc
+}
+
+#[test]
+fn break_stops_the_run_at_the_first_late_sample_with_status_broken_and_exit_2() {
+    let _guard = exclusive();
+    let doc = broken_run(&["--mode", "normal", "--cpus", "0"]);
     assert_eq!(doc["tracing"]["break_ns"], 1);
     let run = &doc["runs"][0];
     let count = run["series"][0]["stats"]["count"].as_u64().unwrap();
     assert!(count >= 1, "the breaking sample is kept");
-    // Stopped long before its 10 s (one sample per CPU at most, then the stop).
+    // Stopped long before its 10 s.
     assert!(run["measured_ns"].as_u64().unwrap() < 1_000_000_000);
 }
 
@@ -133,25 +130,7 @@ fn break_with_trace_keeps_the_window_of_the_breaking_spike() {
         return;
     }
     let _guard = exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let out_path = dir.path().join("r.json");
-    let out = rtgauge()
-        .args(["run", "cyclic", "--trace", "--break", "1ns", "--cpus", "1"])
-        .args([
-            "--duration",
-            "10s",
-            "--warmup",
-            "10ms",
-            "--no-report",
-            "-q",
-            "-o",
-        ])
-        .arg(&out_path)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{:?}", out);
-    let doc = read_json(&out_path);
-    assert_eq!(doc["status"], "broken");
+    let doc = broken_run(&["--trace", "--cpus", "1"]);
     assert_eq!(spikes(&doc).len(), 1, "{doc}");
     assert!(rtgauge_instances().is_empty(), "{:?}", rtgauge_instances());
 }
