@@ -13,6 +13,7 @@ pub mod probes;
 pub mod rt;
 pub mod runner;
 pub mod signals;
+pub mod spikes;
 pub mod sys;
 pub mod threads;
 /// Durations and sizes as users write them (shared with the renderers).

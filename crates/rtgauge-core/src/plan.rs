@@ -64,6 +64,8 @@ pub struct Plan {
     pub priority: i32,
     /// Probes whose raw samples are recorded (`--record`).
     pub record: Vec<String>,
+    /// `--trace`, `--trace-above`, `--trace-max`, `--break`.
+    pub spikes: crate::spikes::SpikeSettings,
 }
 
 /// A problem with the plan: a bad suite, probe or parameter.
@@ -334,6 +336,7 @@ pub fn build(options: &PlanOptions, online: &[usize]) -> Result<Plan, PlanError>
         best_effort: options.best_effort,
         priority: options.priority,
         record: options.record.clone(),
+        spikes: crate::spikes::SpikeSettings::default(),
     })
 }
 

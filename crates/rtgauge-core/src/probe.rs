@@ -289,6 +289,9 @@ pub struct ProbeContext<'a> {
     /// Where raw samples go when this probe run is recorded (`--record`); probes that support
     /// recording open it once via [`ProbeContext::recording_sinks`].
     pub record: Option<&'a RecordingHub>,
+    /// Late samples of probes with a programmed event time go here (`--trace`, `--break`);
+    /// a measuring thread takes its producer with [`crate::spikes::SpikeTap::producer`].
+    pub spikes: Option<&'a crate::spikes::SpikeTap>,
 }
 
 impl ProbeContext<'_> {

@@ -8,13 +8,16 @@ use crate::probe::{ProbeContext, ProbeError};
 use crate::probes;
 use crate::rt::{self, ProcessContext, RtError};
 use crate::signals;
+use crate::spikes::{read_spikes, SpikeReport, SpikeSettings, SpikeTap};
 use rtgauge_load::{LoadOptions, LoadSpec, RunningLoad};
 use rtgauge_record::{RecordError, RecordOptions, RecordingHub, RecordingMeta};
 use rtgauge_result::{
-    Calibration, LoadReport, ProbeRun, ProbeStatus, RunConfig, RunResult, RunStatus, Tool, Warning,
-    SCHEMA_VERSION,
+    Calibration, LoadReport, ProbeRun, ProbeStatus, RunConfig, RunResult, RunStatus, Tool, Tracing,
+    Warning, SCHEMA_VERSION,
 };
+use rtgauge_trace::{TraceConfig, TraceSession};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Errors that stop a run before anything is measured.
@@ -68,6 +71,8 @@ pub fn execute(
         Some(recording_options(plan)?)
     };
     signals::install();
+    // Before loads and probes start: the session must be recording when the first spike comes.
+    let (session, tracing) = start_tracing(plan);
     let calibration = clock::calibrate(100_000);
     let fingerprint = rtgauge_sysinfo::collect();
     // The doctor judges the machine for this run: its CPUs and its priority.
@@ -95,7 +100,11 @@ pub fn execute(
         runs: Vec::new(),
         loads: Vec::new(),
         recordings: Vec::new(),
+        tracing,
     };
+    if let Some(reason) = result.tracing.as_ref().and_then(|t| t.reason.clone()) {
+        result.warnings.push(Warning::new("trace", reason));
+    }
 
     let load_options = LoadOptions {
         cpus: plan.load_cpus.clone(),
@@ -151,11 +160,17 @@ pub fn execute(
                     &result.calibration,
                     &inputs.live,
                     hub.as_ref(),
+                    session.as_ref(),
                 );
                 finish_recording(hub, &run, &mut result);
                 for w in warnings {
+                    let code = if w.starts_with("--break") {
+                        "break"
+                    } else {
+                        "probe"
+                    };
                     result.warnings.push(Warning::new(
-                        "probe",
+                        code,
                         format!("{} {} {}: {w}", run.title(), run.mode, run.load),
                     ));
                 }
@@ -172,7 +187,10 @@ pub fn execute(
         result.loads.push(stop_load(running, load));
     }
 
-    result.status = if signals::stop_requested() {
+    let broken = result.warnings.iter().any(|w| w.code == "break");
+    result.status = if broken {
+        RunStatus::Broken
+    } else if signals::stop_requested() {
         RunStatus::Interrupted
     } else if result
         .runs
@@ -200,6 +218,7 @@ fn run_probe(
     calibration: &Calibration,
     live: &LiveBoard,
     record: Option<&RecordingHub>,
+    session: Option<&TraceSession>,
 ) -> (ProbeRun, Vec<String>) {
     let probe = probes::find(request.name).expect("plans only hold known probes");
     let params = request.params();
@@ -214,6 +233,8 @@ fn run_probe(
         warmup_ns: request.warmup_ns,
         measured_ns: 0,
         series: Vec::new(),
+        spikes: Vec::new(),
+        spikes_unexplained: 0,
     };
     if let Err(reason) = probe.availability() {
         run.status = ProbeStatus::Skipped { reason };
@@ -236,8 +257,26 @@ fn run_probe(
         stop: signals::stop_flag(),
         live,
         record,
+        spikes: None,
     };
-    match probe.run(&ctx) {
+    let (outcome, report, broken) = run_watched(plan, &ctx, session, |ctx| probe.run(ctx));
+    let mut warnings = Vec::new();
+    if broken {
+        warnings.push(format!(
+            "--break: stopped at the first sample above {}",
+            crate::units::format_duration_ns(plan.spikes.break_ns.unwrap_or(0))
+        ));
+    }
+    if let Some(report) = report {
+        run.spikes = report.spikes;
+        run.spikes_unexplained = report.unexplained;
+        warnings.extend(
+            report
+                .error
+                .map(|e| format!("reading the trace failed, later spikes are unexplained: {e}")),
+        );
+    }
+    match outcome {
         Ok(out) => {
             run.obtained = rt::combine(process, out.obtained);
             run.params.extend(out.params);
@@ -246,7 +285,8 @@ fn run_probe(
             if let Some(status) = no_sample_status(&run, signals::stop_requested()) {
                 run.status = status;
             }
-            (run, out.warnings)
+            warnings.extend(out.warnings);
+            (run, warnings)
         }
         Err(ProbeError::Unavailable(reason)) => {
             run.status = ProbeStatus::Skipped { reason };
@@ -259,6 +299,89 @@ fn run_probe(
             (run, Vec::new())
         }
     }
+}
+
+/// Starts rtgauge's trace session when the plan asks for it (`--trace`, or `--break`, which
+/// keeps the breaking spike's window), after removing sessions of killed runs. Where tracing is
+/// impossible the run goes on without it and the result says why.
+fn start_tracing(plan: &Plan) -> (Option<TraceSession>, Option<Tracing>) {
+    let settings = &plan.spikes;
+    if !settings.trace && settings.break_ns.is_none() {
+        return (None, None);
+    }
+    let mut tracing = Tracing {
+        active: false,
+        reason: None,
+        above_ns: settings.above_ns,
+        max_spikes: settings.max_spikes,
+        break_ns: settings.break_ns,
+        events_missing: Vec::new(),
+    };
+    if !settings.trace {
+        return (None, Some(tracing));
+    }
+    // Instances of runs killed with SIGKILL; failing to list them is not this run's problem.
+    let _ = rtgauge_trace::remove_stale();
+    match TraceSession::start(&TraceConfig::new(plan.cpus.clone())) {
+        Ok(session) => {
+            tracing.active = true;
+            tracing.events_missing = session.events_missing().to_vec();
+            (Some(session), Some(tracing))
+        }
+        Err(e) => {
+            tracing.reason = Some(e.to_string());
+            (None, Some(tracing))
+        }
+    }
+}
+
+/// Runs `body` (one probe run) with a spike tap in its context when the plan traces or
+/// breaks, and a reader thread off the measured CPUs attributing the tap's candidates.
+/// Returns the body's outcome, the reader's report (when a session ran) and whether
+/// `--break` stopped it. Reusable by any probe runner with a programmed event time.
+pub fn run_watched<T>(
+    plan: &Plan,
+    ctx: &ProbeContext,
+    session: Option<&TraceSession>,
+    body: impl FnOnce(&ProbeContext) -> T,
+) -> (T, Option<SpikeReport>, bool) {
+    let settings = SpikeSettings {
+        trace: session.is_some(),
+        ..plan.spikes
+    };
+    if !settings.trace && settings.break_ns.is_none() {
+        return (body(ctx), None, false);
+    }
+    let tap = SpikeTap::new(ctx.cpus.len(), settings, signals::request_stop);
+    let watched = ProbeContext {
+        spikes: Some(&tap),
+        ..*ctx
+    };
+    let done = AtomicBool::new(false);
+    let (outcome, report) = std::thread::scope(|scope| {
+        let reader = session.map(|session| {
+            let (tap, done) = (&tap, &done);
+            let helpers = crate::cpus::housekeeping_cpus(&plan.cpus);
+            let priority = (plan.priority - 1).clamp(1, 50);
+            std::thread::Builder::new()
+                .name("rtgauge-trace".into())
+                .spawn_scoped(scope, move || {
+                    // Off the measured CPUs, at SCHED_FIFO so it is not preempted while
+                    // recording is stopped. With every CPU measured it stays SCHED_OTHER so
+                    // it only runs while the measuring threads sleep.
+                    if rt::pin_thread_to_set(&helpers) {
+                        crate::spikes::set_thread_fifo(priority);
+                    }
+                    read_spikes(session, tap, done)
+                })
+                .expect("spawning the trace reader")
+        });
+        let outcome = body(&watched);
+        done.store(true, Ordering::Release);
+        let report = reader.map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+        (outcome, report)
+    });
+    (outcome, report, tap.broken())
 }
 
 /// A probe run that took no sample at all is never `ok`: interrupted before its first

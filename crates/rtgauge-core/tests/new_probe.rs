@@ -102,6 +102,7 @@ fn a_probe_in_one_file_registered_with_one_line_runs_through_the_runner() {
         best_effort: true,
         priority: rtgauge_core::rt::DEFAULT_PRIORITY,
         record: Vec::new(),
+        spikes: Default::default(),
     };
     let scratch = tempfile::tempdir().unwrap();
     let inputs = RunInputs {

@@ -278,10 +278,13 @@ pub(crate) fn document(
             warmup_ns: 0,
             measured_ns: shell.finished_unix_ns.saturating_sub(shell.started_unix_ns),
             series,
+            spikes: Vec::new(),
+            spikes_unexplained: 0,
         }],
         loads: Vec::new(),
         warnings,
         recordings: Vec::new(),
+        tracing: None,
     }
 }
 

@@ -30,7 +30,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// What a spec line may say; part of every key error.
-const ACCEPTED_KEYS: &str = "probe, mode, load, series, labels, name (selectors, optional); \
+const ACCEPTED_KEYS: &str = "probe, mode, load, series, labels, name, cause (selectors, optional); \
      min, max, mean, median, p<N> such as p99, p99_9 or \"p99.99\" (a duration with a unit, e.g. \"50us\"); \
      overruns (a count, e.g. 0)";
 
@@ -70,6 +70,11 @@ pub struct Limit {
     pub series: Option<String>,
     /// Labels the series must carry (a subset match).
     pub labels: BTreeMap<String, String>,
+    /// A cause of explained spikes (`run --trace`): a kind (`gap`, `irq`, `softirq`,
+    /// `thread`, …) or a name (`softirq NET_RX`, `kworker/0:1`). `max` bounds the longest
+    /// time it held the CPU in one spike.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
     pub bounds: Vec<Bound>,
 }
 
@@ -207,6 +212,7 @@ impl Spec {
                 load: None,
                 series: None,
                 labels: BTreeMap::new(),
+                cause: None,
                 bounds: Vec::new(),
             };
             let mut entries: Vec<(&String, &toml::Spanned<toml::Value>)> =
@@ -233,6 +239,7 @@ impl Spec {
                     "mode" => limit.mode = Some(as_string()?),
                     "load" => limit.load = Some(as_string()?),
                     "series" => limit.series = Some(as_string()?),
+                    "cause" => limit.cause = Some(as_string()?),
                     "labels" => {
                         let toml::Value::Table(t) = value.get_ref() else {
                             return Err(invalid(
@@ -506,6 +513,9 @@ pub fn incompleteness(result: &RunResult) -> Vec<String> {
         rtgauge_result::RunStatus::Complete => {}
         rtgauge_result::RunStatus::Interrupted => out.push("the run was interrupted".to_string()),
         rtgauge_result::RunStatus::Failed => out.push("the run failed".to_string()),
+        rtgauge_result::RunStatus::Broken => {
+            out.push("the run was stopped by --break at its first spike".to_string())
+        }
     }
     let never_ran: Vec<&str> = result
         .config
@@ -535,6 +545,39 @@ fn fmt_value(stat: &Stat, v: f64) -> String {
     } else {
         format!("{v}")
     }
+}
+
+/// A bound on a cause of explained spikes: `max` is the longest time the cause held the CPU
+/// in one spike (0 when it dominated none).
+fn evaluate_cause(bound: &Bound, cause: &str, run: &ProbeRun) -> BoundResult {
+    let label = bound.stat.label();
+    let mut result = BoundResult {
+        stat: label.clone(),
+        limit: bound.written.clone(),
+        value: None,
+        verdict: Verdict::NotApplicable,
+        message: format!("{label}: a cause takes only max (the longest it held the CPU)"),
+    };
+    if bound.stat != Stat::Max {
+        return result;
+    }
+    let groups = rtgauge_result::trace::dominant_causes(&run.spikes);
+    let matching: Vec<_> = groups
+        .iter()
+        .filter(|g| g.kind == cause || g.label == cause)
+        .collect();
+    let longest = matching.iter().map(|g| g.longest_ns).max().unwrap_or(0);
+    let count: usize = matching.iter().map(|g| g.count).sum();
+    result.value = Some(longest as f64);
+    let shown = format_duration_ns(longest);
+    if longest <= bound.limit {
+        result.verdict = Verdict::Pass;
+        result.message = format!("{cause}: {count} spikes, up to {shown} ≤ {}", bound.written);
+    } else {
+        result.verdict = Verdict::Fail;
+        result.message = format!("{cause}: {count} spikes, up to {shown} > {}", bound.written);
+    }
+    result
 }
 
 fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
@@ -662,6 +705,24 @@ pub fn check_result_allowing(
                     continue;
                 }
                 _ => continue,
+            }
+            if let Some(cause) = &limit.cause {
+                let mut c = case(run, format!("cause {cause}"));
+                if run.spikes.is_empty() && !result.tracing.as_ref().is_some_and(|t| t.active) {
+                    c.problem = Some(
+                        "the run explained no spikes; measure with `rtgauge run --trace` (as root, with tracefs)"
+                            .into(),
+                    );
+                } else {
+                    c.bounds = limit
+                        .bounds
+                        .iter()
+                        .map(|b| evaluate_cause(b, cause, run))
+                        .collect();
+                    c.passed = c.bounds.iter().all(|b| b.verdict != Verdict::Fail);
+                }
+                cases.push(c);
+                continue;
             }
             for s in run.series.iter().filter(|s| limit.selects_series(s)) {
                 let mut c = case(run, s.display_name());

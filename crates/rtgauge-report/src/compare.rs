@@ -57,6 +57,52 @@ pub struct Comparison {
     pub rows: Vec<CompareRow>,
     /// Series or probe runs that could not be compared (absent, skipped, failed, empty).
     pub unmatched: Vec<String>,
+    /// How the dominant causes of explained spikes (`run --trace`) moved between results.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<CauseMove>,
+}
+
+/// One dominant cause of explained spikes in one probe run, counted in every result.
+#[derive(Debug, Clone, Serialize)]
+pub struct CauseMove {
+    /// `cyclic rt none`.
+    pub run: String,
+    /// `gap outside Linux`, `softirq NET_RX`, `kworker/0:1`.
+    pub cause: String,
+    /// Spikes it dominated, per result (in the order of `results`).
+    pub counts: Vec<usize>,
+    /// The longest time it held the CPU in one of them, per result, ns.
+    pub longest_ns: Vec<u64>,
+}
+
+/// The dominant causes of every traced probe run, counted in each result.
+fn cause_moves(results: &[RunResult]) -> Vec<CauseMove> {
+    let mut moves: Vec<CauseMove> = Vec::new();
+    for (i, result) in results.iter().enumerate() {
+        for run in result.runs.iter().filter(|r| !r.spikes.is_empty()) {
+            let label = format!("{} {} {}", run.title(), run.mode, run.load);
+            for g in rtgauge_result::trace::dominant_causes(&run.spikes) {
+                let entry = match moves
+                    .iter()
+                    .position(|m| m.run == label && m.cause == g.label)
+                {
+                    Some(at) => &mut moves[at],
+                    None => {
+                        moves.push(CauseMove {
+                            run: label.clone(),
+                            cause: g.label.clone(),
+                            counts: vec![0; results.len()],
+                            longest_ns: vec![0; results.len()],
+                        });
+                        moves.last_mut().expect("just pushed")
+                    }
+                };
+                entry.counts[i] = g.count;
+                entry.longest_ns[i] = g.longest_ns;
+            }
+        }
+    }
+    moves
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -191,7 +237,9 @@ pub fn compare(results: &[RunResult], sources: &[String]) -> Comparison {
             compare_pair(base, cand, &names[0], &names[ci], &mut rows, &mut unmatched);
         }
     }
+    let causes = cause_moves(results);
     Comparison {
+        causes,
         results: names
             .iter()
             .enumerate()
@@ -848,6 +896,29 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
             if let Some(col) = t.column_mut(i) {
                 col.set_cell_alignment(CellAlignment::Right);
             }
+        }
+        let _ = writeln!(out, "{t}\n");
+    }
+    if !c.causes.is_empty() {
+        heading(
+            &mut out,
+            "###",
+            "Why spikes were late (dominant causes of explained spikes)",
+        );
+        let mut t = new_table();
+        let mut header = vec!["Probe run".to_string(), "Cause".to_string()];
+        header.extend(c.results.iter().map(|r| r.name.clone()));
+        t.set_header(header);
+        for m in &c.causes {
+            let mut row = vec![m.run.clone(), m.cause.clone()];
+            row.extend(m.counts.iter().zip(&m.longest_ns).map(|(&n, &ns)| match n {
+                0 => "-".to_string(),
+                n => format!(
+                    "{n} (up to {})",
+                    rtgauge_result::units::format_duration_ns(ns)
+                ),
+            }));
+            t.add_row(row);
         }
         let _ = writeln!(out, "{t}\n");
     }

@@ -113,6 +113,7 @@ pub fn status_name(s: rtgauge_result::RunStatus) -> &'static str {
         rtgauge_result::RunStatus::Complete => "complete",
         rtgauge_result::RunStatus::Interrupted => "interrupted",
         rtgauge_result::RunStatus::Failed => "failed",
+        rtgauge_result::RunStatus::Broken => "broken",
     }
 }
 

@@ -636,6 +636,7 @@ pub fn render_html(input: &ReportInput) -> String {
                 let _ = write!(body, "<h3>{}</h3>", esc(&names[i]));
             }
             body.push_str(&probe_table_html(&runs));
+            body.push_str(&crate::timeline::spikes_html(&runs));
             let obtained: Vec<String> = runs
                 .iter()
                 .filter(|run| run.status == ProbeStatus::Ok)

@@ -19,6 +19,7 @@ pub mod ks;
 pub mod plots;
 pub mod summary;
 pub mod table;
+pub mod timeline;
 pub mod trend;
 pub mod units;
 

@@ -76,7 +76,10 @@ impl Summary {
         let mut sections = Vec::new();
         for title in rtgauge_result::distinct_titles(&result.runs) {
             let runs: Vec<&ProbeRun> = result.runs.iter().filter(|r| r.title() == title).collect();
-            sections.push(section(&title, &runs, several, result));
+            let mut s = section(&title, &runs, several, result);
+            s.notes
+                .extend(runs.iter().filter_map(|r| spike_line(r, several)));
+            sections.push(s);
         }
         Summary {
             heading: heading(result),
@@ -89,10 +92,56 @@ impl Summary {
                 RunStatus::Failed => {
                     Some("FAILED: the run did not finish; the figures are partial".into())
                 }
+                RunStatus::Broken => Some(
+                    "BROKEN: --break stopped the run at its first spike; the figures are partial"
+                        .into(),
+                ),
             },
             sections,
         }
     }
+}
+
+/// Why the run's largest wake-ups were late, in one line (`--trace`): "12 spikes > 100 µs:
+/// 9 gap outside Linux up to 5.3 ms, 2 softirq NET_RX up to 310 µs, 1 kworker/0:1 120 µs".
+pub fn spike_line(run: &ProbeRun, with_mode: bool) -> Option<String> {
+    let smallest = run.spikes.iter().map(|s| s.latency_ns).min()?;
+    let prefix = if with_mode {
+        format!("{} {}: ", run.mode_label(), run.load)
+    } else {
+        String::new()
+    };
+    let n = run.spikes.len();
+    let mut line = format!(
+        "{prefix}{n} spike{} ≥ {}:",
+        if n == 1 { "" } else { "s" },
+        rtgauge_result::units::format_duration_ns(smallest)
+    );
+    // As many causes as fit the line, the rest counted; the full list is in the result.
+    const REST: usize = ", 99 more causes".len();
+    let groups = rtgauge_result::trace::dominant_causes(&run.spikes);
+    for (i, g) in groups.iter().enumerate() {
+        let held = rtgauge_result::units::format_duration_ns(g.longest_ns);
+        let cause = if g.count == 1 {
+            format!("1 {} {held}", g.label)
+        } else {
+            format!("{} {} up to {held}", g.count, g.label)
+        };
+        let separator = if i == 0 { " " } else { ", " };
+        let last = i + 1 == groups.len();
+        let room = MAX_WIDTH - if last { 0 } else { REST };
+        if line.chars().count() + separator.len() + cause.chars().count() > room {
+            let more = groups.len() - i;
+            line.push_str(&format!(
+                "{separator}{more} more cause{}",
+                if more == 1 { "" } else { "s" }
+            ));
+            break;
+        }
+        line.push_str(separator);
+        line.push_str(&cause);
+    }
+    Some(clip(&line, MAX_WIDTH))
 }
 
 fn heading(result: &RunResult) -> String {

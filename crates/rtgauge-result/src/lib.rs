@@ -20,6 +20,8 @@ pub use read::{parse_result, read_result};
 pub use rtgauge_stats::Summary;
 pub use system::{Check, Fingerprint, Status};
 
+/// The kernel's view of spikes (`--trace`): the attribution types stored in [`ProbeRun::spikes`].
+pub use rtgauge_trace as trace;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -54,6 +56,31 @@ pub struct RunResult {
     /// Raw-sample files written beside this document (`--record`).
     #[serde(default)]
     pub recordings: Vec<RecordingInfo>,
+    /// Whether late wake-ups were explained from the kernel's trace (`--trace`), and why not.
+    /// Absent in documents written before tracing existed and in untraced runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tracing: Option<Tracing>,
+}
+
+/// How a run explained its late wake-ups (`--trace`, `--break`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Tracing {
+    /// The trace session ran; when false, `reason` says why (one line with the fix).
+    pub active: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// `--trace-above`: samples above it were candidates. Absent: every new maximum of a
+    /// measuring thread after its warm-up was a candidate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub above_ns: Option<u64>,
+    /// `--trace-max`: most spikes attributed per probe run.
+    pub max_spikes: u32,
+    /// `--break`: the run stopped at the first sample above this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub break_ns: Option<u64>,
+    /// Trace events the kernel lacked (their causes cannot be named).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events_missing: Vec<String>,
 }
 
 /// One raw-sample recording (`.rtgr`, format in docs/recording.md) of one probe run.
@@ -86,6 +113,9 @@ pub enum RunStatus {
     Complete,
     Interrupted,
     Failed,
+    /// Stopped by `--break` at the first sample above its latency; the spike's trace window
+    /// is kept in the run's `spikes`.
+    Broken,
 }
 
 /// The configuration the run was asked for (what was obtained is in each [`ProbeRun`]).
@@ -165,6 +195,17 @@ pub struct ProbeRun {
     pub warmup_ns: u64,
     pub measured_ns: u64,
     pub series: Vec<Series>,
+    /// Late wake-ups explained from the kernel's trace (`--trace`), largest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spikes: Vec<rtgauge_trace::Attribution>,
+    /// Spike candidates the trace did not explain: beyond `--trace-max`, or lost because
+    /// the candidate queue was full.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub spikes_unexplained: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl ProbeRun {

@@ -516,6 +516,7 @@ fn status_name(s: RunStatus) -> &'static str {
         RunStatus::Complete => "complete",
         RunStatus::Interrupted => "interrupted",
         RunStatus::Failed => "failed",
+        RunStatus::Broken => "broken",
     }
 }
 

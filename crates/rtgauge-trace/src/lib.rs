@@ -40,6 +40,7 @@
 //! is one line with the fix; the run goes on without attribution and records that line.
 
 mod attribute;
+mod causes;
 mod chrome;
 mod error;
 mod parse;
@@ -51,6 +52,7 @@ pub use attribute::{
     attribute, attribute_trace, Attribution, AttributionConfig, Cause, Contributor, Segment, Spike,
     DEFAULT_GAP_THRESHOLD_NS,
 };
+pub use causes::{cause_kind, dominant_causes, CauseGroup};
 pub use chrome::{cause_name, chrome_trace};
 pub use error::TraceError;
 pub use parse::{parse_line, parse_trace, EventKind, Line, Task, TraceEvent};

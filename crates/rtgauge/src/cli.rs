@@ -291,6 +291,25 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub max_latency: Option<u64>,
 
+    /// Explain late wake-ups from the kernel's trace (needs root and tracefs): what ran on the
+    /// CPU between the programmed and the actual wake-up. Costs a few µs of median latency.
+    #[arg(long)]
+    pub trace: bool,
+
+    /// With --trace: explain wake-ups later than this (e.g. 100us) [default: every new
+    /// maximum after the warm-up].
+    #[arg(long, value_name = "DURATION", value_parser = duration, requires = "trace")]
+    pub trace_above: Option<u64>,
+
+    /// With --trace: explain at most this many spikes per probe run, the first and the largest.
+    #[arg(long, value_name = "N", requires = "trace")]
+    pub trace_max: Option<u32>,
+
+    /// Stop the run at the first wake-up later than this (e.g. 500us), keep the kernel's trace
+    /// of it (with --trace), write the result as broken and exit with status 2.
+    #[arg(long = "break", value_name = "DURATION", value_parser = duration)]
+    pub break_at: Option<u64>,
+
     /// Continue when a real-time setting cannot be applied; the result records what was obtained.
     #[arg(long)]
     pub best_effort: bool,
@@ -669,8 +688,13 @@ pub enum ExportFormat {
 #[derive(Debug, Args)]
 pub struct ExportArgs {
     /// A raw-sample recording written by `rtgauge run --record`.
-    #[arg(value_name = "RECORDING")]
-    pub recording: PathBuf,
+    #[arg(value_name = "RECORDING", required_unless_present = "trace")]
+    pub recording: Option<PathBuf>,
+
+    /// Instead of a recording: the explained spikes of a result (`run --trace`) as Chrome
+    /// trace-event JSON, which ui.perfetto.dev and chrome://tracing open.
+    #[arg(long, value_name = "RESULT", conflicts_with_all = ["recording", "salvage"])]
+    pub trace: Option<PathBuf>,
 
     /// Output format.
     #[arg(short, long, value_enum, default_value = "csv")]

@@ -387,6 +387,9 @@ fn measure(
     let mut timer = Timer::arm(cfg.timer, period_ns, start)?;
     let mut previous_wake: Option<u64> = None;
     let (mut overruns, mut cycles) = (0u64, 0u64);
+    // --trace / --break: one compare per sample against a local floor (crate::spikes).
+    let mut spikes = ctx.spikes.and_then(|tap| tap.producer(index as usize, cpu));
+    let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
 
     loop {
         let (programmed, woke, missed) = timer.wait();
@@ -409,10 +412,22 @@ fn measure(
             cycles += 1 + missed;
             live.publish(lat, overruns);
             previous_wake = Some(woke);
+            if lat > spike_floor {
+                if let Some(s) = spikes.as_mut() {
+                    if s.offer(programmed, woke) {
+                        break;
+                    }
+                    spike_floor = s.floor();
+                }
+            }
         } else {
             // Warm-up: caches, TLB and the timer path settle; nothing is counted.
             if ctx.stopped() {
                 break;
+            }
+            if let Some(s) = spikes.as_mut() {
+                s.warm_up(woke.saturating_sub(programmed));
+                spike_floor = s.floor();
             }
             previous_wake = Some(woke);
         }

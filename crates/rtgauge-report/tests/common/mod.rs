@@ -86,6 +86,8 @@ fn run(probe: &str, mode: &str, series: Vec<Series>) -> ProbeRun {
         warmup_ns: 1_000_000_000,
         measured_ns: 20_000_000_000,
         series,
+        spikes: Vec::new(),
+        spikes_unexplained: 0,
     }
 }
 

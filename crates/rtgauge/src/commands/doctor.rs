@@ -1,4 +1,5 @@
-//! `rtgauge doctor`: the real-time readiness audit. It only reads; fixes are printed, never run.
+//! `rtgauge doctor`: the real-time readiness audit. It only reads (fixes are printed, never
+//! run), except that it removes trace sessions left by rtgauge runs killed with SIGKILL.
 
 use crate::cli::DoctorArgs;
 use anyhow::Result;
@@ -11,6 +12,12 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
     let settings = rtgauge_sysinfo::DoctorSettings::for_cpus(&cpus)
         .at_priority(u32::try_from(args.priority).unwrap_or(0));
     let checks = rtgauge_sysinfo::doctor_with(&root, &settings);
+    // A killed traced run leaves its tracefs instance recording; nobody else would remove it.
+    if let Ok(removed) = rtgauge_result::trace::remove_stale() {
+        for name in removed {
+            eprintln!("removed the trace session {name} of an rtgauge run that no longer exists");
+        }
+    }
     if args.json {
         let mut doc = serde_json::json!({
             "checks": checks,

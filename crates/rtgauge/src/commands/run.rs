@@ -132,6 +132,9 @@ fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
             crate::display::emphasis(&line, crate::display::color_on_stderr())
         );
     }
+    if result.status == RunStatus::Broken {
+        return Ok(crate::EXIT_THRESHOLD);
+    }
     Ok(interrupted_status(&result).unwrap_or(code))
 }
 
@@ -338,6 +341,9 @@ fn report(
     if result.status == RunStatus::Interrupted {
         eprintln!("rtgauge: interrupted; the result holds what was measured");
     }
+    if result.status == RunStatus::Broken {
+        eprintln!("rtgauge: --break: a wake-up crossed the limit; the run stopped there");
+    }
     println!("result: {}", output.display());
     if !args.quiet && args.table == TableKind::Summary {
         println!("full tables: rtgauge show {}", output.display());
@@ -523,7 +529,16 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         best_effort: args.best_effort,
         record: args.record.clone(),
     };
-    Ok(plan::build(&options, &rtgauge_sysinfo::online_cpus())?)
+    let mut plan = plan::build(&options, &rtgauge_sysinfo::online_cpus())?;
+    plan.spikes = rtgauge_core::spikes::SpikeSettings {
+        trace: args.trace,
+        above_ns: args.trace_above,
+        max_spikes: args
+            .trace_max
+            .unwrap_or(rtgauge_core::spikes::DEFAULT_MAX_SPIKES),
+        break_ns: args.break_at,
+    };
+    Ok(plan)
 }
 
 #[cfg(test)]

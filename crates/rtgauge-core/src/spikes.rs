@@ -1,0 +1,450 @@
+//! Late wake-ups handed from the measuring loops to the kernel's trace (`--trace`, `--break`).
+//!
+//! # What the hot loop does
+//! A measuring thread keeps one number, its *floor*, in a local variable, and per sample does
+//! one compare it already needs no memory for: `if latency > floor`. Only a sample above the
+//! floor (rare by construction) calls [`SpikeProducer::offer`], which stores the programmed
+//! and actual wake-up into a preallocated single-producer ring (two relaxed stores and one
+//! release store: no allocation, lock, system call or I/O) and returns the new floor.
+//!
+//! The floor is
+//! - with `--trace-above LATENCY`: that latency (every sample above it is a candidate);
+//! - without it: the thread's own running maximum, starting from the largest latency of its
+//!   warm-up. Every new maximum is a candidate, so the run's maximum always is, and so is the
+//!   first spike that stands out; for independent samples a new maximum comes about ln(n)
+//!   times in n samples, so the reads stay few. (A p99.9 cannot be known before the run ends,
+//!   and the trace buffer only holds about the last second, so the threshold cannot wait for
+//!   it.)
+//! - lowered to `--break LATENCY` when that is smaller.
+//!
+//! # Who reads the trace
+//! A reader thread ([`read_spikes`]), pinned off the measured CPUs at SCHED_FIFO so it is not
+//! preempted while recording is stopped, drains the rings every 20 ms, reads the windows of
+//! the chosen candidates in one [`TraceSession::read_windows`] per CPU and attributes them
+//! (margin 1 ms before the programmed wake-up). At most `--trace-max` spikes are kept per
+//! probe run: the first candidate and the largest ones.
+
+use rtgauge_trace::{attribute_trace, Attribution, AttributionConfig, Spike, TraceSession};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Events read before the programmed wake-up: enough to see what was running when the timer
+/// should have fired (docs/trace.md).
+pub const MARGIN_NS: u64 = 1_000_000;
+/// How long the reader collects candidates before one read for all of them.
+const BATCH: Duration = Duration::from_millis(20);
+/// Candidates a measuring thread can queue between two drains; more are counted as lost.
+const SLOTS: usize = 64;
+/// Spikes attributed per probe run unless `--trace-max` says otherwise.
+pub const DEFAULT_MAX_SPIKES: u32 = 20;
+
+/// What the user asked of spikes: `--trace`, `--trace-above`, `--trace-max`, `--break`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpikeSettings {
+    /// Read the kernel's trace for late samples.
+    pub trace: bool,
+    /// Candidates are samples above this; `None`: every new maximum after the warm-up.
+    pub above_ns: Option<u64>,
+    /// Most spikes attributed per probe run.
+    pub max_spikes: u32,
+    /// Stop the run at the first sample above this.
+    pub break_ns: Option<u64>,
+}
+
+impl Default for SpikeSettings {
+    fn default() -> Self {
+        SpikeSettings {
+            trace: false,
+            above_ns: None,
+            max_spikes: DEFAULT_MAX_SPIKES,
+            break_ns: None,
+        }
+    }
+}
+
+struct Ring {
+    tid: AtomicU32,
+    cpu: AtomicU32,
+    /// Candidates written so far; slot `i % SLOTS` holds candidate `i`.
+    head: AtomicU64,
+    programmed: [AtomicU64; SLOTS],
+    woke: [AtomicU64; SLOTS],
+}
+
+impl Ring {
+    fn new() -> Ring {
+        Ring {
+            tid: AtomicU32::new(0),
+            cpu: AtomicU32::new(0),
+            head: AtomicU64::new(0),
+            programmed: std::array::from_fn(|_| AtomicU64::new(0)),
+            woke: std::array::from_fn(|_| AtomicU64::new(0)),
+        }
+    }
+}
+
+/// The candidates of one probe run: one ring per measuring thread, allocated before the
+/// threads start.
+pub struct SpikeTap {
+    settings: SpikeSettings,
+    rings: Vec<Ring>,
+    broken: AtomicBool,
+    on_break: fn(),
+}
+
+impl SpikeTap {
+    /// A tap for `threads` measuring threads; `on_break` stops the other measuring threads
+    /// when one crosses `--break` (the runner passes [`crate::signals::request_stop`]).
+    /// Without `settings.trace` only `--break` is watched.
+    pub fn new(threads: usize, settings: SpikeSettings, on_break: fn()) -> SpikeTap {
+        SpikeTap {
+            settings,
+            rings: (0..threads).map(|_| Ring::new()).collect(),
+            broken: AtomicBool::new(false),
+            on_break,
+        }
+    }
+
+    /// The producer of measuring thread `index` (on `cpu`); called on that thread, before
+    /// its loop, so the trace can tell it from everything else on the CPU.
+    pub fn producer(&self, index: usize, cpu: usize) -> Option<SpikeProducer<'_>> {
+        let ring = self.rings.get(index)?;
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        ring.tid
+            .store(u32::try_from(tid).unwrap_or(0), Ordering::Relaxed);
+        ring.cpu
+            .store(u32::try_from(cpu).unwrap_or(0), Ordering::Relaxed);
+        let trace_floor = if self.settings.trace {
+            self.settings.above_ns.unwrap_or(0)
+        } else {
+            u64::MAX
+        };
+        Some(SpikeProducer {
+            ring,
+            tap: self,
+            trace_floor,
+            follow_max: self.settings.trace && self.settings.above_ns.is_none(),
+            break_ns: self.settings.break_ns.unwrap_or(u64::MAX),
+            traced: self.settings.trace,
+        })
+    }
+
+    /// A sample crossed `--break`.
+    pub fn broken(&self) -> bool {
+        self.broken.load(Ordering::Relaxed)
+    }
+}
+
+/// The measuring thread's end of a [`SpikeTap`].
+pub struct SpikeProducer<'a> {
+    ring: &'a Ring,
+    tap: &'a SpikeTap,
+    trace_floor: u64,
+    follow_max: bool,
+    break_ns: u64,
+    traced: bool,
+}
+
+impl SpikeProducer<'_> {
+    /// The latency above which [`SpikeProducer::offer`] must be called.
+    #[inline(always)]
+    pub fn floor(&self) -> u64 {
+        self.trace_floor.min(self.break_ns)
+    }
+
+    /// A warm-up sample: without `--trace-above`, candidates start above the warm-up's
+    /// largest latency (start-up effects are not spikes of the run).
+    #[inline(always)]
+    pub fn warm_up(&mut self, latency_ns: u64) {
+        if self.follow_max && latency_ns > self.trace_floor {
+            self.trace_floor = latency_ns;
+        }
+    }
+
+    /// A measured sample above [`SpikeProducer::floor`]. Returns true when it crossed
+    /// `--break`: the run is being stopped and the loop should end.
+    #[cold]
+    #[inline(never)]
+    pub fn offer(&mut self, programmed_ns: u64, woke_ns: u64) -> bool {
+        let latency = woke_ns.saturating_sub(programmed_ns);
+        let breaks = latency > self.break_ns;
+        // The spike that breaks the run is always explained (cyclictest -b keeps its trace).
+        if latency > self.trace_floor || (breaks && self.traced) {
+            let i = self.ring.head.load(Ordering::Relaxed);
+            let slot = (i % SLOTS as u64) as usize;
+            self.ring.programmed[slot].store(programmed_ns, Ordering::Relaxed);
+            self.ring.woke[slot].store(woke_ns, Ordering::Relaxed);
+            self.ring.head.store(i + 1, Ordering::Release);
+            if self.follow_max {
+                self.trace_floor = latency;
+            }
+        }
+        if breaks {
+            self.tap.broken.store(true, Ordering::Relaxed);
+            (self.tap.on_break)();
+            return true;
+        }
+        false
+    }
+}
+
+/// What the reader made of one probe run's candidates.
+#[derive(Debug, Default)]
+pub struct SpikeReport {
+    /// Largest latency first.
+    pub spikes: Vec<Attribution>,
+    /// Candidates not attributed: beyond `--trace-max`, or overwritten in a full ring.
+    pub unexplained: u64,
+    /// Reading the trace failed (one line); later candidates were not read.
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Candidate {
+    cpu: usize,
+    tid: u32,
+    programmed: u64,
+    woke: u64,
+}
+
+impl Candidate {
+    fn latency(&self) -> u64 {
+        self.woke.saturating_sub(self.programmed)
+    }
+}
+
+/// Explains late wake-ups of thread `thread_pid` on `cpu`, each given as (programmed, woke)
+/// in CLOCK_MONOTONIC ns, from one read of the session's buffer of that CPU. For any probe
+/// with a programmed event time; call it off the measured CPUs.
+pub fn explain(
+    session: &TraceSession,
+    cpu: usize,
+    thread_pid: u32,
+    wakeups: &[(u64, u64)],
+) -> Result<Vec<Attribution>, rtgauge_trace::TraceError> {
+    let windows: Vec<(u64, u64)> = wakeups
+        .iter()
+        .map(|&(p, w)| (p.saturating_sub(MARGIN_NS), w))
+        .collect();
+    let traces = session.read_windows(cpu, &windows)?;
+    Ok(wakeups
+        .iter()
+        .zip(&traces)
+        .map(|(&(programmed_ns, woke_ns), trace)| {
+            let spike = Spike {
+                cpu: u32::try_from(cpu).unwrap_or(u32::MAX),
+                programmed_ns,
+                woke_ns,
+                thread_pid,
+            };
+            attribute_trace(&spike, trace, &AttributionConfig::default())
+        })
+        .collect())
+}
+
+/// The reader thread's body: drains `tap` every 20 ms until `done` is set (then once more),
+/// reads and attributes the chosen candidates. Call on a thread off the measured CPUs.
+pub fn read_spikes(session: &TraceSession, tap: &SpikeTap, done: &AtomicBool) -> SpikeReport {
+    let mut report = SpikeReport::default();
+    let mut tails = vec![0u64; tap.rings.len()];
+    // The first attribution of the run is kept whatever comes later.
+    let mut first: Option<Attribution> = None;
+    let max = tap.settings.max_spikes as usize;
+    loop {
+        let finished = done.load(Ordering::Acquire);
+        let mut batch = drain(tap, &mut tails, &mut report.unexplained);
+        if max == 0 || report.error.is_some() {
+            report.unexplained += batch.len() as u64;
+        } else {
+            // The largest of the batch that can still make it into the kept set.
+            batch.sort_by_key(|c| std::cmp::Reverse(c.latency()));
+            let room = max - usize::from(first.is_some());
+            let smallest_kept = if report.spikes.len() >= room {
+                report
+                    .spikes
+                    .iter()
+                    .map(|a| a.latency_ns)
+                    .min()
+                    .unwrap_or(0)
+            } else {
+                0
+            };
+            let mut chosen: Vec<Candidate> = batch
+                .iter()
+                .copied()
+                .filter(|c| c.latency() > smallest_kept)
+                .take(room.max(1))
+                .collect();
+            if first.is_none() {
+                // The earliest of the batch is the first of the run.
+                if let Some(earliest) = batch.iter().min_by_key(|c| c.woke) {
+                    if !chosen
+                        .iter()
+                        .any(|c| c.woke == earliest.woke && c.cpu == earliest.cpu)
+                    {
+                        chosen.push(*earliest);
+                    }
+                }
+            }
+            report.unexplained += (batch.len() - chosen.len()) as u64;
+            match attribute_batch(session, &chosen) {
+                Ok(mut attributed) => {
+                    attributed.sort_by_key(|a| a.woke_ns);
+                    let mut rest = attributed.into_iter();
+                    if first.is_none() {
+                        first = rest.next();
+                    }
+                    report.spikes.extend(rest);
+                    report
+                        .spikes
+                        .sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
+                    let dropped = report.spikes.len().saturating_sub(room);
+                    report.spikes.truncate(room);
+                    report.unexplained += dropped as u64;
+                }
+                Err(e) => {
+                    report.unexplained += chosen.len() as u64;
+                    report.error = Some(e.to_string());
+                }
+            }
+        }
+        if finished {
+            break;
+        }
+        std::thread::sleep(BATCH);
+    }
+    report.spikes.extend(first);
+    report
+        .spikes
+        .sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
+    report
+}
+
+/// New candidates of every ring since `tails`; candidates overwritten before they were read
+/// are counted in `lost`.
+fn drain(tap: &SpikeTap, tails: &mut [u64], lost: &mut u64) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for (ring, tail) in tap.rings.iter().zip(tails.iter_mut()) {
+        let head = ring.head.load(Ordering::Acquire);
+        let oldest = head.saturating_sub(SLOTS as u64);
+        if *tail < oldest {
+            *lost += oldest - *tail;
+            *tail = oldest;
+        }
+        for i in *tail..head {
+            let slot = (i % SLOTS as u64) as usize;
+            let c = Candidate {
+                cpu: ring.cpu.load(Ordering::Relaxed) as usize,
+                tid: ring.tid.load(Ordering::Relaxed),
+                programmed: ring.programmed[slot].load(Ordering::Relaxed),
+                woke: ring.woke[slot].load(Ordering::Relaxed),
+            };
+            // Written over while it was read: the producer lapped the reader.
+            if ring.head.load(Ordering::Acquire) - i > SLOTS as u64 {
+                *lost += 1;
+            } else {
+                out.push(c);
+            }
+        }
+        *tail = head;
+    }
+    out
+}
+
+fn attribute_batch(
+    session: &TraceSession,
+    chosen: &[Candidate],
+) -> Result<Vec<Attribution>, rtgauge_trace::TraceError> {
+    let mut out = Vec::with_capacity(chosen.len());
+    let mut cpus: Vec<(usize, u32)> = chosen.iter().map(|c| (c.cpu, c.tid)).collect();
+    cpus.sort_unstable();
+    cpus.dedup();
+    for (cpu, tid) in cpus {
+        let wakeups: Vec<(u64, u64)> = chosen
+            .iter()
+            .filter(|c| c.cpu == cpu && c.tid == tid)
+            .map(|c| (c.programmed, c.woke))
+            .collect();
+        out.extend(explain(session, cpu, tid, &wakeups)?);
+    }
+    Ok(out)
+}
+
+/// Puts the calling thread at SCHED_FIFO `priority` (the trace reader); false when refused.
+pub fn set_thread_fifo(priority: i32) -> bool {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: pid 0 is the calling thread; param is a valid sched_param.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(above: Option<u64>, brk: Option<u64>) -> SpikeSettings {
+        SpikeSettings {
+            trace: true,
+            above_ns: above,
+            max_spikes: 5,
+            break_ns: brk,
+        }
+    }
+
+    #[test]
+    fn without_a_threshold_every_new_maximum_after_the_warm_up_is_a_candidate() {
+        let tap = SpikeTap::new(1, settings(None, None), || {});
+        let mut p = tap.producer(0, 3).unwrap();
+        p.warm_up(50);
+        assert_eq!(p.floor(), 50);
+        for (programmed, lat) in [(1_000, 40), (2_000, 60), (3_000, 55), (4_000, 90)] {
+            if lat > p.floor() {
+                assert!(!p.offer(programmed, programmed + lat));
+            }
+        }
+        let mut lost = 0;
+        let got = drain(&tap, &mut [0], &mut lost);
+        let lats: Vec<u64> = got.iter().map(Candidate::latency).collect();
+        assert_eq!(lats, [60, 90]);
+        assert_eq!(got[0].cpu, 3);
+        assert_eq!(lost, 0);
+    }
+
+    #[test]
+    fn a_fixed_threshold_keeps_its_floor_and_a_full_ring_counts_what_it_lost() {
+        let tap = SpikeTap::new(1, settings(Some(100), None), || {});
+        let mut p = tap.producer(0, 0).unwrap();
+        for i in 0..(SLOTS as u64 + 10) {
+            assert_eq!(p.floor(), 100);
+            p.offer(i * 1_000, i * 1_000 + 150);
+        }
+        let mut lost = 0;
+        let got = drain(&tap, &mut [0], &mut lost);
+        assert_eq!(got.len(), SLOTS);
+        assert_eq!(lost, 10);
+        // The newest survive.
+        assert_eq!(got.last().unwrap().programmed, (SLOTS as u64 + 9) * 1_000);
+    }
+
+    #[test]
+    fn break_is_watched_without_tracing_and_stops_at_the_first_sample_above_it() {
+        let tap = SpikeTap::new(
+            1,
+            SpikeSettings {
+                break_ns: Some(500),
+                ..SpikeSettings::default()
+            },
+            || {},
+        );
+        let mut p = tap.producer(0, 0).unwrap();
+        assert_eq!(p.floor(), 500);
+        assert!(!tap.broken());
+        // Not tracing: nothing is queued, but the break is seen.
+        assert!(p.offer(0, 501));
+        assert!(tap.broken());
+        let mut lost = 0;
+        assert!(drain(&tap, &mut [0], &mut lost).is_empty());
+    }
+}

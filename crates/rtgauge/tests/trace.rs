@@ -1,0 +1,281 @@
+//! `run --trace` and `--break` end to end: late wake-ups explained from the kernel's trace,
+//! tracing refused without privileges, a run stopped at its first spike, and the trace
+//! session of a killed run removed by the next one.
+
+mod common;
+
+use common::{exclusive, is_root, read_json, rtgauge};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+/// Why tracing cannot be tested here (needs root, tracefs and two CPUs), or None.
+fn cannot_trace() -> Option<&'static str> {
+    if !is_root() {
+        return Some("needs root");
+    }
+    if !Path::new("/sys/kernel/tracing/instances").is_dir()
+        && !Path::new("/sys/kernel/debug/tracing/instances").is_dir()
+    {
+        return Some("needs tracefs mounted");
+    }
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return Some("needs two CPUs (the trace is read off the measured one)");
+    }
+    None
+}
+
+fn tracefs() -> PathBuf {
+    ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.join("instances").is_dir())
+        .expect("tracefs")
+}
+
+fn rtgauge_instances() -> Vec<String> {
+    std::fs::read_dir(tracefs().join("instances"))
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("rtgauge-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The test helper of rtgauge-trace (built by `cargo build -p rtgauge-trace`).
+fn trace_helper() -> Option<PathBuf> {
+    let path = assert_cmd::cargo::cargo_bin("rtgauge").with_file_name("rtgauge-trace-helper");
+    path.exists().then_some(path)
+}
+
+fn spikes(doc: &Value) -> Vec<Value> {
+    doc["runs"][0]["spikes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+#[test]
+fn tracing_without_privileges_is_one_line_and_the_run_completes_saying_why() {
+    let Some(dir) = common::nobody_workdir() else {
+        return;
+    };
+    let _guard = exclusive();
+    let out_path = dir.path().join("r.json");
+    let out = common::as_nobody()
+        .args(["run", "cyclic", "--trace", "--mode", "normal"])
+        .args([
+            "--duration",
+            "300ms",
+            "--warmup",
+            "10ms",
+            "--no-report",
+            "-o",
+        ])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let doc = read_json(&out_path);
+    assert_eq!(doc["status"], "complete");
+    assert_eq!(doc["tracing"]["active"], false);
+    let reason = doc["tracing"]["reason"].as_str().unwrap();
+    assert!(reason.contains("root"), "{reason}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lines = stderr
+        .lines()
+        .chain(stdout.lines())
+        .filter(|l| l.contains("tracing needs root"))
+        .count();
+    assert_eq!(lines, 1, "one line says why:\n{stdout}\n{stderr}");
+}
+
+/// `rtgauge run cyclic ARGS… --break 1ns` for up to 10 s: every wake-up is later than 1 ns,
+/// so the first measured sample breaks the run. Expects exit 2 and returns the document.
+fn broken_run(args: &[&str]) -> Value {
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("r.json");
+    let out = rtgauge()
+        .args(["run", "cyclic", "--break", "1ns", "--duration", "10s"])
+        .args(args)
+        .args(["--warmup", "10ms", "--no-report", "-q", "-o"])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{:?}", out);
+    let doc = read_json(&out_path);
+    assert_eq!(doc["status"], "broken");
+    doc
+}
+
+#[test]
+fn break_stops_the_run_at_the_first_late_sample_with_status_broken_and_exit_2() {
+    let _guard = exclusive();
+    let doc = broken_run(&["--mode", "normal", "--cpus", "0"]);
+    assert_eq!(doc["tracing"]["break_ns"], 1);
+    let run = &doc["runs"][0];
+    let count = run["series"][0]["stats"]["count"].as_u64().unwrap();
+    assert!(count >= 1, "the breaking sample is kept");
+    // Stopped long before its 10 s.
+    assert!(run["measured_ns"].as_u64().unwrap() < 1_000_000_000);
+}
+
+#[test]
+fn break_with_trace_keeps_the_window_of_the_breaking_spike() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _guard = exclusive();
+    let doc = broken_run(&["--trace", "--cpus", "1"]);
+    assert_eq!(spikes(&doc).len(), 1, "{doc}");
+    assert!(rtgauge_instances().is_empty(), "{:?}", rtgauge_instances());
+}
+
+#[test]
+fn a_traced_run_killed_with_sigkill_leaves_a_session_the_next_run_removes() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _guard = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args([
+            "run",
+            "cyclic",
+            "--trace",
+            "--cpus",
+            "1",
+            "--duration",
+            "60s",
+        ])
+        .args(["--no-report", "-q", "-o"])
+        .arg(dir.path().join("killed.json"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let name = format!("rtgauge-{}", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !rtgauge_instances().contains(&name) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(
+        rtgauge_instances().contains(&name),
+        "the run started tracing"
+    );
+    child.kill().unwrap(); // SIGKILL: no destructor runs
+    child.wait().unwrap();
+    assert!(
+        rtgauge_instances().contains(&name),
+        "left behind by SIGKILL"
+    );
+    let doc = common::run_result(&[
+        "cyclic",
+        "--trace",
+        "--cpus",
+        "1",
+        "--duration",
+        "200ms",
+        "--warmup",
+        "10ms",
+    ]);
+    assert_eq!(doc["tracing"]["active"], true);
+    assert!(
+        !rtgauge_instances().contains(&name),
+        "{:?}",
+        rtgauge_instances()
+    );
+}
+
+/// Of the spikes above 200 µs that a FIFO 99 culprit spinning 300 µs on the measured CPU
+/// caused, at least 90 % name it as the dominant cause with its run time within 10 %.
+#[test]
+fn a_spinning_fifo_99_culprit_is_named_as_the_dominant_cause_of_the_spikes_it_caused() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let Some(helper) = trace_helper() else {
+        eprintln!("skipped: build the culprit first: cargo build -p rtgauge-trace");
+        return;
+    };
+    let _guard = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let out_path = dir.path().join("r.json");
+    let culprit = std::process::Command::new(helper)
+        .args(["culprit", "1", "300", "30000", "11000"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = rtgauge()
+        .args(["run", "cyclic", "--trace", "--trace-above", "200us"])
+        .args(["--trace-max", "1000", "--cpus", "1", "--duration", "10s"])
+        .args(["--warmup", "200ms", "--no-report", "-q", "-o"])
+        .arg(&out_path)
+        .output()
+        .unwrap();
+    let spins: Vec<(u64, u64)> = String::from_utf8(culprit.wait_with_output().unwrap().stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| {
+            let mut f = l.split_whitespace().skip(1).map(|n| n.parse().ok());
+            Some((f.next()??, f.next()??))
+        })
+        .collect();
+    common::assert_success(&out);
+    let doc = read_json(&out_path);
+    let (mut caused, mut named, mut without_events) = (0, 0, 0);
+    for s in spikes(&doc) {
+        let (programmed, woke) = (
+            s["programmed_ns"].as_u64().unwrap(),
+            s["woke_ns"].as_u64().unwrap(),
+        );
+        let latency = woke - programmed;
+        let ran: u64 = spins
+            .iter()
+            .map(|&(a, b)| b.min(woke).saturating_sub(a.max(programmed)))
+            .sum();
+        if latency < 200_000 || ran * 2 < latency {
+            continue;
+        }
+        caused += 1;
+        if s["events_in_window"] == 0 || s["recording_stopped"] == true {
+            without_events += 1;
+            continue;
+        }
+        let Some(i) = s["dominant"].as_u64() else {
+            continue;
+        };
+        let dominant = &s["contributors"][i as usize];
+        let held = dominant["duration_ns"].as_u64().unwrap();
+        if dominant["cause"]["comm"] == "rtg-culprit" && held.abs_diff(ran) * 10 <= ran {
+            named += 1;
+        } else {
+            eprintln!(
+                "missed: latency {latency}, culprit ran {ran}: {}",
+                s["contributors"]
+            );
+        }
+    }
+    eprintln!(
+        "{} spins, {} spikes explained, {} not; caused by the culprit {caused}, named {named}, without events {without_events}",
+        spins.len(),
+        spikes(&doc).len(),
+        doc["runs"][0]["spikes_unexplained"]
+    );
+    assert!(caused >= 10, "the culprit caused too few spikes: {caused}");
+    assert!(
+        without_events * 10 <= caused,
+        "{without_events} of {caused} unreadable"
+    );
+    assert!(
+        named * 10 >= (caused - without_events) * 9,
+        "named {named} of {}",
+        caused - without_events
+    );
+}
