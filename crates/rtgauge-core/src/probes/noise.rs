@@ -6,8 +6,8 @@
 //! run; CLOCK_MONOTONIC through the vDSO otherwise. Every gap between two consecutive reads
 //! longer than the threshold is a **noise event**: something other than this thread ran on
 //! the CPU (an interrupt, a kernel thread, an SMI, the hypervisor). Per CPU the result gives
-//! the event durations (series `gap`), the noise in each interval (series `interval_noise`),
-//! events per second, noise in ns per second, the CPU's availability and the steal time the
+//! the event durations (series `gap`, whose interval maxima are the longest stall of each
+//! interval), events per second, noise in ns per second, the CPU's availability and the steal time the
 //! kernel accounted over the run (`/proc/stat`, what a hypervisor admits to).
 //!
 //! The thread polls for `runtime` of each `period` and sleeps for the rest (osnoise's duty
@@ -36,7 +36,7 @@ const PARAMS: [ParamSpec; 6] = [
     ParamSpec::new("threshold", "auto: 5 x the median clock read measured on the CPU", "shortest gap between two reads counted as noise, e.g. 1us; never below twice the read cost (raised, with a warning)"),
     ParamSpec::new("period", "100ms", "length of one polling cycle, 1ms to 10s: the thread polls for runtime, then sleeps the rest"),
     ParamSpec::new("runtime", "90%", "polling time in each period, as a share (90%, 100% for an isolated CPU) or a duration (95ms)"),
-    ParamSpec::new("interval", "1s", "width of the intervals whose longest gap and total noise are kept (the over-time series)"),
+    ParamSpec::new("interval", "1s", "width of the intervals whose longest gap is kept (the over-time series)"),
     ParamSpec::new("max-events", "1000000", "events kept per CPU for statistics and recording; more are counted as dropped"),
     ParamSpec::new("clock", "auto", "auto (the CPU counter where steady, else monotonic), counter, or monotonic (the vDSO clock)"),
 ];
@@ -108,7 +108,7 @@ impl TypedProbe for Noise {
                 out.warnings.push(w);
             }
             thresholds.push(format!("cpu {}: {}", t.cpu, format_duration_ns(t.threshold_ns)));
-            out.series.extend(t.series(steal));
+            out.series.push(t.series(steal));
         }
         out.params
             .insert("threshold-used".into(), thresholds.join(", "));
@@ -570,16 +570,15 @@ impl CpuNoise {
         (!parts.is_empty()).then(|| format!("cpu {}: {}", self.cpu, parts.join("; ")))
     }
 
-    /// The series of this CPU; recording the events (when asked) happens here, after the
+    /// The series of this CPU (its interval maxima are the longest stall of each interval, the
+/// noise over time); recording the events (when asked) happens here, after the
     /// polling.
-    fn series(mut self, steal_ns: Option<u64>) -> Vec<Series> {
+    fn series(mut self, steal_ns: Option<u64>) -> Series {
         let mut gaps = Recorder::new(self.interval_ns);
-        let mut per_interval: BTreeMap<u64, u64> = BTreeMap::new();
         for i in 0..self.events.len {
             let at = self.ns(self.events.starts[i]);
             let gap = self.ns(self.events.gaps[i]);
             gaps.record(gap, at);
-            *per_interval.entry(at / self.interval_ns).or_default() += gap;
             if let Some((sink, series)) = self.sink.as_mut() {
                 sink.push(*series, at, gap);
                 if i % 1024 == 1023 {
@@ -587,12 +586,6 @@ impl CpuNoise {
                     std::thread::sleep(std::time::Duration::from_millis(1));
                 }
             }
-        }
-        let intervals = self.measured_ns.div_ceil(self.interval_ns.max(1));
-        let mut interval_noise = Recorder::new(self.interval_ns);
-        for k in 0..intervals {
-            let noise = per_interval.get(&k).copied().unwrap_or(0);
-            interval_noise.record(noise, k * self.interval_ns);
         }
         let e = &self.events;
         let polled_ns = self.ns(e.polled_ticks).max(1);
@@ -629,10 +622,7 @@ impl CpuNoise {
             ("counter_ticks_per_ns".to_string(), self.rate),
             ("start_monotonic_ns".to_string(), self.start_mono_ns as f64),
         ]);
-        vec![
-            gap,
-            Series::new("interval_noise", interval_noise.summary()).label("cpu", self.cpu),
-        ]
+        gap
     }
 }
 
