@@ -311,7 +311,10 @@ impl Spec {
                     other if other.starts_with("events_per_s_above_") => {
                         let duration = &other["events_per_s_above_".len()..];
                         let above_ns = parse_duration_ns(duration).map_err(|e| {
-                            invalid(line, format!("`{other}`: {e}; write e.g. events_per_s_above_10us = 2"))
+                            invalid(
+                                line,
+                                format!("`{other}`: {e}; write e.g. events_per_s_above_10us = 2"),
+                            )
                         })?;
                         let rate = match value.get_ref() {
                             toml::Value::Integer(n) if *n >= 0 => *n as f64,
@@ -1078,14 +1081,19 @@ mod tests {
         // 1 % ≤ 1.5 %; two stalls above 10 us in 2 s = 1/s ≤ 1; max 40 us > 30 us.
         assert_eq!(verdicts, [Verdict::Pass, Verdict::Pass, Verdict::Fail]);
         let strict = parse("[[limit]]\nevents_per_s_above_4us = 1.4\n").unwrap();
-        assert_eq!(evaluate(&strict.limits[0].bounds[0], &s).verdict, Verdict::Fail);
+        assert_eq!(
+            evaluate(&strict.limits[0].bounds[0], &s).verdict,
+            Verdict::Fail
+        );
         // Other probes' series do not keep these figures.
         let other = Series::new("latency", Default::default());
         assert_eq!(
             evaluate(&spec.limits[0].bounds[0], &other).verdict,
             Verdict::NotApplicable
         );
-        let e = parse("[[limit]]\nnoise_share = 1\n").unwrap_err().to_string();
+        let e = parse("[[limit]]\nnoise_share = 1\n")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("e.g. noise_share = \"0.5%\""), "{e}");
         assert!(parse("[[limit]]\nevents_per_s_above_ten = 1\n").is_err());
     }

@@ -131,7 +131,16 @@ fn injected_stalls_are_all_detected_with_their_duration() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args(["run", "noise", "--mode", "rt", "--cpus", "1", "--duration", "16s"])
+        .args([
+            "run",
+            "noise",
+            "--mode",
+            "rt",
+            "--cpus",
+            "1",
+            "--duration",
+            "16s",
+        ])
         .args(["--warmup", "200ms", "--set", "noise.threshold=2us"])
         .args(["--record", "noise", "--no-report", "-q", "-o"])
         .arg(&out)
@@ -181,7 +190,10 @@ fn injected_stalls_are_all_detected_with_their_duration() {
         .iter()
         .filter(|&&(injected, d)| d * 10 + read_cost * 10 < injected * 9)
         .collect();
-    assert!(short.is_empty(), "(injected, measured) too short: {short:?}");
+    assert!(
+        short.is_empty(),
+        "(injected, measured) too short: {short:?}"
+    );
     // Longer by the switch back from the helper to the probe, which the helper cannot time:
     // the smallest excess seen is that switch (5-8 us on the 2-core VM this was written on,
     // docs/validation.md). Another interrupt landing in the same gap lengthens it, so a few

@@ -107,7 +107,11 @@ impl TypedProbe for Noise {
             if let Some(w) = t.warning(cfg) {
                 out.warnings.push(w);
             }
-            thresholds.push(format!("cpu {}: {}", t.cpu, format_duration_ns(t.threshold_ns)));
+            thresholds.push(format!(
+                "cpu {}: {}",
+                t.cpu,
+                format_duration_ns(t.threshold_ns)
+            ));
             out.series.push(t.series(steal));
         }
         out.params
@@ -323,10 +327,13 @@ impl Pair {
                 ticks: t,
             };
         }
-        let mut best = (u64::MAX, Pair {
-            mono_ns: 0,
-            ticks: 0,
-        });
+        let mut best = (
+            u64::MAX,
+            Pair {
+                mono_ns: 0,
+                ticks: 0,
+            },
+        );
         for _ in 0..3 {
             let a = now_ns();
             let ticks = counter::read();
@@ -410,7 +417,14 @@ impl Events {
 /// Polls `read` until it reaches `until`, continuing from the read `prev`; returns the last
 /// read. The loop: read, subtract, compare; an event costs two stores.
 #[inline(always)]
-fn poll(read: impl Fn() -> u64, prev: u64, until: u64, origin: u64, thr: u64, ev: &mut Events) -> u64 {
+fn poll(
+    read: impl Fn() -> u64,
+    prev: u64,
+    until: u64,
+    origin: u64,
+    thr: u64,
+    ev: &mut Events,
+) -> u64 {
     let mut prev = prev;
     let mut reads = 0u64;
     let mut shortest = ev.shortest_gap;
@@ -517,7 +531,14 @@ fn poll_cpu(
         let polled_from = prev;
         let until = start + to_ticks(remaining_ns);
         prev = match source {
-            Source::Counter => poll(counter_read, prev, until, origin.ticks, threshold, &mut events),
+            Source::Counter => poll(
+                counter_read,
+                prev,
+                until,
+                origin.ticks,
+                threshold,
+                &mut events,
+            ),
             Source::Monotonic => poll(mono_read, prev, until, origin.ticks, threshold, &mut events),
         };
         events.polled_ticks += prev.wrapping_sub(polled_from);
@@ -571,7 +592,7 @@ impl CpuNoise {
     }
 
     /// The series of this CPU (its interval maxima are the longest stall of each interval, the
-/// noise over time); recording the events (when asked) happens here, after the
+    /// noise over time); recording the events (when asked) happens here, after the
     /// polling.
     fn series(mut self, steal_ns: Option<u64>) -> Series {
         let mut gaps = Recorder::new(self.interval_ns);
@@ -638,7 +659,10 @@ mod tests {
     fn runtime_is_a_share_or_a_duration_within_the_period() {
         let c = config(&[]).unwrap();
         assert_eq!(c.runtime_ns(), 90_000_000);
-        assert_eq!(config(&[("runtime", "100%")]).unwrap().runtime_ns(), 100_000_000);
+        assert_eq!(
+            config(&[("runtime", "100%")]).unwrap().runtime_ns(),
+            100_000_000
+        );
         let c = config(&[("period", "1ms"), ("runtime", "950us")]).unwrap();
         assert_eq!(c.runtime_ns(), 950_000);
         assert_eq!(c.resolved()["runtime"], "950us");
@@ -689,7 +713,12 @@ mod tests {
         let thr = median.max(1) * MIN_THRESHOLD_READS;
         poll(read, start, start + 20_000_000, start, thr, &mut ev);
         assert!(ev.reads > 1000, "{} reads", ev.reads);
-        assert!(ev.count() * 10 < ev.reads, "{} events of {} reads", ev.count(), ev.reads);
+        assert!(
+            ev.count() * 10 < ev.reads,
+            "{} events of {} reads",
+            ev.count(),
+            ev.reads
+        );
         assert!(ev.gaps[..ev.len].iter().all(|&g| g > thr));
         assert!(ev.shortest_gap <= median);
     }
