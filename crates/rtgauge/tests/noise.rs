@@ -285,3 +285,49 @@ fn noise_reports_share_rates_steal_and_maxima_over_time() {
     let maxima = gap["stats"]["intervals"].to_string();
     assert!(maxima.contains("500000000"), "{maxima}");
 }
+
+#[test]
+fn trace_splits_the_noise_by_cause_or_says_it_could_not() {
+    let _serial = exclusive();
+    let result = run_result(&[
+        "noise",
+        "--mode",
+        "normal",
+        "--cpus",
+        "0",
+        "--duration",
+        "1s",
+        "--warmup",
+        "50ms",
+        "--set",
+        "noise.trace=yes",
+        "--set",
+        "noise.threshold=2us",
+    ]);
+    let gap = first_series(&result, "gap");
+    let counter = |k: &str| gap["counters"][k].as_u64();
+    match counter("traced_events") {
+        None => assert!(
+            result.to_string().contains("durations only"),
+            "neither causes nor a reason: {result}"
+        ),
+        Some(traced) => {
+            assert!(traced <= counter("events").unwrap(), "{gap}");
+            let split: u64 = [
+                "noise_irq_ns",
+                "noise_softirq_ns",
+                "noise_nmi_ns",
+                "noise_thread_ns",
+                "noise_outside_linux_ns",
+                "noise_unexplained_ns",
+            ]
+            .iter()
+            .map(|k| counter(k).unwrap())
+            .sum();
+            // The causes explain stalls the probe measured: never more time than they took
+            // (1 % for the trace's microsecond timestamps).
+            let noise = counter("noise_ns").unwrap();
+            assert!(split <= noise + noise / 100 + traced * 2_000, "{gap}");
+        }
+    }
+}

@@ -26,18 +26,20 @@ use crate::probe::{ProbeContext, ProbeError, ProbeOutput, SampleSink, SeriesDef,
 use crate::units::{self, format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use rtgauge_trace::{attribute, AttributionConfig, Cause, Spike, TraceConfig, TraceSession};
 use std::collections::BTreeMap;
 
 const PROBE: &str = "noise";
 const DESCRIPTION: &str =
     "every stall of a CPU: a thread polls the clock and counts each gap between reads above a threshold";
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
-const PARAMS: [ParamSpec; 6] = [
+const PARAMS: [ParamSpec; 7] = [
     ParamSpec::new("threshold", "auto: 5 x the median clock read measured on the CPU", "shortest gap between two reads counted as noise, e.g. 1us; never below twice the read cost (raised, with a warning)"),
     ParamSpec::new("period", "100ms", "length of one polling cycle, 1ms to 10s: the thread polls for runtime, then sleeps the rest"),
     ParamSpec::new("runtime", "90%", "polling time in each period, as a share (90%, 100% for an isolated CPU) or a duration (95ms)"),
     ParamSpec::new("interval", "1s", "width of the intervals whose longest gap is kept (the over-time series)"),
     ParamSpec::new("max-events", "1000000", "events kept per CPU for statistics and recording; more are counted as dropped"),
+    ParamSpec::new("trace", "no", "yes: after the polling, split each CPU's noise by what the kernel ran in the stalls (IRQ, softirq, NMI, thread, or nothing: outside Linux), from a tracefs recording; no: durations only"),
     ParamSpec::new("clock", "auto", "auto (the CPU counter where steady, else monotonic), counter, or monotonic (the vDSO clock)"),
 ];
 pub const CLOCKS: [&str; 3] = ["auto", "counter", "monotonic"];
@@ -76,6 +78,7 @@ impl TypedProbe for Noise {
             });
         }
         let cfg = &*cfg;
+        let mut out_warnings = Vec::new();
         let sinks = ctx.recording_sinks(
             ctx.cpus
                 .iter()
@@ -84,6 +87,18 @@ impl TypedProbe for Noise {
             ctx.cpus.len(),
             "ns since the measuring thread's measurement start (the end of its warm-up); the value is the gap's duration, the time its start",
         )?;
+        let session = match cfg.trace {
+            false => None,
+            true => match TraceSession::start(&TraceConfig::new(ctx.cpus.to_vec())) {
+                Ok(session) => Some(session),
+                Err(e) => {
+                    out_warnings.push(format!(
+                        "trace=yes: the kernel's view is not available ({e}); the result has the durations only"
+                    ));
+                    None
+                }
+            },
+        };
         let steal_before = steal_ns_per_cpu();
         let threads = per_cpu_threads(ctx, |cpu, _| {
             let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0);
@@ -94,6 +109,7 @@ impl TypedProbe for Noise {
         let obtained: Vec<_> = threads.iter().map(|(o, _)| o.clone()).collect();
         let mut out = ProbeOutput {
             obtained: merge_obtained(&obtained),
+            warnings: out_warnings,
             ..ProbeOutput::default()
         };
         out.params.insert("clock-used".into(), source.name().into());
@@ -112,7 +128,18 @@ impl TypedProbe for Noise {
                 t.cpu,
                 format_duration_ns(t.threshold_ns)
             ));
-            out.series.push(t.series(steal));
+            let causes = session.as_ref().map(|session| t.attribute(session));
+            let mut series = t.series(steal);
+            if let Some(causes) = causes {
+                match causes {
+                    Ok(c) => c.annotate(&mut series),
+                    Err(e) => out.warnings.push(format!(
+                        "cpu {}: the kernel's view could not be read ({e}); durations only",
+                        series.labels.get("cpu").map_or("?", String::as_str)
+                    )),
+                }
+            }
+            out.series.push(series);
         }
         out.params
             .insert("threshold-used".into(), thresholds.join(", "));
@@ -182,6 +209,7 @@ pub struct Config {
     interval_ns: u64,
     max_events: u64,
     clock: ClockChoice,
+    trace: bool,
 }
 
 impl Config {
@@ -264,6 +292,7 @@ impl ProbeConfig for Config {
             interval_ns: params.duration_ns("interval", DEFAULT_INTERVAL_NS)?,
             max_events,
             clock,
+            trace: crate::probe::flag(PROBE, params, "trace", false)?,
         })
     }
 
@@ -285,6 +314,7 @@ impl ProbeConfig for Config {
             ("interval".into(), format_duration_exact(self.interval_ns)),
             ("max-events".into(), self.max_events.to_string()),
             ("clock".into(), self.clock.name().into()),
+            ("trace".into(), if self.trace { "yes" } else { "no" }.into()),
         ])
     }
 }
@@ -470,6 +500,8 @@ struct CpuNoise {
     start_mono_ns: u64,
     measured_ns: u64,
     interval_ns: u64,
+    /// The polling thread's id, to tell it apart in the kernel's recording.
+    tid: u32,
     sink: Option<(SampleSink, u16)>,
 }
 
@@ -562,6 +594,8 @@ fn poll_cpu(
         start_mono_ns: origin.mono_ns,
         measured_ns: end.mono_ns.saturating_sub(origin.mono_ns),
         interval_ns: cfg.interval_ns,
+        // SAFETY: gettid has no preconditions.
+        tid: unsafe { libc::gettid() } as u32,
         events,
         sink,
     }
@@ -570,6 +604,46 @@ fn poll_cpu(
 impl CpuNoise {
     fn ns(&self, ticks: u64) -> u64 {
         (ticks as f64 / self.rate).round() as u64
+    }
+
+    /// What the kernel ran in each stall the trace buffer still covers (its oldest part is
+    /// overwritten on a long run), summed per kind of cause. Runs after the polling, off the
+    /// measuring loop.
+    fn attribute(&self, session: &TraceSession) -> Result<Causes, rtgauge_trace::TraceError> {
+        let trace = session.read_cpu(self.cpu)?;
+        let covered_from = trace.events.first().map_or(u64::MAX, |e| e.ts_ns);
+        let config = AttributionConfig::default();
+        let mut causes = Causes {
+            events_lost: trace.events_lost,
+            ..Causes::default()
+        };
+        for i in 0..self.events.len {
+            let start = self.start_mono_ns + self.ns(self.events.starts[i]);
+            if start < covered_from {
+                continue;
+            }
+            let spike = Spike {
+                cpu: self.cpu as u32,
+                programmed_ns: start,
+                woke_ns: start + self.ns(self.events.gaps[i]),
+                thread_pid: self.tid,
+            };
+            let found = attribute(&spike, &trace.events, trace.events_lost, &config);
+            causes.events += 1;
+            for c in &found.contributors {
+                let slot = match &c.cause {
+                    Cause::Irq { .. } | Cause::Vector { .. } => &mut causes.irq_ns,
+                    Cause::Softirq { .. } => &mut causes.softirq_ns,
+                    Cause::Nmi { .. } => &mut causes.nmi_ns,
+                    Cause::Thread { pid, .. } if *pid == self.tid => continue,
+                    Cause::Thread { .. } | Cause::ThreadedIrq { .. } => &mut causes.thread_ns,
+                    Cause::Gap { .. } => &mut causes.outside_linux_ns,
+                    Cause::Idle | Cause::Unknown => &mut causes.unknown_ns,
+                };
+                *slot += c.duration_ns;
+            }
+        }
+        Ok(causes)
     }
 
     fn warning(&self, cfg: &Config) -> Option<String> {
@@ -644,6 +718,38 @@ impl CpuNoise {
             ("start_monotonic_ns".to_string(), self.start_mono_ns as f64),
         ]);
         gap
+    }
+}
+
+/// A CPU's noise split by what the kernel ran in the stalls (osnoise's IRQ / softirq /
+/// thread / HW columns), over the stalls the trace covered.
+#[derive(Debug, Default)]
+struct Causes {
+    events: u64,
+    irq_ns: u64,
+    softirq_ns: u64,
+    nmi_ns: u64,
+    thread_ns: u64,
+    /// Nothing recorded where Linux would have: hardware, SMI, hypervisor.
+    outside_linux_ns: u64,
+    unknown_ns: u64,
+    events_lost: bool,
+}
+
+impl Causes {
+    fn annotate(&self, series: &mut Series) {
+        for (key, value) in [
+            ("traced_events", self.events),
+            ("noise_irq_ns", self.irq_ns),
+            ("noise_softirq_ns", self.softirq_ns),
+            ("noise_nmi_ns", self.nmi_ns),
+            ("noise_thread_ns", self.thread_ns),
+            ("noise_outside_linux_ns", self.outside_linux_ns),
+            ("noise_unexplained_ns", self.unknown_ns),
+            ("trace_events_lost", u64::from(self.events_lost)),
+        ] {
+            series.counters.insert(key.into(), value);
+        }
     }
 }
 
