@@ -19,46 +19,6 @@ fn latency_series(result: &Value) -> Vec<&Value> {
         .collect()
 }
 
-/// Sets the calling thread to SCHED_FIFO `prio` pinned to `cpu`.
-fn make_rt(prio: i32, cpu: usize) -> bool {
-    // SAFETY: plain syscalls on the calling thread with valid arguments.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        let p = libc::sched_param {
-            sched_priority: prio,
-        };
-        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
-    }
-}
-
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn sleep_until(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as _,
-        tv_nsec: (ns % 1_000_000_000) as _,
-    };
-    // SAFETY: valid timespec, absolute sleep.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
-}
-
 /// A higher-priority thread pinned to the measured CPU spins 3 ms every 100 ms. It wakes on
 /// whole milliseconds of CLOCK_MONOTONIC, and `phase=0` puts the cyclic probe's deadlines on
 /// the same grid, so the probe's wake-up due when a spin starts cannot run before the spin

@@ -3,7 +3,8 @@
 
 mod common;
 
-use common::{assert_success, exclusive, is_root, read_json, rtgauge, run_result};
+use common::{assert_success, exclusive, is_root, make_rt, monotonic_ns, read_json};
+use common::{rtgauge, run_result, sleep_until};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
@@ -15,33 +16,6 @@ const STALL_NS: u64 = 50_000;
 /// and the test half as long on a shared 2-core machine.
 const STALLS: u64 = 100;
 
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-fn sleep_until(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: valid timespec; null remainder is allowed with TIMER_ABSTIME.
-    while unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    } == libc::EINTR
-    {}
-}
-
 /// The test helper: a SCHED_FIFO 99 thread on `cpu` that, in each of `count` polling windows
 /// from `first_window` on, wakes at a pseudo-random moment inside the window and spins for
 /// `STALL_NS`. Returns each stall's (deadline, start, end) on CLOCK_MONOTONIC: the CPU is
@@ -49,18 +23,11 @@ fn sleep_until(ns: u64) {
 /// helper, its spin from start to end, and the switch back.
 fn inject_stalls(cpu: usize, first_window: u64, count: u64) -> Vec<(u64, u64, u64)> {
     std::thread::spawn(move || {
-        // SAFETY: plain scheduler calls on the calling thread with valid arguments.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpu, &mut set);
-            assert_eq!(
-                libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set),
-                0
-            );
-            let param = libc::sched_param { sched_priority: 99 };
-            assert_eq!(libc::sched_setscheduler(0, libc::SCHED_FIFO, &param), 0);
-        }
-        let mut seed = now_ns() | 1;
+        assert!(
+            make_rt(99, cpu),
+            "cannot make the stall injector SCHED_FIFO 99"
+        );
+        let mut seed = monotonic_ns() | 1;
         let mut stalls = Vec::with_capacity(count as usize);
         for i in 0..count {
             // xorshift: a different spread of moments each run.
@@ -71,10 +38,10 @@ fn inject_stalls(cpu: usize, first_window: u64, count: u64) -> Vec<(u64, u64, u6
             let offset = 3_000_000 + seed % 80_000_000;
             let deadline = (first_window + i) * PERIOD_NS + offset;
             sleep_until(deadline);
-            let start = now_ns();
+            let start = monotonic_ns();
             let mut end = start;
             while end < start + STALL_NS {
-                end = now_ns();
+                end = monotonic_ns();
             }
             stalls.push((deadline, start, end));
         }
@@ -82,6 +49,25 @@ fn inject_stalls(cpu: usize, first_window: u64, count: u64) -> Vec<(u64, u64, u6
     })
     .join()
     .unwrap()
+}
+
+/// A short noise run on CPU 0 in the normal mode with `settings` (`--set noise.KEY=VALUE`).
+fn short_run(duration: &str, settings: &[&str]) -> Value {
+    let mut args = vec![
+        "noise",
+        "--mode",
+        "normal",
+        "--cpus",
+        "0",
+        "--duration",
+        duration,
+        "--warmup",
+        "50ms",
+    ];
+    for s in settings {
+        args.extend(["--set", s]);
+    }
+    run_result(&args)
 }
 
 fn first_series<'a>(result: &'a Value, name: &str) -> &'a Value {
@@ -149,7 +135,7 @@ fn injected_stalls_are_all_detected_with_their_duration() {
         .unwrap();
     // The probe has started polling well before the first stall (start-up takes < 1 s); the
     // check below fails the test if not.
-    let first_window = now_ns() / PERIOD_NS + 30;
+    let first_window = monotonic_ns() / PERIOD_NS + 30;
     let stalls = inject_stalls(CPU, first_window, STALLS);
     assert!(child.wait().unwrap().success());
     let result = read_json(&out);
@@ -222,21 +208,7 @@ fn injected_stalls_are_all_detected_with_their_duration() {
 #[test]
 fn threshold_below_the_read_cost_is_raised_so_reads_never_count() {
     let _serial = exclusive();
-    let result = run_result(&[
-        "noise",
-        "--mode",
-        "normal",
-        "--cpus",
-        "0",
-        "--duration",
-        "300ms",
-        "--warmup",
-        "50ms",
-        "--set",
-        "noise.threshold=1ns",
-        "--set",
-        "noise.period=10ms",
-    ]);
+    let result = short_run("300ms", &["noise.threshold=1ns", "noise.period=10ms"]);
     let gap = first_series(&result, "gap");
     let metric = |k: &str| gap["metrics"][k].as_f64().unwrap();
     let counter = |k: &str| gap["counters"][k].as_u64().unwrap();
@@ -263,19 +235,7 @@ fn threshold_below_the_read_cost_is_raised_so_reads_never_count() {
 #[test]
 fn noise_reports_share_rates_steal_and_maxima_over_time() {
     let _serial = exclusive();
-    let result = run_result(&[
-        "noise",
-        "--mode",
-        "normal",
-        "--cpus",
-        "0",
-        "--duration",
-        "2s",
-        "--warmup",
-        "50ms",
-        "--set",
-        "noise.interval=500ms",
-    ]);
+    let result = short_run("2s", &["noise.interval=500ms"]);
     let gap = first_series(&result, "gap");
     let availability = gap["metrics"]["availability_pct"].as_f64().unwrap();
     assert!((0.0..=100.0).contains(&availability), "{gap}");
@@ -289,21 +249,7 @@ fn noise_reports_share_rates_steal_and_maxima_over_time() {
 #[test]
 fn trace_splits_the_noise_by_cause_or_says_it_could_not() {
     let _serial = exclusive();
-    let result = run_result(&[
-        "noise",
-        "--mode",
-        "normal",
-        "--cpus",
-        "0",
-        "--duration",
-        "1s",
-        "--warmup",
-        "50ms",
-        "--set",
-        "noise.trace=yes",
-        "--set",
-        "noise.threshold=2us",
-    ]);
+    let result = short_run("1s", &["noise.trace=yes", "noise.threshold=2us"]);
     let gap = first_series(&result, "gap");
     let counter = |k: &str| gap["counters"][k].as_u64();
     match counter("traced_events") {
