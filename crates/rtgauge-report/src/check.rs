@@ -32,7 +32,8 @@ use std::path::{Path, PathBuf};
 /// What a spec line may say; part of every key error.
 const ACCEPTED_KEYS: &str = "probe, mode, load, series, labels, name, cause (selectors, optional); \
      min, max, mean, median, p<N> such as p99, p99_9 or \"p99.99\" (a duration with a unit, e.g. \"50us\"); \
-     overruns (a count, e.g. 0)";
+     overruns (a count, e.g. 0); for noise: noise_share (a share of the CPU, e.g. \"0.5%\"), \
+     events_per_s_above_<duration> (stalls per second longer than it, e.g. events_per_s_above_10us = 2)";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SpecError {
@@ -103,6 +104,20 @@ pub enum Stat {
         label: String,
     },
     Overruns,
+    /// The share of the CPU lost to stalls (`noise` probe); the limit in parts per million.
+    NoiseShare,
+    /// Stalls per second longer than `above_ns` (`noise` probe); the limit in thousandths.
+    EventsPerSecond {
+        above_ns: u64,
+    },
+}
+
+/// The `noise_share` limit as written (`0.5%`), in parts per million.
+fn parse_share_ppm(text: &str) -> Option<u64> {
+    let pct: f64 = text.strip_suffix('%')?.trim().parse().ok()?;
+    (0.0..=100.0)
+        .contains(&pct)
+        .then(|| (pct * 10_000.0).round() as u64)
 }
 
 impl Stat {
@@ -114,11 +129,18 @@ impl Stat {
             Stat::Median => "median".into(),
             Stat::Percentile { label, .. } => label.clone(),
             Stat::Overruns => "overruns".into(),
+            Stat::NoiseShare => "noise share".into(),
+            Stat::EventsPerSecond { above_ns } => {
+                format!("stalls/s above {}", format_duration_ns(*above_ns))
+            }
         }
     }
 
     fn is_time(&self) -> bool {
-        !matches!(self, Stat::Overruns)
+        !matches!(
+            self,
+            Stat::Overruns | Stat::NoiseShare | Stat::EventsPerSecond { .. }
+        )
     }
 }
 
@@ -277,6 +299,46 @@ impl Spec {
                             stat: Stat::Overruns,
                             limit: n,
                             written: n.to_string(),
+                        });
+                    }
+                    "noise_share" => {
+                        let written = value.get_ref().as_str().unwrap_or_default().to_string();
+                        let ppm = parse_share_ppm(&written).ok_or_else(|| {
+                            invalid(
+                                line,
+                                format!("`noise_share` must be a percentage as a string, e.g. noise_share = \"0.5%\" (found {})", value.get_ref()),
+                            )
+                        })?;
+                        limit.bounds.push(Bound {
+                            key: key.clone(),
+                            stat: Stat::NoiseShare,
+                            limit: ppm,
+                            written,
+                        });
+                    }
+                    other if other.starts_with("events_per_s_above_") => {
+                        let duration = &other["events_per_s_above_".len()..];
+                        let above_ns = parse_duration_ns(duration).map_err(|e| {
+                            invalid(
+                                line,
+                                format!("`{other}`: {e}; write e.g. events_per_s_above_10us = 2"),
+                            )
+                        })?;
+                        let rate = match value.get_ref() {
+                            toml::Value::Integer(n) if *n >= 0 => *n as f64,
+                            toml::Value::Float(f) if *f >= 0.0 => *f,
+                            other_value => {
+                                return Err(invalid(
+                                    line,
+                                    format!("`{other}` must be a number of stalls per second, e.g. {other} = 2 (found {other_value})"),
+                                ))
+                            }
+                        };
+                        limit.bounds.push(Bound {
+                            key: key.clone(),
+                            stat: Stat::EventsPerSecond { above_ns },
+                            limit: (rate * 1000.0).round() as u64,
+                            written: format!("{rate}/s"),
                         });
                     }
                     other => {
@@ -580,7 +642,58 @@ fn evaluate_cause(bound: &Bound, cause: &str, run: &ProbeRun) -> BoundResult {
     result
 }
 
+/// A noise limit: the value in its own unit and as the limit is stored (ppm, thousandths).
+fn noise_value(stat: &Stat, s: &Series) -> Option<Option<(f64, f64)>> {
+    match stat {
+        Stat::NoiseShare => Some(s.metrics.get("availability_pct").map(|a| {
+            let pct = 100.0 - a;
+            (pct, pct * 10_000.0)
+        })),
+        Stat::EventsPerSecond { above_ns } => Some(s.counters.get("polled_ns").map(|&polled| {
+            let above: u64 = s
+                .stats
+                .histogram
+                .buckets
+                .iter()
+                .filter(|(v, _)| v > above_ns)
+                .map(|(_, n)| n)
+                .sum();
+            let per_s = above as f64 * 1e9 / polled.max(1) as f64;
+            (per_s, per_s * 1000.0)
+        })),
+        _ => None,
+    }
+}
+
 fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
+    if let Some(found) = noise_value(&bound.stat, s) {
+        let label = bound.stat.label();
+        let Some((value, scaled)) = found else {
+            return BoundResult {
+                stat: label,
+                limit: bound.written.clone(),
+                value: None,
+                verdict: Verdict::NotApplicable,
+                message: "this series is not a noise probe's".into(),
+            };
+        };
+        let pass = scaled <= bound.limit as f64;
+        let shown = match bound.stat {
+            Stat::NoiseShare => format!("{value:.4}%"),
+            _ => format!("{value:.2}/s"),
+        };
+        return BoundResult {
+            stat: label.clone(),
+            limit: bound.written.clone(),
+            value: Some(value),
+            verdict: if pass { Verdict::Pass } else { Verdict::Fail },
+            message: if pass {
+                format!("{label} {shown} ≤ {}", bound.written)
+            } else {
+                format!("{label} {shown} exceeds {}", bound.written)
+            },
+        };
+    }
     let per_op = |ns: Option<u64>| per_op(s, ns);
     let label = bound.stat.label();
     let mut result = BoundResult {
@@ -604,6 +717,7 @@ fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
             result.message = format!("{label}: the series has no samples");
             return result;
         }
+        Stat::NoiseShare | Stat::EventsPerSecond { .. } => None,
         Stat::Min => per_op(st.min_ns),
         Stat::Max => per_op(st.max_ns),
         Stat::Mean => per_op(st.mean_ns),
@@ -1144,6 +1258,49 @@ mod tests {
 
     fn parse(text: &str) -> Result<Spec, SpecError> {
         Spec::parse(text, Path::new("spec.toml"))
+    }
+
+    /// A noise series: 3 stalls of 5, 20 and 40 us over 2 s polled, 1 % of the CPU lost.
+    fn noise_series() -> Series {
+        let mut r = rtgauge_stats::Recorder::default();
+        for (at, ns) in [(1, 5_000), (2, 20_000), (3, 40_000)] {
+            r.record(ns, at);
+        }
+        let mut s = Series::new("gap", r.summary()).counter("polled_ns", 2_000_000_000);
+        s.metrics.insert("availability_pct".into(), 99.0);
+        s
+    }
+
+    #[test]
+    fn noise_share_and_stalls_per_second_above_a_duration_are_checked() {
+        let spec = parse(
+            "[[limit]]\nprobe = \"noise\"\nnoise_share = \"1.5%\"\nevents_per_s_above_10us = 1\nmax = \"30us\"\n",
+        )
+        .unwrap();
+        let s = noise_series();
+        let verdicts: Vec<_> = spec.limits[0]
+            .bounds
+            .iter()
+            .map(|b| evaluate(b, &s).verdict)
+            .collect();
+        // 1 % ≤ 1.5 %; two stalls above 10 us in 2 s = 1/s ≤ 1; max 40 us > 30 us.
+        assert_eq!(verdicts, [Verdict::Pass, Verdict::Pass, Verdict::Fail]);
+        let strict = parse("[[limit]]\nevents_per_s_above_4us = 1.4\n").unwrap();
+        assert_eq!(
+            evaluate(&strict.limits[0].bounds[0], &s).verdict,
+            Verdict::Fail
+        );
+        // Other probes' series do not keep these figures.
+        let other = Series::new("latency", Default::default());
+        assert_eq!(
+            evaluate(&spec.limits[0].bounds[0], &other).verdict,
+            Verdict::NotApplicable
+        );
+        let e = parse("[[limit]]\nnoise_share = 1\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("e.g. noise_share = \"0.5%\""), "{e}");
+        assert!(parse("[[limit]]\nevents_per_s_above_ten = 1\n").is_err());
     }
 
     #[test]

@@ -212,6 +212,10 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
             vec!["best GB/s", "worst max÷median", "at size", "bends at"],
         ),
         "clock" => ("clock read cost", vec!["median", "max", "backward"]),
+        "noise" => (
+            "CPU stalls, longest",
+            vec!["max", "events/s", "noise/s", "available"],
+        ),
         _ => ("highest maxima", vec!["median", "max"]),
     };
     if out.columns.is_empty() {
@@ -248,6 +252,7 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
             "alloc" => alloc_rows(run, unit),
             "memop" => memop_rows(run),
             "clock" => clock_rows(run, unit),
+            "noise" => noise_rows(run, unit),
             _ => generic_rows(run, unit),
         };
         let total = rows.len();
@@ -555,6 +560,35 @@ fn clock_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
                         .get("backward_steps")
                         .map(|n| n.to_string())
                         .unwrap_or_else(|| "–".into()),
+                ],
+            )
+        })
+        .collect()
+}
+
+/// Per CPU: the longest stall, how often the CPU was taken, how much of each second, and
+/// the share left to the measuring thread.
+fn noise_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
+    run.series
+        .iter()
+        .filter(|s| s.name == "gap")
+        .map(|s| {
+            let metric = |key: &str| s.metrics.get(key).copied();
+            let label = match s.labels.get("cpu") {
+                Some(cpu) => format!("cpu {cpu}"),
+                None => s.display_name(),
+            };
+            let or_dash = |v: Option<String>| v.unwrap_or_else(|| "–".into());
+            (
+                label,
+                vec![
+                    fmt(unit, s, s.stats.max_ns),
+                    or_dash(metric("events_per_s").map(|v| format!("{v:.0}"))),
+                    or_dash(
+                        metric("noise_ns_per_s")
+                            .map(|v| rtgauge_result::units::format_duration_ns(v.round() as u64)),
+                    ),
+                    or_dash(metric("availability_pct").map(|v| format!("{v:.3}%"))),
                 ],
             )
         })

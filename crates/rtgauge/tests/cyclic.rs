@@ -20,20 +20,6 @@ fn latency_series(result: &Value) -> Vec<&Value> {
         .collect()
 }
 
-/// Sets the calling thread to SCHED_FIFO `prio` pinned to `cpu`.
-fn make_rt(prio: i32, cpu: usize) -> bool {
-    // SAFETY: plain syscalls on the calling thread with valid arguments.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
-        let p = libc::sched_param {
-            sched_priority: prio,
-        };
-        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
-    }
-}
-
 /// A higher-priority thread pinned to the measured CPU spins 3 ms every 100 ms. It wakes on
 /// whole milliseconds of CLOCK_MONOTONIC, and `phase=0` puts the cyclic probe's deadlines on
 /// the same grid, so the probe's wake-up due when a spin starts cannot run before the spin

@@ -59,6 +59,7 @@ fn quick_suite_summary_fits_one_screen_and_show_prints_the_full_tables() {
         "response:",
         "switch:",
         "primitive:",
+        "noise:",
     ] {
         assert!(
             lines.iter().any(|l| l.starts_with(probe)),

@@ -5,6 +5,7 @@ pub mod clocks;
 pub mod cyclic;
 pub mod ioport;
 pub mod memop;
+pub mod noise;
 pub mod primitive;
 pub mod response;
 pub mod switch;
@@ -14,7 +15,7 @@ use std::sync::RwLock;
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
 /// in this folder (implementing [`crate::probe::TypedProbe`]) and one line here.
-const BUILT_IN: [&dyn Probe; 8] = [
+const BUILT_IN: [&dyn Probe; 9] = [
     &cyclic::Cyclic,
     &response::Response,
     &switch::Switch,
@@ -23,6 +24,7 @@ const BUILT_IN: [&dyn Probe; 8] = [
     &memop::Memop,
     &clocks::ClockProbe,
     &ioport::IoPort,
+    &noise::Noise,
 ];
 
 /// Probes added at run time by [`register`] (tests, embedders), after the built-in ones.
@@ -83,7 +85,7 @@ mod tests {
     /// lists the probes really accept.
     #[test]
     fn parameter_help_names_every_accepted_value() {
-        let lists: [(&str, &str, &[&str]); 8] = [
+        let lists: [(&str, &str, &[&str]); 9] = [
             ("cyclic", "timer", &cyclic::TIMERS),
             ("response", "sources", &response::SOURCES),
             ("response", "placement", &response::PLACEMENTS),
@@ -92,6 +94,7 @@ mod tests {
             ("primitive", "ops", &primitive::OPERATIONS),
             ("alloc", "allocators", &alloc::ALLOCATORS),
             ("clock", "clocks", &clocks::CLOCKS),
+            ("noise", "clock", &noise::CLOCKS),
         ];
         for (probe, key, accepted) in lists {
             let text = help(probe, key);
@@ -246,6 +249,7 @@ mod tests {
             "cyclic",
             "ioport",
             "memop",
+            "noise",
             "primitive",
             "response",
             "switch",

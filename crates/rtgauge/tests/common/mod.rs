@@ -177,3 +177,45 @@ pub fn run_into(out: &Path, args: &[&str]) {
         .unwrap();
     assert_success(&cmd);
 }
+
+/// Sets the calling thread to SCHED_FIFO `prio` pinned to `cpu`.
+pub fn make_rt(prio: i32, cpu: usize) -> bool {
+    // SAFETY: plain syscalls on the calling thread with valid arguments.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        let p = libc::sched_param {
+            sched_priority: prio,
+        };
+        libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) == 0
+    }
+}
+
+/// CLOCK_MONOTONIC now, in ns (the probes' clock, so helper threads can line up with them).
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sleeps until CLOCK_MONOTONIC reaches `ns`.
+pub fn sleep_until(ns: u64) {
+    let ts = libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as _,
+        tv_nsec: (ns % 1_000_000_000) as _,
+    };
+    // SAFETY: valid timespec, absolute sleep.
+    unsafe {
+        libc::clock_nanosleep(
+            libc::CLOCK_MONOTONIC,
+            libc::TIMER_ABSTIME,
+            &ts,
+            std::ptr::null_mut(),
+        )
+    };
+}
