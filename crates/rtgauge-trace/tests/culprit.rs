@@ -30,6 +30,22 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
     let Some(session) = session_or_skip(vec![cpu]) else {
         return;
     };
+    // Up to three attempts, every one printed: on a shared machine another real-time test can
+    // take the measured CPU for part of a run (seen: a second rtgauge at FIFO 95 there).
+    let mut failures = Vec::new();
+    for attempt in 1..=3 {
+        match one_attempt(cpu, &session) {
+            Ok(()) => return,
+            Err(why) => {
+                eprintln!("attempt {attempt}: {why}");
+                failures.push(why);
+            }
+        }
+    }
+    panic!("every attempt failed: {failures:?}");
+}
+
+fn one_attempt(cpu: usize, session: &rtgauge_trace::TraceSession) -> Result<(), String> {
     let culprit = Command::new(HELPER)
         .args([
             "culprit",
@@ -145,16 +161,20 @@ fn fifo_99_culprit_is_named_as_the_dominant_cause_of_its_spikes() {
         windows.len(),
         spins.len()
     );
-    assert!(
-        recorded >= 10,
-        "enough recorded spikes caused by the culprit to judge: {recorded}"
-    );
-    assert!(
-        unrecorded * 10 <= caused,
-        "at most 10 % of the windows without recorded events: {unrecorded} of {caused}"
-    );
-    assert!(
-        accurate * 10 >= recorded * 9,
-        "named with its run time within 10 % in {accurate} of {recorded}"
-    );
+    if recorded < 10 {
+        return Err(format!(
+            "enough recorded spikes caused by the culprit to judge: {recorded}"
+        ));
+    }
+    if unrecorded * 10 > caused {
+        return Err(format!(
+            "at most 10 % of the windows without recorded events: {unrecorded} of {caused}"
+        ));
+    }
+    if accurate * 10 < recorded * 9 {
+        return Err(format!(
+            "named with its run time within 10 % in {accurate} of {recorded}"
+        ));
+    }
+    Ok(())
 }
