@@ -89,7 +89,7 @@ pub fn probe_table(runs: &[&ProbeRun]) -> ProbeTable {
     for run in runs {
         if let Some(status) = status_text(&run.status) {
             rows.push(TableRow {
-                mode: run.mode.clone(),
+                mode: run.mode_label(),
                 load: run.load.clone(),
                 status: Some(status),
                 cells: Vec::new(),
@@ -123,7 +123,7 @@ pub fn probe_table(runs: &[&ProbeRun]) -> ProbeTable {
                 );
             }
             rows.push(TableRow {
-                mode: run.mode.clone(),
+                mode: run.mode_label(),
                 load: run.load.clone(),
                 status: None,
                 cells,
@@ -216,7 +216,7 @@ impl Tables<'_> {
             let status = status_text(&run.status).unwrap_or_else(|| "ok".into());
             let base = |s: Option<&Series>| SeriesRow {
                 probe: run.title(),
-                mode: run.mode.clone(),
+                mode: run.mode_label(),
                 load: run.load.clone(),
                 status: status.clone(),
                 series: s.map(|s| s.name.clone()).unwrap_or_default(),

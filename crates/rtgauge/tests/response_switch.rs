@@ -369,4 +369,21 @@ fn both_probes_run_without_privileges_with_best_effort() {
         assert_eq!(run.mode, "rt");
         assert_eq!(run.mode_label(), "rt (best effort: other)");
     }
+    // The full tables (`rtgauge show`) label every row the same way.
+    let shown = rtgauge()
+        .args(["show", "--format", "csv"])
+        .arg(dir.path().join("n.json"))
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&shown.stdout);
+    assert!(
+        shown.status.success(),
+        "{}",
+        String::from_utf8_lossy(&shown.stderr)
+    );
+    assert!(table.contains("rt (best effort: other)"), "{table}");
+    assert!(
+        !table.contains(",rt,"),
+        "a best-effort row shown as plain rt: {table}"
+    );
 }
