@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{exclusive, one_line_error, read_json, rtgauge, run_result};
+use common::{exclusive, one_line_error, read_json, rtgauge, run_result, scratch_result};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -15,8 +15,7 @@ fn signal_run(
     signal: libc::c_int,
     after: Duration,
 ) -> (Duration, serde_json::Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
         .arg("run")
         .args(args)
@@ -99,8 +98,7 @@ fn a_period_beyond_ten_seconds_is_refused_before_measuring() {
 #[test]
 fn a_period_longer_than_the_duration_fails_instead_of_passing_empty() {
     let _serial = exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     let started = Instant::now();
     let cmd = rtgauge()
         .args([

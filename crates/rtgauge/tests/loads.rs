@@ -58,8 +58,7 @@ fn cpu_load_hurts_normal_mode_but_not_rt_mode() {
 }
 
 fn cpu_load_attempt() -> Result<(), String> {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     rtgauge()
         .args([
             "run",
@@ -128,8 +127,7 @@ fn cpu_load_attempt() -> Result<(), String> {
 /// Every built-in load starts, runs during the probe and reports a non-zero achieved rate.
 #[test]
 fn every_load_reports_its_achieved_rate() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     run_into(
         &out,
         &[

@@ -155,8 +155,7 @@ fn a_probe_planned_twice_without_variants_is_refused_with_the_fix() {
 
 #[test]
 fn variants_on_the_command_line_take_their_own_settings() {
-    let dir = tempfile::tempdir().unwrap();
-    let result = dir.path().join("r.json");
+    let (_dir, result) = scratch_result();
     let out = {
         let _turn = exclusive();
         rtgauge()

@@ -177,3 +177,11 @@ pub fn run_into(out: &Path, args: &[&str]) {
         .unwrap();
     assert_success(&cmd);
 }
+
+/// A fresh temporary directory and the path `r.json` in it, where a test's run writes its
+/// result (keep the directory alive as long as the files are needed).
+pub fn scratch_result() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("r.json");
+    (dir, result)
+}
