@@ -7,11 +7,7 @@ use common::{read_json, rtgauge, scratch_result};
 use serde_json::Value;
 
 fn doctor(args: &[&str]) -> (Option<i32>, String) {
-    let out = rtgauge()
-        .arg("doctor")
-        .args(args)
-        .output()
-        .unwrap();
+    let out = rtgauge().arg("doctor").args(args).output().unwrap();
     (out.status.code(), String::from_utf8(out.stdout).unwrap())
 }
 
