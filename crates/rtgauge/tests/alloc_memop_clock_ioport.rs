@@ -12,9 +12,7 @@ use std::path::Path;
 /// Runs `rtgauge run ARGS --best-effort` (ARGS space-separated, as on a command line) and
 /// returns the result document.
 fn run(args: &str) -> Value {
-    let mut args: Vec<&str> = args.split_whitespace().collect();
-    args.push("--best-effort");
-    run_result(&args)
+    run_line(&format!("{args} --best-effort"))
 }
 
 fn runs(result: &Value) -> &Vec<Value> {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{exclusive, one_line_error, read_json, rtgauge, run_result, scratch_result};
+use common::{exclusive, one_line_error, read_json, rtgauge, run_line, scratch_result};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -129,17 +129,7 @@ fn a_period_longer_than_the_duration_fails_instead_of_passing_empty() {
 #[test]
 fn a_period_given_in_nanoseconds_runs_and_is_recorded_exactly() {
     let _serial = exclusive();
-    let r = run_result(&[
-        "cyclic",
-        "--period",
-        "1234567ns",
-        "--duration",
-        "300ms",
-        "--mode",
-        "normal",
-        "--warmup",
-        "20ms",
-    ]);
+    let r = run_line("cyclic --period 1234567ns --duration 300ms --mode normal --warmup 20ms");
     // Before: recorded as "1.235ms", and run at that period.
     assert_eq!(r["runs"][0]["params"]["period"], "1234567ns");
 }

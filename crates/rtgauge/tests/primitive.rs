@@ -10,9 +10,7 @@ use serde_json::Value;
 /// Runs `rtgauge run primitive --best-effort ARGS` (ARGS space-separated, as on a command
 /// line) and returns the result document.
 fn run_primitive(args: &str) -> Value {
-    let mut all = vec!["primitive", "--best-effort"];
-    all.extend(args.split_whitespace());
-    run_result(&all)
+    run_line(&format!("primitive --best-effort {args}"))
 }
 
 fn runs_of<'a>(doc: &'a Value, mode: &str) -> &'a Value {

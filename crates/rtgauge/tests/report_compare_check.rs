@@ -44,17 +44,6 @@ fn short_run(out: &Path, extra: &[&str]) {
     );
 }
 
-fn compare_json(a: &Path, b: &Path) -> Value {
-    let out = rtgauge()
-        .args(["compare", "-f", "json"])
-        .arg(a)
-        .arg(b)
-        .output()
-        .unwrap();
-    assert_success(&out);
-    serde_json::from_slice(&out.stdout).expect("compare -f json prints JSON")
-}
-
 fn outcomes(c: &Value) -> Vec<(String, String)> {
     c["rows"]
         .as_array()

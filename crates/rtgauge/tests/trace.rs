@@ -173,16 +173,7 @@ fn a_traced_run_killed_with_sigkill_leaves_a_session_the_next_run_removes() {
         rtgauge_instances().contains(&name),
         "left behind by SIGKILL"
     );
-    let doc = common::run_result(&[
-        "cyclic",
-        "--trace",
-        "--cpus",
-        "1",
-        "--duration",
-        "200ms",
-        "--warmup",
-        "10ms",
-    ]);
+    let doc = common::run_line("cyclic --trace --cpus 1 --duration 200ms --warmup 10ms");
     assert_eq!(doc["tracing"]["active"], true);
     assert!(
         !rtgauge_instances().contains(&name),

@@ -185,3 +185,21 @@ pub fn scratch_result() -> (tempfile::TempDir, std::path::PathBuf) {
     let result = dir.path().join("r.json");
     (dir, result)
 }
+
+/// [`run_result`] with its arguments written as on a command line (space-separated), which
+/// reads better than one quoted word per line.
+pub fn run_line(args: &str) -> Value {
+    run_result(&args.split_whitespace().collect::<Vec<_>>())
+}
+
+/// `rtgauge compare -f json A B`, expecting success; returns the comparison document.
+pub fn compare_json(a: &Path, b: &Path) -> Value {
+    let out = rtgauge()
+        .args(["compare", "-f", "json"])
+        .arg(a)
+        .arg(b)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    serde_json::from_slice(&out.stdout).expect("compare -f json prints JSON")
+}
