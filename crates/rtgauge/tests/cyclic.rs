@@ -40,11 +40,9 @@ fn make_rt(prio: i32, cpu: usize) -> bool {
 /// ends: latency ≥ 3 ms.
 #[test]
 fn injected_interference_is_reported_as_latency_and_overruns() {
-    let _serial = exclusive();
-    if !is_root() {
-        eprintln!("skipped: needs root (SCHED_FIFO for the interfering thread)");
+    let Some(_serial) = exclusive_as_root("SCHED_FIFO for the interfering thread") else {
         return;
-    }
+    };
     let (_dir, out) = scratch_result();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let spins = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));

@@ -55,6 +55,16 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     MEASURING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The measuring turn (see [`exclusive`]) for a test that needs root; None, with the test's
+/// skip printed, when not root: `let Some(_turn) = exclusive_as_root("the rt mode") else { return };`.
+pub fn exclusive_as_root(needs_root_for: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !is_root() {
+        eprintln!("skipped: needs root for {needs_root_for}");
+        return None;
+    }
+    Some(exclusive())
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
