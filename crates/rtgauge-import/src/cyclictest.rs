@@ -1,10 +1,7 @@
 //! `cyclictest --json=FILE`: one entry per thread with cycles, min, avg and max in µs, and
 //! the histogram (µs → count) when `-h US` was given.
 
-use crate::{
-    document, malformed, rfc2822_ns, series_of, us_histogram, us_to_ns, ImportError, Reported,
-    Shell,
-};
+use crate::{document, malformed, rfc2822_ns, series_of, us_thread_report, ImportError, Shell};
 use rtgauge_result::RunResult;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -54,19 +51,7 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             .and_then(Value::as_u64)
             .map(|c| c.to_string())
             .unwrap_or_else(|| index.clone());
-        let buckets = us_histogram(
-            path,
-            line,
-            &format!("thread {index}"),
-            thread.get("histogram"),
-        )?;
-        let reported = Reported {
-            buckets,
-            count: cycles as u64,
-            min_ns: field("min").and_then(us_to_ns),
-            max_ns: field("max").and_then(us_to_ns),
-            mean_ns: field("avg").and_then(us_to_ns),
-        };
+        let reported = us_thread_report(path, line, index, thread, cycles)?;
         let what = format!("cyclictest thread {index} (cpu {cpu})");
         series.push(series_of(
             "latency",

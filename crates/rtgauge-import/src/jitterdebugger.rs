@@ -3,7 +3,7 @@
 //! (`thread;seconds.nanoseconds;latency_us` per line). The samples keep time, so their
 //! per-interval maxima are real, as for a measured run.
 
-use crate::{document, malformed, series_of, us_histogram, us_to_ns, ImportError, Reported, Shell};
+use crate::{document, malformed, series_of, us_thread_report, ImportError, Shell};
 use rtgauge_result::{RunResult, Series};
 use rtgauge_stats::Recorder;
 use serde_json::Value;
@@ -43,14 +43,7 @@ pub fn parse_results(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         let field = |name: &str| t.get(name).and_then(Value::as_f64);
         let count = field("count")
             .ok_or_else(|| malformed(path, line, format!("thread {index}: no \"count\"")))?;
-        let buckets = us_histogram(path, line, &format!("thread {index}"), t.get("histogram"))?;
-        let r = Reported {
-            buckets,
-            count: count as u64,
-            min_ns: field("min").and_then(us_to_ns),
-            max_ns: field("max").and_then(us_to_ns),
-            mean_ns: field("avg").and_then(us_to_ns),
-        };
+        let r = us_thread_report(path, line, index, t, count)?;
         // jitterdebugger numbers its threads, one per CPU of its affinity in order.
         let what = format!("jitterdebugger thread {index}");
         series.push(series_of(

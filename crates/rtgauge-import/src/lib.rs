@@ -311,6 +311,35 @@ pub(crate) fn us_histogram(
         .collect()
 }
 
+/// One thread as cyclictest and jitterdebugger both write it (`min`, `avg`, `max` in µs and a
+/// µs histogram); `count` is its number of samples, which the two tools name differently.
+pub(crate) fn us_thread_report(
+    path: &Path,
+    line: usize,
+    index: &str,
+    thread: &serde_json::Value,
+    count: f64,
+) -> Result<Reported, ImportError> {
+    let field = |name: &str| {
+        thread
+            .get(name)
+            .and_then(serde_json::Value::as_f64)
+            .and_then(us_to_ns)
+    };
+    Ok(Reported {
+        buckets: us_histogram(
+            path,
+            line,
+            &format!("thread {index}"),
+            thread.get("histogram"),
+        )?,
+        count: count as u64,
+        min_ns: field("min"),
+        max_ns: field("max"),
+        mean_ns: field("avg"),
+    })
+}
+
 /// `12.5` µs → ns, refusing what is not a non-negative number.
 pub(crate) fn us_to_ns(value: f64) -> Option<u64> {
     (value.is_finite() && value >= 0.0).then(|| (value * 1000.0).round() as u64)

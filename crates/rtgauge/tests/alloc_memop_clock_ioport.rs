@@ -9,9 +9,10 @@ use rtgauge_core::units::parse_size;
 use serde_json::Value;
 use std::path::Path;
 
-/// Runs `rtgauge run ARGS --best-effort` and returns the result document.
-fn run(args: &[&str]) -> Value {
-    run_result(&[args, &["--best-effort"]].concat())
+/// Runs `rtgauge run ARGS --best-effort` (ARGS space-separated, as on a command line) and
+/// returns the result document.
+fn run(args: &str) -> Value {
+    run_line(&format!("{args} --best-effort"))
 }
 
 fn runs(result: &Value) -> &Vec<Value> {
@@ -67,19 +68,10 @@ const SWEEP_SIZES: &str = "alloc.sizes=16,4KiB,64KiB,1MiB,16MiB,64MiB";
 #[test]
 fn tlsf_alloc_time_stays_bounded_across_sizes_while_mmap_touch_grows() {
     let _serial = exclusive();
-    let result = run(&[
-        "alloc",
-        "--mode",
-        "normal,rt",
-        "-d",
-        "4s",
-        "--warmup",
-        "300ms",
-        "--set",
-        SWEEP_SIZES,
-        "--set",
-        "alloc.scenarios=sweep",
-    ]);
+    let result = run(&format!(
+        "alloc --mode normal,rt -d 4s --warmup 300ms --set {SWEEP_SIZES} \
+         --set alloc.scenarios=sweep"
+    ));
     assert_eq!(runs(&result).len(), 2);
     for run in runs(&result) {
         let mode = run["mode"].as_str().unwrap();
@@ -143,19 +135,10 @@ fn tlsf_alloc_time_stays_bounded_across_sizes_while_mmap_touch_grows() {
 #[test]
 fn fragment_scenario_reports_worst_case_and_fragmentation() {
     let _serial = exclusive();
-    let result = run(&[
-        "alloc",
-        "--mode",
-        "normal",
-        "-d",
-        "1500ms",
-        "--warmup",
-        "200ms",
-        "--set",
-        "alloc.scenarios=fragment",
-        "--set",
-        "alloc.fragment-slots=256",
-    ]);
+    let result = run(
+        "alloc --mode normal -d 1500ms --warmup 200ms --set alloc.scenarios=fragment \
+         --set alloc.fragment-slots=256",
+    );
     let run = &runs(&result)[0];
     assert_eq!(run["status"]["state"], "ok", "{run}");
     assert!(
@@ -194,23 +177,10 @@ fn fragment_scenario_reports_worst_case_and_fragmentation() {
 #[test]
 fn tlsf_sizes_that_do_not_fit_the_pool_are_reported() {
     let _serial = exclusive();
-    let result = run(&[
-        "alloc",
-        "--mode",
-        "normal",
-        "--loops",
-        "200",
-        "--warmup",
-        "10ms",
-        "--set",
-        "alloc.allocators=tlsf",
-        "--set",
-        "alloc.sizes=64KiB,4MiB",
-        "--set",
-        "alloc.tlsf-pool=1MiB",
-        "--set",
-        "alloc.scenarios=sweep",
-    ]);
+    let result = run(
+        "alloc --mode normal --loops 200 --warmup 10ms --set alloc.allocators=tlsf \
+         --set alloc.sizes=64KiB,4MiB --set alloc.tlsf-pool=1MiB --set alloc.scenarios=sweep",
+    );
     let run = &runs(&result)[0];
     assert_eq!(run["status"]["state"], "ok", "{run}");
     assert_eq!(
@@ -234,10 +204,9 @@ fn beyond_last_level_cache() -> u64 {
 fn memcpy_and_memset_are_slower_per_byte_beyond_the_last_level_cache() {
     let _serial = exclusive();
     let large = beyond_last_level_cache();
-    let sizes = format!("memop.sizes=4KiB,{large}");
-    let result = run(&[
-        "memop", "--mode", "normal", "-d", "2s", "--warmup", "200ms", "--set", &sizes,
-    ]);
+    let result = run(&format!(
+        "memop --mode normal -d 2s --warmup 200ms --set memop.sizes=4KiB,{large}"
+    ));
     let run = &runs(&result)[0];
     assert_eq!(run["status"]["state"], "ok", "{run}");
     for op in ["memcpy", "memset"] {
@@ -279,7 +248,7 @@ fn cpuinfo_mhz() -> Option<f64> {
 #[test]
 fn clocks_are_monotonic_cost_something_and_the_tsc_rate_matches_the_cpu() {
     let _serial = exclusive();
-    let result = run(&["clock", "--mode", "normal", "-d", "3s", "--warmup", "200ms"]);
+    let result = run("clock --mode normal -d 3s --warmup 200ms");
     let run = &runs(&result)[0];
     assert_eq!(run["status"]["state"], "ok", "{run}");
     for clock in ["monotonic", "monotonic-raw", "realtime", "boottime", "tai"] {
@@ -350,9 +319,7 @@ fn assert_skipped_with_reason(run: &Value) -> String {
 #[test]
 fn ioport_measures_as_root_or_says_why_not() {
     let _serial = exclusive();
-    let result = run(&[
-        "ioport", "--mode", "normal", "-d", "400ms", "--warmup", "50ms",
-    ]);
+    let result = run("ioport --mode normal -d 400ms --warmup 50ms");
     let run = &runs(&result)[0];
     if is_root() && kernel_has_ioperm() {
         assert_eq!(run["status"]["state"], "ok", "{run}");

@@ -35,11 +35,9 @@ fn check(store: &Path, baseline: &str, junit: &Path) -> std::process::Output {
 
 #[test]
 fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baseline_passes() {
-    if !is_root() {
-        eprintln!("skipped: needs root for the rt mode");
+    let Some(_guard) = exclusive_as_root("the rt mode") else {
         return;
-    }
-    let _guard = exclusive();
+    };
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("history.sqlite");
     let junit = dir.path().join("junit.xml");

@@ -32,11 +32,9 @@ fn declared(a: &Path, b: &Path) -> (usize, usize) {
 
 #[test]
 fn identical_runs_rarely_differ_and_a_period_change_does() {
-    if !is_root() {
-        eprintln!("skipped: needs root for the rt mode the comparison is about");
+    let Some(_guard) = exclusive_as_root("the rt mode the comparison is about") else {
         return;
-    }
-    let _guard = exclusive();
+    };
     let dir = tempfile::tempdir().unwrap();
     let path = |name: String| -> PathBuf { dir.path().join(name) };
     let (mut rows, mut different) = (0, 0);

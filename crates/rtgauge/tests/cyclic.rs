@@ -26,13 +26,10 @@ fn latency_series(result: &Value) -> Vec<&Value> {
 /// ends: latency ≥ 3 ms.
 #[test]
 fn injected_interference_is_reported_as_latency_and_overruns() {
-    let _serial = exclusive();
-    if !is_root() {
-        eprintln!("skipped: needs root (SCHED_FIFO for the interfering thread)");
+    let Some(_serial) = exclusive_as_root("SCHED_FIFO for the interfering thread") else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    };
+    let (_dir, out) = scratch_result();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let spins = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
     let (s, n) = (stop.clone(), spins.clone());
@@ -95,8 +92,7 @@ fn no_interference_means_no_overruns_at_a_sustainable_period() {
     let _serial = exclusive();
     let mut attempts = Vec::new();
     for _ in 0..3 {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("r.json");
+        let (_dir, out) = scratch_result();
         rtgauge()
             .args([
                 "run",
@@ -144,8 +140,7 @@ fn rtgauge_cpus() -> usize {
 fn every_timer_method_delivers_the_expected_cycles() {
     let _serial = exclusive();
     for timer in ["abs", "rel", "timerfd", "posix-timer"] {
-        let dir = tempfile::tempdir().unwrap();
-        let out = dir.path().join("r.json");
+        let (_dir, out) = scratch_result();
         rtgauge()
             .args([
                 "run", "cyclic", "--cpus", "0", "--period", "1ms", "--loops", "300",
@@ -188,8 +183,7 @@ fn every_timer_method_delivers_the_expected_cycles() {
 
 #[test]
 fn result_document_follows_the_schema_and_holds_the_environment() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     run_into(
         &out,
         &["cyclic", "-d", "1s", "--warmup", "100ms", "--best-effort"],
@@ -251,8 +245,7 @@ fn committed_schema_matches_the_types() {
 #[test]
 fn sigint_stops_cleanly_and_keeps_what_was_measured() {
     let _serial = exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
         .env("RTGAUGE_NO_STORE", "1")
         .args([

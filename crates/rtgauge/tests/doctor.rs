@@ -2,17 +2,12 @@
 //! against /proc and /sys fixtures in rtgauge-sysinfo; here: the command, its JSON, its exit
 //! status, and what it says about this kind of machine.
 
-use assert_cmd::Command;
+mod common;
+use common::{read_json, rtgauge, scratch_result};
 use serde_json::Value;
 
 fn doctor(args: &[&str]) -> (Option<i32>, String) {
-    let out = Command::cargo_bin("rtgauge")
-        .unwrap()
-        .env("RTGAUGE_NO_STORE", "1")
-        .arg("doctor")
-        .args(args)
-        .output()
-        .unwrap();
+    let out = rtgauge().arg("doctor").args(args).output().unwrap();
     (out.status.code(), String::from_utf8(out.stdout).unwrap())
 }
 
@@ -116,18 +111,15 @@ fn doctor_text_and_fix_hints_change_nothing() {
 
 #[test]
 fn run_results_carry_the_doctor_verdicts() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
-    Command::cargo_bin("rtgauge")
-        .unwrap()
-        .env("RTGAUGE_NO_STORE", "1")
+    let (_dir, out) = scratch_result();
+    rtgauge()
         .args([
             "run", "cyclic", "--mode", "normal", "-d", "200ms", "--warmup", "50ms", "-q", "-o",
         ])
         .arg(&out)
         .assert()
         .success();
-    let r: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    let r = read_json(&out);
     let checks = r["checks"].as_array().unwrap();
     assert!(checks.iter().any(|c| c["id"] == "preempt_rt"));
     // Every non-ok verdict is also a warning of the run, coded by the check id.
@@ -169,8 +161,7 @@ fn doctor_priority_flag_judges_competing_tasks_at_that_priority() {
             "--priority {priority}: {found}"
         );
     }
-    let out = Command::cargo_bin("rtgauge")
-        .unwrap()
+    let out = rtgauge()
         .args(["doctor", "--priority", "0"])
         .output()
         .unwrap();

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{report_fixture, rtgauge};
+use common::{assert_success, report_fixture, rtgauge};
 use serde_json::Value;
 
 /// A copy of the idle fixture measured on another board.
@@ -49,11 +49,7 @@ fn compare_lists_board_firmware_memory_and_architecture_among_differences() {
         .arg(&pc)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     for field in [
         "fingerprint.architecture",

@@ -7,8 +7,7 @@ use std::time::{Duration, Instant};
 #[test]
 fn second_interrupt_exits_at_once_without_waiting_for_the_save() {
     let _serial = common::exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = common::scratch_result();
     let child = common::spawn(
         "run cyclic --mode normal --cpus 0 -d 60s --warmup 100ms --no-report -q",
         &out,

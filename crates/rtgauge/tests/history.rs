@@ -151,8 +151,7 @@ fn no_store_keeps_nothing_and_says_nothing() {
 
 /// The run succeeds, its file is complete, and the history problem is one warning line.
 fn assert_one_warning_and_a_complete_file(store: &Path, what: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let result = dir.path().join("r.json");
+    let (_dir, result) = scratch_result();
     let out = stored_run(store, &result);
     assert_success(&out);
     let err = stderr(&out);

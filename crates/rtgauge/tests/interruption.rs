@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{exclusive, one_line_error, read_json, rtgauge, run_result};
+use common::{exclusive, one_line_error, read_json, rtgauge, run_line, scratch_result};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
@@ -15,8 +15,7 @@ fn signal_run(
     signal: libc::c_int,
     after: Duration,
 ) -> (Duration, serde_json::Value) {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
         .arg("run")
         .args(args)
@@ -99,8 +98,7 @@ fn a_period_beyond_ten_seconds_is_refused_before_measuring() {
 #[test]
 fn a_period_longer_than_the_duration_fails_instead_of_passing_empty() {
     let _serial = exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     let started = Instant::now();
     let cmd = rtgauge()
         .args([
@@ -131,17 +129,7 @@ fn a_period_longer_than_the_duration_fails_instead_of_passing_empty() {
 #[test]
 fn a_period_given_in_nanoseconds_runs_and_is_recorded_exactly() {
     let _serial = exclusive();
-    let r = run_result(&[
-        "cyclic",
-        "--period",
-        "1234567ns",
-        "--duration",
-        "300ms",
-        "--mode",
-        "normal",
-        "--warmup",
-        "20ms",
-    ]);
+    let r = run_line("cyclic --period 1234567ns --duration 300ms --mode normal --warmup 20ms");
     // Before: recorded as "1.235ms", and run at that period.
     assert_eq!(r["runs"][0]["params"]["period"], "1234567ns");
 }

@@ -39,11 +39,9 @@ fn overruns(r: &RunResult, mode: &str, load: &str) -> u64 {
 /// CPUs, or an rt mode that is not SCHED_FIFO) fails all three.
 #[test]
 fn cpu_load_hurts_normal_mode_but_not_rt_mode() {
-    if !is_root() {
-        eprintln!("skipped: rt mode needs root");
+    let Some(_serial) = exclusive_as_root("the rt mode") else {
         return;
-    }
-    let _serial = exclusive();
+    };
     let mut failures = Vec::new();
     for attempt in 1..=3 {
         match cpu_load_attempt() {
@@ -58,8 +56,7 @@ fn cpu_load_hurts_normal_mode_but_not_rt_mode() {
 }
 
 fn cpu_load_attempt() -> Result<(), String> {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     rtgauge()
         .args([
             "run",
@@ -128,8 +125,7 @@ fn cpu_load_attempt() -> Result<(), String> {
 /// Every built-in load starts, runs during the probe and reports a non-zero achieved rate.
 #[test]
 fn every_load_reports_its_achieved_rate() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     run_into(
         &out,
         &[

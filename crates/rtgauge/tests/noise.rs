@@ -3,8 +3,8 @@
 
 mod common;
 
-use common::{assert_success, exclusive, is_root, make_rt, monotonic_ns, read_json};
-use common::{rtgauge, run_result, sleep_until};
+use common::{assert_success, exclusive, is_root, make_rt, read_json, rtgauge, run_result};
+use rtgauge_core::clock::{now_ns as monotonic_ns, sleep_until};
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;

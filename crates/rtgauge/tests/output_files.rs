@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{one_line_error, read_json, rtgauge};
+use common::{one_line_error, read_json, rtgauge, scratch_result};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -107,8 +107,7 @@ fn a_result_named_html_is_refused_instead_of_overwritten_by_its_report() {
 
 #[test]
 fn an_existing_result_is_not_replaced_without_force() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (dir, out) = scratch_result();
     std::fs::write(&out, "precious").unwrap();
     let err = one_line_error(&[
         "run".as_ref(),
@@ -176,8 +175,7 @@ fn concurrent_runs_in_one_directory_get_their_own_results() {
 
 #[test]
 fn an_output_that_is_an_input_is_refused_and_the_input_kept() {
-    let dir = tempfile::tempdir().unwrap();
-    let result = dir.path().join("r.json");
+    let (dir, result) = scratch_result();
     quick_run(&result)
         .args(["--record", "cyclic"])
         .assert()
@@ -301,8 +299,7 @@ fn a_result_whose_path_fails_at_the_end_is_saved_elsewhere() {
 
 fn interrupted_status(signal: i32) -> Option<i32> {
     let _serial = common::exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = scratch_result();
     let mut child = spawn_run("60s", &out, Stdio::null);
     std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: signalling our own child.
@@ -320,8 +317,7 @@ fn an_interrupted_run_exits_with_the_conventional_status_after_saving() {
 
 #[test]
 fn derived_outputs_say_what_is_wrong_with_their_path() {
-    let dir = tempfile::tempdir().unwrap();
-    let result = dir.path().join("r.json");
+    let (dir, result) = scratch_result();
     quick_run(&result).arg("--no-report").assert().success();
     let spec = dir.path().join("spec.toml");
     std::fs::write(&spec, "").unwrap();
@@ -349,8 +345,7 @@ fn derived_outputs_say_what_is_wrong_with_their_path() {
 
 #[test]
 fn force_replaces_a_result_with_its_recordings_and_nothing_else() {
-    let dir = tempfile::tempdir().unwrap();
-    let result = dir.path().join("r.json");
+    let (dir, result) = scratch_result();
     quick_run(&result)
         .args(["--record", "cyclic"])
         .assert()

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{exclusive, one_line_error, run_result};
+use common::{exclusive, one_line_error, run_line};
 
 #[test]
 fn a_huge_bad_parameter_value_is_quoted_short() {
@@ -22,19 +22,10 @@ fn a_huge_bad_parameter_value_is_quoted_short() {
 #[test]
 fn sizes_one_byte_apart_are_recorded_and_labelled_apart() {
     let _serial = exclusive();
-    let r = run_result(&[
-        "memop",
-        "--set",
-        "memop.sizes=3000B,3001B",
-        "--set",
-        "memop.ops=memset",
-        "--loops",
-        "20",
-        "--warmup",
-        "1ms",
-        "--mode",
-        "normal",
-    ]);
+    let r = run_line(
+        "memop --set memop.sizes=3000B,3001B --set memop.ops=memset \
+         --loops 20 --warmup 1ms --mode normal",
+    );
     let run = &r["runs"][0];
     // Before: both were "2.93KiB", in the parameters and as series labels.
     assert_eq!(run["params"]["sizes"], "3000B,3001B");

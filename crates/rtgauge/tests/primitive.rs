@@ -6,24 +6,11 @@ mod common;
 
 use common::*;
 use serde_json::Value;
-use std::path::Path;
 
-/// Runs `rtgauge run primitive` with `args` and returns the result document.
-fn run_primitive(dir: &Path, args: &[&str]) -> Value {
-    let out = dir.join("out.json");
-    let output = rtgauge()
-        .args(["run", "primitive", "--best-effort", "-q", "-o"])
-        .arg(&out)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "rtgauge failed: {}\n{}",
-        String::from_utf8_lossy(&output.stderr),
-        String::from_utf8_lossy(&output.stdout)
-    );
-    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+/// Runs `rtgauge run primitive --best-effort ARGS` (ARGS space-separated, as on a command
+/// line) and returns the result document.
+fn run_primitive(args: &str) -> Value {
+    run_line(&format!("primitive --best-effort {args}"))
 }
 
 fn runs_of<'a>(doc: &'a Value, mode: &str) -> &'a Value {
@@ -65,22 +52,12 @@ fn batched_per_op_median(s: &Value) -> f64 {
 #[test]
 fn primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
     let _turn = exclusive();
-    let dir = tempfile::tempdir().unwrap();
     // Mid-cost system calls whose work does not depend on how calls follow each other (unlike
     // a pipe write, which appends to a partly filled page when batched), plus sem_post, the
     // cheapest call, for the subtraction check. 3 units x 2 methods: 0.5 s per method.
     let doc = run_primitive(
-        dir.path(),
-        &[
-            "-d",
-            "3s",
-            "--warmup",
-            "300ms",
-            "--mode",
-            "normal,rt",
-            "--set",
-            "primitive.ops=futex_wake,eventfd_write,eventfd_read,sem_post",
-        ],
+        "-d 3s --warmup 300ms --mode normal,rt \
+         --set primitive.ops=futex_wake,eventfd_write,eventfd_read,sem_post",
     );
     let cal = &doc["calibration"];
     let cost = u(&cal["read_cost_median_ns"]);
@@ -129,11 +106,7 @@ fn primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
 #[test]
 fn primitive_every_operation_is_measured_or_skipped_with_a_reason() {
     let _turn = exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let doc = run_primitive(
-        dir.path(),
-        &["-d", "2s", "--warmup", "200ms", "--mode", "normal"],
-    );
+    let doc = run_primitive("-d 2s --warmup 200ms --mode normal");
     let run = runs_of(&doc, "normal");
     // Every operation the probe offers (its parameter help lists the same names).
     let operations = rtgauge_core::probes::primitive::OPERATIONS;
@@ -163,21 +136,9 @@ fn primitive_every_operation_is_measured_or_skipped_with_a_reason() {
 #[test]
 fn primitive_shm_write_of_64kib_is_slower_than_4kib() {
     let _turn = exclusive();
-    let dir = tempfile::tempdir().unwrap();
     let doc = run_primitive(
-        dir.path(),
-        &[
-            "-d",
-            "1s",
-            "--warmup",
-            "100ms",
-            "--mode",
-            "normal",
-            "--set",
-            "primitive.ops=shm_write,shm_read",
-            "--set",
-            "primitive.shm-size=4KiB,64KiB",
-        ],
+        "-d 1s --warmup 100ms --mode normal --set primitive.ops=shm_write,shm_read \
+         --set primitive.shm-size=4KiB,64KiB",
     );
     let run = runs_of(&doc, "normal");
     for name in ["shm_write", "shm_read"] {

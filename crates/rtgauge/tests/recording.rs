@@ -2,17 +2,11 @@
 //! real binary and check counts and values against the result document, never latencies.
 
 mod common;
+use common::rtgauge;
 
-use assert_cmd::Command;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-fn rtgauge() -> Command {
-    let mut cmd = Command::cargo_bin("rtgauge").unwrap();
-    cmd.env("RTGAUGE_NO_STORE", "1");
-    cmd
-}
 
 fn online_cpus() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -277,8 +271,7 @@ fn damaged_recording_gives_a_clear_error_naming_the_file() {
 
 #[test]
 fn record_names_a_probe_of_the_run() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
+    let (_dir, out) = common::scratch_result();
     for (name, says) in [
         ("nope", "unknown probe 'nope'"),
         ("switch", "not part of this run"),
@@ -372,11 +365,8 @@ fn recording_works_without_privileges() {
 /// decimated (min/max envelope) series per recorded CPU.
 #[test]
 fn report_of_a_recorded_run_plots_the_raw_samples() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("r.json");
-    Command::cargo_bin("rtgauge")
-        .unwrap()
-        .env("RTGAUGE_NO_STORE", "1")
+    let (dir, out) = common::scratch_result();
+    rtgauge()
         .args([
             "run", "cyclic", "--cpus", "0", "--loops", "500", "--warmup", "50ms",
         ])

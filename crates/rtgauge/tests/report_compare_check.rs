@@ -44,17 +44,6 @@ fn short_run(out: &Path, extra: &[&str]) {
     );
 }
 
-fn compare_json(a: &Path, b: &Path) -> Value {
-    let out = rtgauge()
-        .args(["compare", "-f", "json"])
-        .arg(a)
-        .arg(b)
-        .output()
-        .unwrap();
-    assert_success(&out);
-    serde_json::from_slice(&out.stdout).expect("compare -f json prints JSON")
-}
-
 fn outcomes(c: &Value) -> Vec<(String, String)> {
     c["rows"]
         .as_array()
@@ -69,24 +58,26 @@ fn outcomes(c: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// A real one-second run of `probes` in normal and rt mode (best effort, so probes this
+/// machine cannot run are reported as skipped), its result at `result`.
+fn real_run(result: &Path, probes: &[&str]) {
+    let mut args = probes.to_vec();
+    args.extend([
+        "-d",
+        "1s",
+        "--warmup",
+        "200ms",
+        "--mode",
+        "normal,rt",
+        "--best-effort",
+    ]);
+    run_into(result, &args);
+}
+
 #[test]
 fn report_of_a_real_run_shows_tables_plots_and_skipped_probes() {
-    let dir = tempfile::tempdir().unwrap();
-    let result = dir.path().join("r.json");
-    run_into(
-        &result,
-        &[
-            "cyclic",
-            "ioport",
-            "-d",
-            "1s",
-            "--warmup",
-            "200ms",
-            "--mode",
-            "normal,rt",
-            "--best-effort",
-        ],
-    );
+    let (dir, result) = scratch_result();
+    real_run(&result, &["cyclic", "ioport"]);
     let html = dir.path().join("report.html");
     rtgauge()
         .arg("report")
@@ -433,21 +424,7 @@ fn report_loads_in_a_headless_browser() {
     let _ = std::fs::remove_dir_all(&out_dir);
     std::fs::create_dir_all(&out_dir).unwrap();
     let result = out_dir.join("real-run.json");
-    run_into(
-        &result,
-        &[
-            "cyclic",
-            "alloc",
-            "ioport",
-            "-d",
-            "1s",
-            "--warmup",
-            "200ms",
-            "--mode",
-            "normal,rt",
-            "--best-effort",
-        ],
-    );
+    real_run(&result, &["cyclic", "alloc", "ioport"]);
     let report = out_dir.join("real-run.html");
     rtgauge()
         .arg("report")

@@ -107,14 +107,7 @@ fn one_probe_twice_in_a_suite_is_told_apart_by_its_variant() {
     assert_eq!(probes, ["cyclic@200us", "cyclic@1ms", "cyclic@200us"]);
 
     // compare pairs each variant with itself, never 1 ms with 200 µs.
-    let out = rtgauge()
-        .args(["compare", "-f", "json"])
-        .arg(&result)
-        .arg(&result)
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let cmp: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cmp = compare_json(&result, &result);
     let rows = cmp["rows"].as_array().unwrap();
     for title in ["cyclic@1ms", "cyclic@200us"] {
         assert!(rows.iter().any(|r| r["probe"] == title), "{cmp}");
@@ -155,8 +148,7 @@ fn a_probe_planned_twice_without_variants_is_refused_with_the_fix() {
 
 #[test]
 fn variants_on_the_command_line_take_their_own_settings() {
-    let dir = tempfile::tempdir().unwrap();
-    let result = dir.path().join("r.json");
+    let (_dir, result) = scratch_result();
     let out = {
         let _turn = exclusive();
         rtgauge()

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{exclusive, is_root, read_json, rtgauge};
+use common::{exclusive, is_root, read_json, rtgauge, scratch_result};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -96,8 +96,7 @@ fn tracing_without_privileges_is_one_line_and_the_run_completes_saying_why() {
 /// `rtgauge run cyclic ARGS… --break 1ns` for up to 10 s: every wake-up is later than 1 ns,
 /// so the first measured sample breaks the run. Expects exit 2 and returns the document.
 fn broken_run(args: &[&str]) -> Value {
-    let dir = tempfile::tempdir().unwrap();
-    let out_path = dir.path().join("r.json");
+    let (_dir, out_path) = scratch_result();
     let out = rtgauge()
         .args(["run", "cyclic", "--break", "1ns", "--duration", "10s"])
         .args(args)
@@ -174,16 +173,7 @@ fn a_traced_run_killed_with_sigkill_leaves_a_session_the_next_run_removes() {
         rtgauge_instances().contains(&name),
         "left behind by SIGKILL"
     );
-    let doc = common::run_result(&[
-        "cyclic",
-        "--trace",
-        "--cpus",
-        "1",
-        "--duration",
-        "200ms",
-        "--warmup",
-        "10ms",
-    ]);
+    let doc = common::run_line("cyclic --trace --cpus 1 --duration 200ms --warmup 10ms");
     assert_eq!(doc["tracing"]["active"], true);
     assert!(
         !rtgauge_instances().contains(&name),
@@ -205,8 +195,7 @@ fn a_spinning_fifo_99_culprit_is_named_as_the_dominant_cause_of_the_spikes_it_ca
         return;
     };
     let _guard = exclusive();
-    let dir = tempfile::tempdir().unwrap();
-    let out_path = dir.path().join("r.json");
+    let (_dir, out_path) = scratch_result();
     let culprit = std::process::Command::new(helper)
         .args(["culprit", "1", "300", "30000", "11000"])
         .stdout(Stdio::piped())

@@ -55,6 +55,16 @@ pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
     MEASURING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The measuring turn (see [`exclusive`]) for a test that needs root; None, with the test's
+/// skip printed, when not root: `let Some(_turn) = exclusive_as_root("the rt mode") else { return };`.
+pub fn exclusive_as_root(needs_root_for: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    if !is_root() {
+        eprintln!("skipped: needs root for {needs_root_for}");
+        return None;
+    }
+    Some(exclusive())
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid cannot fail.
     unsafe { libc::geteuid() == 0 }
@@ -192,30 +202,28 @@ pub fn make_rt(prio: i32, cpu: usize) -> bool {
     }
 }
 
-/// CLOCK_MONOTONIC now, in ns (the probes' clock, so helper threads can line up with them).
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+/// A fresh temporary directory and the path `r.json` in it, where a test's run writes its
+/// result (keep the directory alive as long as the files are needed).
+pub fn scratch_result() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("r.json");
+    (dir, result)
 }
 
-/// Sleeps until CLOCK_MONOTONIC reaches `ns`.
-pub fn sleep_until(ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as _,
-        tv_nsec: (ns % 1_000_000_000) as _,
-    };
-    // SAFETY: valid timespec, absolute sleep.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
+/// [`run_result`] with its arguments written as on a command line (space-separated), which
+/// reads better than one quoted word per line.
+pub fn run_line(args: &str) -> Value {
+    run_result(&args.split_whitespace().collect::<Vec<_>>())
+}
+
+/// `rtgauge compare -f json A B`, expecting success; returns the comparison document.
+pub fn compare_json(a: &Path, b: &Path) -> Value {
+    let out = rtgauge()
+        .args(["compare", "-f", "json"])
+        .arg(a)
+        .arg(b)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    serde_json::from_slice(&out.stdout).expect("compare -f json prints JSON")
 }
