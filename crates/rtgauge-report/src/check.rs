@@ -623,7 +623,7 @@ fn evaluate_cause(bound: &Bound, cause: &str, run: &ProbeRun) -> BoundResult {
     if bound.stat != Stat::Max {
         return result;
     }
-    let groups = rtgauge_result::trace::dominant_causes(&run.spikes);
+    let groups = rtgauge_result::spike::dominant_causes(&run.spikes);
     let matching: Vec<_> = groups
         .iter()
         .filter(|g| g.kind == cause || g.label == cause)

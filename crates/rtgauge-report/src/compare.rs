@@ -17,7 +17,7 @@
 //! the run the unit.
 
 use crate::dist::Dist;
-use crate::format::{csv_field, csv_num, per_op, status_name, TimeUnit};
+use crate::format::{csv_field, csv_num, per_op, TimeUnit};
 use crate::ks::{ks_test, KsTest};
 use comfy_table::CellAlignment;
 use rtgauge_result::SeriesKey;
@@ -81,7 +81,7 @@ fn cause_moves(results: &[RunResult]) -> Vec<CauseMove> {
     for (i, result) in results.iter().enumerate() {
         for run in result.runs.iter().filter(|r| !r.spikes.is_empty()) {
             let label = format!("{} {} {}", run.title(), run.mode, run.load);
-            for g in rtgauge_result::trace::dominant_causes(&run.spikes) {
+            for g in rtgauge_result::spike::dominant_causes(&run.spikes) {
                 let entry = match moves
                     .iter()
                     .position(|m| m.run == label && m.cause == g.label)
@@ -116,7 +116,7 @@ pub struct ComparedResult {
 impl ComparedResult {
     /// `A: path`, with the status when the result is not complete.
     pub fn describe(&self) -> String {
-        if self.status == "complete" {
+        if self.status == rtgauge_result::RunStatus::Complete.as_str() {
             format!("{}: {}", self.name, self.source)
         } else {
             format!(
@@ -246,7 +246,7 @@ pub fn compare(results: &[RunResult], sources: &[String]) -> Comparison {
             .map(|(i, n)| ComparedResult {
                 name: n.clone(),
                 source: sources.get(i).cloned().unwrap_or_default(),
-                status: status_name(results[i].status).to_string(),
+                status: results[i].status.to_string(),
             })
             .collect(),
         rule: Rule {
@@ -707,7 +707,7 @@ fn scalar(v: &serde_json::Value) -> String {
 pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     // An interrupted result beside a complete one is the first difference to know about.
-    out.insert("status".into(), status_name(r.status).to_string());
+    out.insert("status".into(), r.status.to_string());
     if let Ok(v) = serde_json::to_value(&r.fingerprint) {
         flatten("fingerprint", &v, &mut out);
     }

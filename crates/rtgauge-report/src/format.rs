@@ -107,16 +107,6 @@ pub fn per_op(series: &Series, ns: Option<u64>) -> Option<f64> {
     ns.map(|v| v as f64 / series.batch.max(1) as f64)
 }
 
-/// A run's status as the document spells it.
-pub fn status_name(s: rtgauge_result::RunStatus) -> &'static str {
-    match s {
-        rtgauge_result::RunStatus::Complete => "complete",
-        rtgauge_result::RunStatus::Interrupted => "interrupted",
-        rtgauge_result::RunStatus::Failed => "failed",
-        rtgauge_result::RunStatus::Broken => "broken",
-    }
-}
-
 pub use rtgauge_result::output::csv_field;
 
 /// A number as CSV: integers without a fraction, others with six decimals, absent empty.

@@ -59,8 +59,6 @@ pub fn utc(unix_ns: u64) -> String {
     rtgauge_result::units::utc(unix_ns, "%Y-%m-%d %H:%M:%S UTC")
 }
 
-use crate::format::status_name as status_word;
-
 fn flatten_json(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, String)>) {
     use serde_json::Value;
     match v {
@@ -578,7 +576,7 @@ pub fn render_html(input: &ReportInput) -> String {
             esc(&r.fingerprint.kernel_release),
             esc(&r.fingerprint.preemption_model),
             esc(&utc(r.started_unix_ns)),
-            status_word(r.status),
+            r.status.as_str(),
             esc(&r.tool.name),
             esc(&r.tool.version)
         );

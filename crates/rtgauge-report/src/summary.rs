@@ -119,7 +119,7 @@ pub fn spike_line(run: &ProbeRun, with_mode: bool) -> Option<String> {
     );
     // As many causes as fit the line, the rest counted; the full list is in the result.
     const REST: usize = ", 99 more causes".len();
-    let groups = rtgauge_result::trace::dominant_causes(&run.spikes);
+    let groups = rtgauge_result::spike::dominant_causes(&run.spikes);
     for (i, g) in groups.iter().enumerate() {
         let held = rtgauge_result::units::format_duration_ns(g.longest_ns);
         let cause = if g.count == 1 {
@@ -149,7 +149,7 @@ fn heading(result: &RunResult) -> String {
         Some(s) => format!("{s} suite"),
         None => "rtgauge run".to_string(),
     }];
-    parts.push(crate::format::status_name(result.status).into());
+    parts.push(result.status.to_string());
     parts.push(rtgauge_result::units::utc(
         result.started_unix_ns,
         "%Y-%m-%d %H:%M UTC",

@@ -4,7 +4,7 @@
 //! no script and fits a phone.
 
 use crate::html::esc;
-use rtgauge_result::trace::{cause_name, Attribution, Cause};
+use rtgauge_result::spike::{cause_name, Attribution, Cause};
 use rtgauge_result::units::format_duration_ns;
 use rtgauge_result::ProbeRun;
 use std::fmt::Write as _;
@@ -141,7 +141,7 @@ fn spike_svg(a: &Attribution) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtgauge_result::trace::{Contributor, Segment};
+    use rtgauge_result::spike::{Contributor, Segment};
 
     #[test]
     fn a_spike_draws_one_rectangle_per_segment_in_its_cause_lane() {

@@ -5,7 +5,7 @@ mod common;
 use rtgauge_report::check::{check_result, Spec};
 use rtgauge_report::compare::compare;
 use rtgauge_report::summary::spike_line;
-use rtgauge_result::trace::{Attribution, Cause, Contributor};
+use rtgauge_result::spike::{Attribution, Cause, Contributor};
 use rtgauge_result::{RunResult, Tracing};
 use std::path::Path;
 

@@ -10,6 +10,7 @@ mod key;
 mod load;
 pub mod output;
 pub mod read;
+pub mod spike;
 mod system;
 pub mod units;
 
@@ -18,13 +19,11 @@ pub use key::{file_safe, RunKey, SeriesKey};
 pub use load::{LoadMetric, LoadReport};
 pub use read::{parse_result, read_result};
 pub use rtgauge_stats::Summary;
-pub use system::{Check, Fingerprint, Status};
-
-/// The kernel's view of spikes (`--trace`): the attribution types stored in [`ProbeRun::spikes`].
-pub use rtgauge_trace as trace;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+pub use spike::Attribution;
 use std::collections::BTreeMap;
+pub use system::{Check, Fingerprint, Status};
 
 /// Version of the document layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -118,6 +117,24 @@ pub enum RunStatus {
     Broken,
 }
 
+impl RunStatus {
+    /// The status as the document spells it (and the history stores and reports print it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+            RunStatus::Broken => "broken",
+        }
+    }
+}
+
+impl std::fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// The configuration the run was asked for (what was obtained is in each [`ProbeRun`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RunConfig {
@@ -197,7 +214,7 @@ pub struct ProbeRun {
     pub series: Vec<Series>,
     /// Late wake-ups explained from the kernel's trace (`--trace`), largest first.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub spikes: Vec<rtgauge_trace::Attribution>,
+    pub spikes: Vec<Attribution>,
     /// Spike candidates the trace did not explain: beyond `--trace-max`, or lost because
     /// the candidate queue was full.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -326,4 +343,44 @@ impl Warning {
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(RunResult);
     serde_json::to_string_pretty(&schema).expect("a schema always serialises") + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunStatus;
+
+    /// The document is a leaf: producers (sysinfo, load, trace, core…) depend on it, never the
+    /// reverse, or every reader of a result file would pull in measurement code. Only the
+    /// statistics crate, whose summary the document stores, may be a dependency.
+    #[test]
+    fn result_crate_depends_on_no_producer() {
+        let manifest: toml::Table =
+            toml::from_str(include_str!("../Cargo.toml")).expect("Cargo.toml parses");
+        let dependencies = manifest["dependencies"]
+            .as_table()
+            .expect("[dependencies] is a table");
+        let producers: Vec<&String> = dependencies
+            .keys()
+            .filter(|name| name.starts_with("rtgauge") && name.as_str() != "rtgauge-stats")
+            .collect();
+        assert!(
+            producers.is_empty(),
+            "rtgauge-result must not depend on {producers:?}: move the types the document \
+             holds into this crate and let the producer depend on it"
+        );
+    }
+
+    #[test]
+    fn run_status_name_is_its_json_spelling() {
+        for status in [
+            RunStatus::Complete,
+            RunStatus::Interrupted,
+            RunStatus::Failed,
+            RunStatus::Broken,
+        ] {
+            let json = serde_json::to_string(&status).unwrap();
+            assert_eq!(json, format!("\"{}\"", status.as_str()));
+            assert_eq!(status.to_string(), status.as_str());
+        }
+    }
 }

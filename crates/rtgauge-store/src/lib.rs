@@ -12,7 +12,7 @@
 
 mod schema;
 
-use rtgauge_result::{ProbeStatus, RunResult, RunStatus};
+use rtgauge_result::{ProbeStatus, RunResult};
 use rusqlite::{params, Connection, OptionalExtension};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -206,7 +206,7 @@ impl Store {
                 machine_key(result),
                 fp.kernel_release,
                 fp.preemption_model,
-                status_name(result.status),
+                result.status.as_str(),
                 result.tool.version,
                 origin,
                 file,
@@ -509,15 +509,6 @@ pub fn labels_text(labels: &std::collections::BTreeMap<String, String>) -> Strin
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
         .join(" ")
-}
-
-fn status_name(s: RunStatus) -> &'static str {
-    match s {
-        RunStatus::Complete => "complete",
-        RunStatus::Interrupted => "interrupted",
-        RunStatus::Failed => "failed",
-        RunStatus::Broken => "broken",
-    }
 }
 
 fn now_unix_ns() -> u64 {

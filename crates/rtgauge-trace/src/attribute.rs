@@ -19,8 +19,7 @@
 
 use std::collections::HashMap;
 
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use rtgauge_result::spike::{Attribution, Cause, Contributor, Segment};
 
 use crate::parse::{EventKind, TraceEvent};
 
@@ -40,99 +39,6 @@ pub struct Spike {
     pub woke_ns: u64,
     /// Thread id of the measuring thread.
     pub thread_pid: u32,
-}
-
-/// What took the CPU between the programmed and the actual wake-up.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Cause {
-    /// A hard interrupt handler (number and name as in /proc/interrupts).
-    Irq { irq: u32, name: String },
-    /// A system vector: local timer, reschedule, call-function, irq_work, …
-    Vector { name: String },
-    /// A softirq (TIMER, NET_RX, RCU, …).
-    Softirq { vector: String },
-    /// An NMI handler.
-    Nmi { handler: String },
-    /// A task. `prio` is the kernel priority (0–99 real-time, 99 − rtprio; 100–139 normal);
-    /// `work` is the work item a kworker was executing.
-    Thread {
-        comm: String,
-        pid: u32,
-        prio: Option<i32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        work: Option<String>,
-    },
-    /// An interrupt handled in its own thread (`irq/NN-name`, as on PREEMPT_RT).
-    ThreadedIrq {
-        comm: String,
-        pid: u32,
-        prio: Option<i32>,
-        irq: Option<u32>,
-    },
-    /// The CPU was idle.
-    Idle,
-    /// The CPU recorded nothing where Linux would have: time outside Linux (hypervisor, SMI,
-    /// firmware) or an interrupts-off stretch; `idle` says the CPU was idle before it.
-    Gap { idle: bool },
-    /// Nothing was recorded on the CPU at all, so nothing can be said.
-    Unknown,
-}
-
-/// The total time one cause held the CPU inside the window.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Contributor {
-    pub cause: Cause,
-    /// Time inside [programmed, woke], ns.
-    pub duration_ns: u64,
-    /// Separate stretches it ran in.
-    pub count: u32,
-    /// Longest single stretch, ns.
-    pub longest_ns: u64,
-}
-
-/// One stretch of the timeline; `contributor` indexes [`Attribution::contributors`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Segment {
-    pub start_ns: u64,
-    pub end_ns: u64,
-    pub contributor: usize,
-}
-
-/// Why one wake-up was late, as the kernel saw it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Attribution {
-    pub cpu: u32,
-    pub programmed_ns: u64,
-    pub woke_ns: u64,
-    pub latency_ns: u64,
-    /// When the timer that wakes the thread ran; `None` when no timer event was recorded.
-    pub timer_irq_ns: Option<u64>,
-    /// Programmed wake-up → timer (rtla timerlat's "IRQ latency").
-    pub irq_latency_ns: Option<u64>,
-    /// Timer → the thread reading its clock (rtla timerlat's "thread latency").
-    pub thread_latency_ns: Option<u64>,
-    /// Longest contributor first.
-    pub contributors: Vec<Contributor>,
-    /// Index into `contributors` of the dominant cause (the measuring thread itself excluded).
-    pub dominant: Option<usize>,
-    /// The timeline, in order, adjacent stretches of one cause merged.
-    pub segments: Vec<Segment>,
-    /// The ring buffer overwrote events, so part of the window may be missing.
-    pub events_lost: bool,
-    /// Recording was stopped (for reading an earlier spike) inside the window, so what ran
-    /// then is missing.
-    #[serde(default)]
-    pub recording_stopped: bool,
-    /// Events recorded on the CPU inside the window.
-    pub events_in_window: u32,
-}
-
-impl Attribution {
-    /// The dominant contributor.
-    pub fn dominant_contributor(&self) -> Option<&Contributor> {
-        self.dominant.and_then(|i| self.contributors.get(i))
-    }
 }
 
 /// Tuning of [`attribute`].

@@ -8,7 +8,7 @@
 
 use serde_json::{json, Value};
 
-use crate::attribute::{Attribution, Cause};
+use rtgauge_result::spike::{cause_name, Attribution, Cause};
 
 /// Lanes (Chrome "threads") inside each CPU, in display order.
 const LANES: [(u32, &str); 4] = [
@@ -24,30 +24,6 @@ fn lane(cause: &Cause) -> u32 {
         Cause::Softirq { .. } => 2,
         Cause::Thread { .. } | Cause::ThreadedIrq { .. } | Cause::Idle | Cause::Unknown => 3,
         Cause::Gap { .. } => 4,
-    }
-}
-
-/// A short human name of a cause ("irq 36 virtio1-req.0", "softirq NET_RX", "culprit/1234").
-pub fn cause_name(cause: &Cause) -> String {
-    match cause {
-        Cause::Irq { irq, name } if name.is_empty() => format!("irq {irq}"),
-        Cause::Irq { irq, name } => format!("irq {irq} {name}"),
-        Cause::Vector { name } => format!("{name} interrupt"),
-        Cause::Softirq { vector } => format!("softirq {vector}"),
-        Cause::Nmi { handler } => format!("NMI {handler}"),
-        Cause::Thread {
-            comm,
-            pid,
-            work: Some(work),
-            ..
-        } => format!("{comm}/{pid} ({work})"),
-        Cause::Thread { comm, pid, .. } | Cause::ThreadedIrq { comm, pid, .. } => {
-            format!("{comm}/{pid}")
-        }
-        Cause::Idle => "idle".to_string(),
-        Cause::Gap { idle: true } => "gap (from idle)".to_string(),
-        Cause::Gap { idle: false } => "gap".to_string(),
-        Cause::Unknown => "unknown".to_string(),
     }
 }
 

@@ -40,7 +40,6 @@
 //! is one line with the fix; the run goes on without attribution and records that line.
 
 mod attribute;
-mod causes;
 mod chrome;
 mod error;
 mod parse;
@@ -49,13 +48,16 @@ mod session;
 pub mod testing;
 
 pub use attribute::{
-    attribute, attribute_trace, Attribution, AttributionConfig, Cause, Contributor, Segment, Spike,
-    DEFAULT_GAP_THRESHOLD_NS,
+    attribute, attribute_trace, AttributionConfig, Spike, DEFAULT_GAP_THRESHOLD_NS,
 };
-pub use causes::{cause_kind, dominant_causes, CauseGroup};
-pub use chrome::{cause_name, chrome_trace};
+pub use chrome::chrome_trace;
+// The attributions are part of the result document, so their types live there (the document
+// depends on no producer); re-exported so that the trace crate's users find them here too.
 pub use error::TraceError;
 pub use parse::{parse_line, parse_trace, EventKind, Line, Task, TraceEvent};
+pub use rtgauge_result::spike::{
+    cause_kind, cause_name, dominant_causes, Attribution, Cause, CauseGroup, Contributor, Segment,
+};
 pub use session::{
     cpumask, instance_pid, lockdown_forbids_tracing, remove_stale, remove_stale_in,
     tracefs_in_mount_table, CpuTrace, TraceConfig, TraceSession, DEFAULT_BUFFER_SIZE_KB,

@@ -13,7 +13,7 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
         .at_priority(u32::try_from(args.priority).unwrap_or(0));
     let checks = rtgauge_sysinfo::doctor_with(&root, &settings);
     // A killed traced run leaves its tracefs instance recording; nobody else would remove it.
-    if let Ok(removed) = rtgauge_result::trace::remove_stale() {
+    if let Ok(removed) = rtgauge_trace::remove_stale() {
         for name in removed {
             eprintln!("removed the trace session {name} of an rtgauge run that no longer exists");
         }

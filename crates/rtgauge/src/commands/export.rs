@@ -59,7 +59,7 @@ fn export_trace(result: &Path, out: &Path) -> Result<u8> {
             result.display()
         );
     }
-    let json = serde_json::to_vec_pretty(&rtgauge_result::trace::chrome_trace(&spikes))?;
+    let json = serde_json::to_vec_pretty(&rtgauge_trace::chrome_trace(&spikes))?;
     output::write(out, &json)?;
     println!(
         "{}: {} spikes (open in ui.perfetto.dev or chrome://tracing)",
