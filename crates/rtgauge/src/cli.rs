@@ -519,7 +519,7 @@ pub struct HistoryArgs {
     pub since: Option<u64>,
 
     /// Only runs with this status.
-    #[arg(long, value_name = "STATUS", value_parser = ["complete", "interrupted", "failed"])]
+    #[arg(long, value_name = "STATUS", value_parser = ["complete", "interrupted", "failed", "broken"])]
     pub status: Option<String>,
 
     /// At most this many runs.
