@@ -8,13 +8,14 @@ pub mod memop;
 pub mod primitive;
 pub mod response;
 pub mod switch;
+pub mod timerlat;
 
 use crate::probe::Probe;
 use std::sync::RwLock;
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
 /// in this folder (implementing [`crate::probe::TypedProbe`]) and one line here.
-const BUILT_IN: [&dyn Probe; 8] = [
+const BUILT_IN: [&dyn Probe; 9] = [
     &cyclic::Cyclic,
     &response::Response,
     &switch::Switch,
@@ -23,6 +24,7 @@ const BUILT_IN: [&dyn Probe; 8] = [
     &memop::Memop,
     &clocks::ClockProbe,
     &ioport::IoPort,
+    &timerlat::Timerlat,
 ];
 
 /// Probes added at run time by [`register`] (tests, embedders), after the built-in ones.
