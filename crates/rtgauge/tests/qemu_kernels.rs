@@ -29,7 +29,7 @@ run rtgauge run cyclic --duration 2s --period 1ms -o /tmp/r.json --best-effort -
 result cat /tmp/r.json
 tracers cat /sys/kernel/tracing/available_tracers
 osnoise_before cat /sys/kernel/tracing/osnoise/cpus /sys/kernel/tracing/osnoise/timerlat_period_us /sys/kernel/tracing/osnoise/stop_tracing_us
-timerlat rtgauge run timerlat --duration 2s --period 500us -o /tmp/t.json --best-effort -q
+timerlat rtgauge run timerlat --duration 2s --period 2ms -o /tmp/t.json --best-effort -q
 osnoise_after cat /sys/kernel/tracing/osnoise/cpus /sys/kernel/tracing/osnoise/timerlat_period_us /sys/kernel/tracing/osnoise/stop_tracing_us
 timerlat_result cat /tmp/t.json
 traced rtgauge run cyclic --duration 3s --period 1ms --trace -o /tmp/c.json --best-effort -q
@@ -275,7 +275,7 @@ fn check_timerlat(guest: &Guest, expect_rt: bool) {
         return;
     }
     assert_eq!(status_of(run), "ok", "{f}: timerlat: {}", run["status"]);
-    // The run set a 500 µs period in the global osnoise files; they are back as they were.
+    // The run set a 2 ms period in the global osnoise files; they are back as they were.
     assert_eq!(
         guest.read("osnoise_after.out"),
         guest.read("osnoise_before.out"),
