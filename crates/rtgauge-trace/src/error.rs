@@ -27,4 +27,8 @@ pub enum TraceError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("this kernel has no timerlat tracer (available tracers: {available}); use a kernel built with CONFIG_TIMERLAT_TRACER, such as Debian's linux-image-rt")]
+    NoTimerlat { available: String },
+    #[error("the timerlat tracer is busy ({source}): another osnoise or timerlat tracer runs (rtla, or `current_tracer` set by hand); stop it and try again")]
+    TimerlatBusy { source: std::io::Error },
 }

@@ -46,6 +46,7 @@ mod parse;
 mod session;
 #[doc(hidden)]
 pub mod testing;
+mod timerlat;
 
 pub use attribute::{
     attribute, attribute_trace, AttributionConfig, Spike, DEFAULT_GAP_THRESHOLD_NS,
@@ -62,4 +63,8 @@ pub use session::{
     cpumask, instance_pid, lockdown_forbids_tracing, remove_stale, remove_stale_in,
     tracefs_in_mount_table, CpuTrace, TraceConfig, TraceSession, DEFAULT_BUFFER_SIZE_KB,
     INSTANCE_PREFIX, TRACEFS_PATHS, WANTED_EVENTS,
+};
+pub use timerlat::{
+    parse_timerlat_line, timerlat_unavailable, TimerlatConfig, TimerlatContext, TimerlatSample,
+    TimerlatSession, TIMERLAT, TIMERLAT_PERIOD_US,
 };

@@ -180,7 +180,7 @@ fn parse_after_cpu(task: &str, cpu: &str, after_cpu: &str) -> Option<TraceEvent>
 }
 
 /// "475.413174" (seconds.microseconds) to nanoseconds.
-fn parse_timestamp(text: &str) -> Option<u64> {
+pub(crate) fn parse_timestamp(text: &str) -> Option<u64> {
     let (secs, frac) = text.split_once('.')?;
     if frac.is_empty() || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
         return None;

@@ -105,26 +105,7 @@ impl TraceSession {
         if config.cpus.is_empty() {
             return Err(TraceError::NoCpus);
         }
-        check_lockdown()?;
-        let tracefs = find_or_mount_tracefs()?;
-        let instances = tracefs.join("instances");
-        let sequence = INSTANCE_SEQUENCE.fetch_add(1, Ordering::Relaxed);
-        let name = if sequence == 0 {
-            format!("{INSTANCE_PREFIX}{}", std::process::id())
-        } else {
-            format!("{INSTANCE_PREFIX}{}-{sequence}", std::process::id())
-        };
-        let dir = instances.join(&name);
-        match fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == ErrorKind::PermissionDenied => {
-                return Err(TraceError::NotPermitted { path: dir })
-            }
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(TraceError::NoInstances { path: instances })
-            }
-            Err(source) => return Err(TraceError::Io { path: dir, source }),
-        }
+        let (tracefs, dir) = create_instance()?;
         // From here on, Drop removes the instance whatever fails.
         let mut session = Self {
             tracefs,
@@ -329,7 +310,33 @@ impl Drop for TraceSession {
     }
 }
 
-fn remove_instance(dir: &Path) -> std::io::Result<()> {
+/// Finds (or mounts) tracefs and creates a new instance of rtgauge's: (tracefs, instance dir).
+/// The caller removes the instance ([`remove_instance`]) when done.
+pub(crate) fn create_instance() -> Result<(PathBuf, PathBuf), TraceError> {
+    check_lockdown()?;
+    let tracefs = find_or_mount_tracefs()?;
+    let instances = tracefs.join("instances");
+    let sequence = INSTANCE_SEQUENCE.fetch_add(1, Ordering::Relaxed);
+    let name = if sequence == 0 {
+        format!("{INSTANCE_PREFIX}{}", std::process::id())
+    } else {
+        format!("{INSTANCE_PREFIX}{}-{sequence}", std::process::id())
+    };
+    let dir = instances.join(&name);
+    match fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == ErrorKind::PermissionDenied => {
+            return Err(TraceError::NotPermitted { path: dir })
+        }
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return Err(TraceError::NoInstances { path: instances })
+        }
+        Err(source) => return Err(TraceError::Io { path: dir, source }),
+    }
+    Ok((tracefs, dir))
+}
+
+pub(crate) fn remove_instance(dir: &Path) -> std::io::Result<()> {
     match fs::remove_dir(dir) {
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         other => other,
@@ -445,7 +452,7 @@ pub fn tracefs_in_mount_table(mounts: &str) -> Option<PathBuf> {
     found.into_iter().next()
 }
 
-fn mounted_tracefs() -> Option<PathBuf> {
+pub(crate) fn mounted_tracefs() -> Option<PathBuf> {
     let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
     tracefs_in_mount_table(&mounts)
 }

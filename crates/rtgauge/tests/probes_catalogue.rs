@@ -23,6 +23,7 @@ fn probes_lists_every_probe_with_availability_and_parameters() {
         "memop",
         "clock",
         "ioport",
+        "timerlat",
     ] {
         let head = text
             .lines()

@@ -27,6 +27,13 @@ const GUEST_COMMANDS: &str = "\
 doctor rtgauge doctor --json
 run rtgauge run cyclic --duration 2s --period 1ms -o /tmp/r.json --best-effort -q
 result cat /tmp/r.json
+tracers cat /sys/kernel/tracing/available_tracers
+osnoise_before cat /sys/kernel/tracing/osnoise/cpus /sys/kernel/tracing/osnoise/timerlat_period_us /sys/kernel/tracing/osnoise/stop_tracing_us
+timerlat rtgauge run timerlat --duration 2s --period 2ms -o /tmp/t.json --best-effort -q
+osnoise_after cat /sys/kernel/tracing/osnoise/cpus /sys/kernel/tracing/osnoise/timerlat_period_us /sys/kernel/tracing/osnoise/stop_tracing_us
+timerlat_result cat /tmp/t.json
+traced rtgauge run cyclic --duration 3s --period 1ms --trace -o /tmp/c.json --best-effort -q
+traced_result cat /tmp/c.json
 ";
 
 struct Guest {
@@ -240,6 +247,82 @@ fn check_guest(guest: &Guest, expect_rt: bool) {
     }
 }
 
+/// The kernel's own timer latency: measured where the guest kernel has the timerlat tracer
+/// (Debian's PREEMPT_RT kernel must), skipped with the reason where it has not.
+fn check_timerlat(guest: &Guest, expect_rt: bool) {
+    let f = guest.flavour;
+    let has_timerlat = guest
+        .read("tracers.out")
+        .split_whitespace()
+        .any(|t| t == "timerlat");
+    if expect_rt {
+        assert!(
+            has_timerlat,
+            "{f}: the PREEMPT_RT kernel should have the timerlat tracer"
+        );
+    }
+    let result: Value = serde_json::from_str(&guest.read("timerlat_result.out"))
+        .unwrap_or_else(|e| panic!("{f}: timerlat result: {e}\n{}", guest.diagnostics()));
+    let run = result["runs"]
+        .as_array()
+        .and_then(|runs| runs.iter().find(|r| r["probe"] == "timerlat"))
+        .unwrap_or_else(|| panic!("{f}: result has no timerlat run"));
+    if !has_timerlat {
+        assert_eq!(status_of(run), "skipped", "{f}: {}", run["status"]);
+        let reason = run["status"]["reason"].as_str().unwrap_or_default();
+        assert!(reason.contains("timerlat tracer"), "{f}: reason: {reason}");
+        eprintln!("{f}: timerlat skipped: {reason}");
+        return;
+    }
+    assert_eq!(status_of(run), "ok", "{f}: timerlat: {}", run["status"]);
+    // The run set a 2 ms period in the global osnoise files; they are back as they were.
+    assert_eq!(
+        guest.read("osnoise_after.out"),
+        guest.read("osnoise_before.out"),
+        "{f}: global osnoise settings not restored after timerlat"
+    );
+    for context in ["irq", "thread"] {
+        let counts: Vec<u64> = run["series"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|s| s["name"] == context)
+            .map(|s| s["stats"]["count"].as_u64().unwrap_or(0))
+            .collect();
+        assert!(
+            !counts.is_empty() && counts.iter().all(|&n| n > 0),
+            "{f}: timerlat {context} series empty: counts {counts:?}"
+        );
+        eprintln!("{f}: timerlat {context} sample counts {counts:?}");
+    }
+}
+
+/// `cyclic --trace` on the PREEMPT_RT guest explains at least one late wake-up.
+fn check_traced_cyclic(guest: &Guest) {
+    let f = guest.flavour;
+    assert_eq!(
+        guest.rc("traced"),
+        0,
+        "{f}: cyclic --trace failed\n{}",
+        guest.diagnostics()
+    );
+    let result: Value = serde_json::from_str(&guest.read("traced_result.out"))
+        .unwrap_or_else(|e| panic!("{f}: traced result: {e}"));
+    let spikes: usize = result["runs"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["probe"] == "cyclic")
+        .map(|r| r["spikes"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert!(
+        spikes > 0,
+        "{f}: cyclic --trace explained no spike; tracing: {}",
+        result["tracing"]
+    );
+    eprintln!("{f}: cyclic --trace explained {spikes} spikes");
+}
+
 #[test]
 fn doctor_and_cyclic_on_real_preempt_rt_and_vanilla_kernels() {
     if std::env::var("RTGAUGE_QEMU").as_deref() != Ok("1") {
@@ -258,6 +341,9 @@ fn doctor_and_cyclic_on_real_preempt_rt_and_vanilla_kernels() {
 
     check_guest(&rt, true);
     check_guest(&vanilla, false);
+    check_timerlat(&rt, true);
+    check_timerlat(&vanilla, false);
+    check_traced_cyclic(&rt);
     compare_kernels(&vanilla, &rt);
 }
 

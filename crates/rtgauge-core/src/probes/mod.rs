@@ -9,13 +9,14 @@ pub mod noise;
 pub mod primitive;
 pub mod response;
 pub mod switch;
+pub mod timerlat;
 
 use crate::probe::Probe;
 use std::sync::RwLock;
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
 /// in this folder (implementing [`crate::probe::TypedProbe`]) and one line here.
-const BUILT_IN: [&dyn Probe; 9] = [
+const BUILT_IN: [&dyn Probe; 10] = [
     &cyclic::Cyclic,
     &response::Response,
     &switch::Switch,
@@ -25,6 +26,7 @@ const BUILT_IN: [&dyn Probe; 9] = [
     &clocks::ClockProbe,
     &ioport::IoPort,
     &noise::Noise,
+    &timerlat::Timerlat,
 ];
 
 /// Probes added at run time by [`register`] (tests, embedders), after the built-in ones.
