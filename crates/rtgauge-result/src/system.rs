@@ -24,7 +24,8 @@ pub struct Fingerprint {
     /// CONFIG_HZ, when the kernel config is readable.
     pub hz: Option<u32>,
     pub cmdline: String,
-    /// Machine architecture as the kernel reports it (x86_64, aarch64, armv7l, ...).
+    /// Machine architecture as the kernel reports it (x86_64, aarch64, armv7l, ...); under
+    /// user-mode emulation, the binary's and the kernel's: `aarch64 (on an x86_64 kernel)`.
     pub architecture: String,
     /// Board or system model: the device-tree model on ARM boards, else the DMI vendor and
     /// product name. Empty when the machine names itself nowhere.

@@ -13,12 +13,33 @@ const DEVICE_TREE_MODEL: [&str; 2] = [
 /// The machine architecture the kernel reports (`x86_64`, `aarch64`, `armv7l`, ...).
 ///
 /// On the live system a kernel without /proc/sys/kernel/arch (older than 5.x) still gets an
-/// answer: the architecture this binary was built for, which is the one it runs on.
+/// answer: the architecture this binary was built for, which is the one it runs on. Where the
+/// binary's architecture is another family than the kernel's (user-mode emulation such as
+/// qemu-aarch64 on an x86_64 host), both are said: `aarch64 (on an x86_64 kernel)`, so a
+/// result never passes an emulated run off as the host's.
 pub fn architecture(root: &SysRoot) -> String {
-    match root.read_trimmed("/proc/sys/kernel/arch") {
-        Ok(arch) if !arch.is_empty() => arch,
-        _ if root.is_live() => std::env::consts::ARCH.to_string(),
-        _ => String::new(),
+    let kernel = root
+        .read_trimmed("/proc/sys/kernel/arch")
+        .unwrap_or_default();
+    if !root.is_live() {
+        return kernel;
+    }
+    let binary = std::env::consts::ARCH;
+    match kernel.as_str() {
+        "" => binary.to_string(),
+        k if family(k) == family(binary) => kernel,
+        k => format!("{binary} (on an {k} kernel)"),
+    }
+}
+
+/// The architecture family of a kernel's or Rust's architecture name (`armv7l` and `arm`,
+/// `i686` and `x86`, `arm64` and `aarch64` are each one family).
+fn family(arch: &str) -> &str {
+    match arch {
+        "aarch64" | "arm64" | "aarch64_be" => "aarch64",
+        a if a.starts_with("arm") => "arm",
+        "i386" | "i486" | "i586" | "i686" | "x86" => "x86",
+        a => a,
     }
 }
 
@@ -161,6 +182,14 @@ mod tests {
         let cpuinfo = "processor\t: 0\nmicrocode\t: 0x2b\nprocessor\t: 1\nmicrocode\t: 0x2c\n";
         assert_eq!(microcode(&root, cpuinfo), "0x2b,0x2c");
         assert_eq!(microcode(&root, "processor : 0\n"), "");
+    }
+
+    #[test]
+    fn architecture_families_match_across_kernel_and_rust_names() {
+        assert_eq!(family("armv7l"), family("arm"));
+        assert_eq!(family("arm64"), family("aarch64"));
+        assert_eq!(family("i686"), family("x86"));
+        assert_ne!(family("aarch64"), family("x86_64"));
     }
 
     #[test]
