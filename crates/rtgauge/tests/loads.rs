@@ -34,16 +34,16 @@ fn overruns(r: &RunResult, mode: &str, load: &str) -> u64 {
 ///
 /// The host of this VM stalls a vCPU now and then for milliseconds, in any mode and under any
 /// load; a burst of such stalls during one 2 s run can hide the difference. So the run is
-/// repeated up to three times and the properties must all hold in one of them (every attempt's
+/// repeated up to five times and the properties must all hold in one of them (every attempt's
 /// numbers are printed). A wrong implementation (a load that does not run on the measured
-/// CPUs, or an rt mode that is not SCHED_FIFO) fails all three.
+/// CPUs, or an rt mode that is not SCHED_FIFO) fails them all.
 #[test]
 fn cpu_load_hurts_normal_mode_but_not_rt_mode() {
     let Some(_serial) = exclusive_as_root("the rt mode") else {
         return;
     };
     let mut failures = Vec::new();
-    for attempt in 1..=3 {
+    for attempt in 1..=5 {
         match cpu_load_attempt() {
             Ok(()) => return,
             Err(why) => {
@@ -52,7 +52,7 @@ fn cpu_load_hurts_normal_mode_but_not_rt_mode() {
             }
         }
     }
-    panic!("the cpu load's effect was not seen in three attempts: {failures:#?}");
+    panic!("the cpu load's effect was not seen in five attempts: {failures:#?}");
 }
 
 fn cpu_load_attempt() -> Result<(), String> {
@@ -87,8 +87,9 @@ fn cpu_load_attempt() -> Result<(), String> {
     let rt_cpu = slow_wakeups(&r, "rt", "cpu:4");
     let (normal_overruns, rt_overruns) =
         (overruns(&r, "normal", "cpu:4"), overruns(&r, "rt", "cpu:4"));
+    let idle_overruns = overruns(&r, "normal", "none");
     let seen = format!(
-        "wake-ups >= 300 us: normal idle {normal_idle}, normal cpu {normal_cpu}, rt cpu {rt_cpu}; overruns under cpu: normal {normal_overruns}, rt {rt_overruns}"
+        "wake-ups >= 300 us: normal idle {normal_idle}, normal cpu {normal_cpu}, rt cpu {rt_cpu}; overruns: normal idle {idle_overruns}, normal cpu {normal_overruns}, rt cpu {rt_overruns}"
     );
     eprintln!("{seen}");
     // Two spinning workers per CPU: a SCHED_OTHER thread regularly waits for a worker's slice
@@ -99,8 +100,10 @@ fn cpu_load_attempt() -> Result<(), String> {
             normal_cpu >= 20,
             "too few slow wake-ups in normal mode under cpu load",
         ),
+        // Whole lost periods tell the load apart from the host's stalls, which on this VM
+        // also make an idle SCHED_OTHER thread wake 300 us late tens of times in 2 s.
         (
-            normal_cpu > 2 * normal_idle,
+            normal_cpu > normal_idle && normal_overruns > 2 * idle_overruns + 10,
             "normal mode not clearly hurt by the cpu load",
         ),
         // The FIFO thread preempts the workers: what is left are the host's stalls, which hit
