@@ -169,10 +169,9 @@ pub fn execute(
                     } else {
                         "probe"
                     };
-                    result.warnings.push(Warning::new(
-                        code,
-                        format!("{} {} {}: {w}", run.title(), run.mode, run.load),
-                    ));
+                    result
+                        .warnings
+                        .push(Warning::new(code, format!("{}: {w}", run.key())));
                 }
                 result.runs.push(run);
                 result.finished_unix_ns = clock::unix_ns();
@@ -582,7 +581,7 @@ fn recording_hub(
 /// warnings, never silence.
 fn finish_recording(hub: Option<RecordingHub>, run: &ProbeRun, result: &mut RunResult) {
     let Some(hub) = hub else { return };
-    let what = format!("{} {} {}", run.title(), run.mode, run.load);
+    let what = run.key().to_string();
     let mut warn = |code: &str, message: String| {
         if !result.warnings.iter().any(|w| w.message == message) {
             result.warnings.push(Warning::new(code, message));

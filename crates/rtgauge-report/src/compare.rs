@@ -80,7 +80,7 @@ fn cause_moves(results: &[RunResult]) -> Vec<CauseMove> {
     let mut moves: Vec<CauseMove> = Vec::new();
     for (i, result) in results.iter().enumerate() {
         for run in result.runs.iter().filter(|r| !r.spikes.is_empty()) {
-            let label = format!("{} {} {}", run.title(), run.mode, run.load);
+            let label = run.key().to_string();
             for g in rtgauge_result::spike::dominant_causes(&run.spikes) {
                 let entry = match moves
                     .iter()
@@ -1110,30 +1110,25 @@ fn judge_repeated(row: &mut CompareRow, a: &[RunValues], b: &[RunValues]) {
         return;
     };
     let tail = welch_log(&tails(a), &tails(b));
-    let word = |shift: f64| {
-        if shift > 0.0 {
+    // A significant shift: which way, of what, by how much.
+    let shifted = |row: &mut CompareRow, what: &str, shift: f64, p: f64| {
+        let (outcome, word) = if shift > 0.0 {
             (Outcome::Slower, "slower")
         } else {
             (Outcome::Faster, "faster")
-        }
-    };
-    if p_med < ALPHA && shift_med.abs() >= MIN_MEDIAN_SHIFT {
-        let (outcome, w) = word(shift_med);
+        };
         row.outcome = outcome;
         row.verdict = format!(
-            "{bn} {w}: median {} ({runs}, p {})",
-            percent(shift_med),
-            format_p(p_med)
-        );
-    } else if let Some((p, shift, _)) = tail.filter(|t| t.0 < ALPHA && t.1.abs() >= MIN_TAIL_SHIFT)
-    {
-        let (outcome, w) = word(shift);
-        row.outcome = outcome;
-        row.verdict = format!(
-            "{bn} {w} in the tail: {} ({runs}, p {})",
+            "{bn} {word}{what} {} ({runs}, p {})",
             percent(shift),
             format_p(p)
         );
+    };
+    if p_med < ALPHA && shift_med.abs() >= MIN_MEDIAN_SHIFT {
+        shifted(row, ": median", shift_med, p_med);
+    } else if let Some((p, shift, _)) = tail.filter(|t| t.0 < ALPHA && t.1.abs() >= MIN_TAIL_SHIFT)
+    {
+        shifted(row, " in the tail:", shift, p);
     } else if shift_med.abs() >= MIN_MEDIAN_SHIFT
         || tail.is_some_and(|t| t.1.abs() >= MIN_TAIL_SHIFT)
     {

@@ -5,20 +5,9 @@
 
 use crate::format::{Format, Render, Style, TimeUnit};
 use crate::html::esc;
+pub use rtgauge_result::TrendPoint;
 use serde::Serialize;
 use std::fmt::Write as _;
-
-/// One stored run's figures for the series (ns per operation).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TrendPoint {
-    pub run_id: i64,
-    pub started_unix_ns: u64,
-    pub kernel_release: String,
-    pub machine_key: String,
-    pub median_ns: Option<u64>,
-    pub p99_ns: Option<u64>,
-    pub max_ns: Option<u64>,
-}
 
 /// The series and its points, oldest first.
 #[derive(Debug, Clone, Serialize)]

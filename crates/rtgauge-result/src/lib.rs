@@ -5,6 +5,7 @@
 //! with a clear error rather than misreading them. The JSON Schema in `docs/result.schema.json`
 //! is generated from these types (`rtgauge schema`).
 
+mod history;
 mod io;
 mod key;
 mod load;
@@ -14,6 +15,7 @@ pub mod spike;
 mod system;
 pub mod units;
 
+pub use history::TrendPoint;
 pub use io::{document_bytes, write_atomically, write_bytes_atomically, ResultError};
 pub use key::{file_safe, RunKey, SeriesKey};
 pub use load::{LoadMetric, LoadReport};

@@ -96,17 +96,7 @@ pub struct Filter {
     pub limit: Option<usize>,
 }
 
-/// One point of a series over time (`trend`).
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrendPoint {
-    pub run_id: i64,
-    pub started_unix_ns: u64,
-    pub kernel_release: String,
-    pub machine_key: String,
-    pub median_ns: Option<u64>,
-    pub p99_ns: Option<u64>,
-    pub max_ns: Option<u64>,
-}
+pub use rtgauge_result::TrendPoint;
 
 /// An open history database.
 pub struct Store {

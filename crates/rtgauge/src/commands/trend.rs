@@ -3,7 +3,7 @@
 use super::history::open_existing;
 use crate::cli::{TrendArgs, TrendFormat};
 use anyhow::{Context, Result};
-use rtgauge_report::trend::{Trend, TrendPoint};
+use rtgauge_report::trend::Trend;
 use rtgauge_report::{Format, Render};
 use rtgauge_result::write_bytes_atomically;
 use std::collections::BTreeMap;
@@ -41,21 +41,7 @@ pub fn trend(args: TrendArgs) -> Result<u8> {
             args.load
         );
     }
-    let trend = Trend {
-        title,
-        points: points
-            .into_iter()
-            .map(|p| TrendPoint {
-                run_id: p.run_id,
-                started_unix_ns: p.started_unix_ns,
-                kernel_release: p.kernel_release,
-                machine_key: p.machine_key,
-                median_ns: p.median_ns,
-                p99_ns: p.p99_ns,
-                max_ns: p.max_ns,
-            })
-            .collect(),
-    };
+    let trend = Trend { title, points };
     let format = match args.format {
         TrendFormat::Table => Format::Text(crate::display::text_style()),
         TrendFormat::Html => Format::Html,
