@@ -356,3 +356,31 @@ fn late_responses_are_explained_and_the_culprit_on_the_handlers_cpu_is_named() {
     }
     panic!("late responses not explained in 3 attempts: {failures:#?}");
 }
+
+/// `run noise --trace` splits each CPU's noise by cause from the run's own trace session,
+/// without `--set noise.trace=yes` (which only asks for a session of the probe's own when
+/// the run has none).
+#[test]
+fn noise_in_a_traced_run_splits_its_stalls_from_the_runs_session() {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _guard = exclusive();
+    let doc = common::run_line(
+        "noise --trace --mode normal --cpus 1 --duration 1s --warmup 50ms --set noise.threshold=2us",
+    );
+    assert_eq!(doc["tracing"]["active"], true, "{}", doc["tracing"]);
+    let gap = doc["runs"][0]["series"]
+        .as_array()
+        .and_then(|s| s.iter().find(|s| s["name"] == "gap"))
+        .unwrap_or_else(|| panic!("no gap series: {doc}"));
+    let counter = |k: &str| gap["counters"][k].as_u64();
+    let (traced, events) = (counter("traced_events"), counter("events"));
+    assert!(
+        traced.is_some() && traced <= events,
+        "the stalls were not split by cause: {}",
+        gap["counters"]
+    );
+    eprintln!("{traced:?} of {events:?} stalls split by cause");
+}
