@@ -533,6 +533,55 @@ fn check_rtla_beside_rtgauge(guest: &Guest) {
         compared > 0,
         "{f}: every rtla median lies above its histogram"
     );
+    import_rtla_output(guest, &rtla);
+}
+
+/// `rtgauge import` reads the real `rtla timerlat hist` output of the guest (its own test has
+/// only text written from rtla's documentation): one `irq` and one `thread` series per CPU
+/// with rtla's counts. The imported document goes beside the guest's outputs, for
+/// `rtgauge compare` with `rtla_rtgauge_result.out`.
+fn import_rtla_output(guest: &Guest, rtla: &BTreeMap<String, RtlaColumn>) {
+    let f = guest.flavour;
+    let dir = guest.outdir.join("rtla-imported");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_rtgauge"))
+        .args([
+            "import",
+            "--format",
+            "timerlat",
+            "--no-store",
+            "--output-dir",
+        ])
+        .arg(&dir)
+        .arg(guest.outdir.join("rtla.out"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{f}: rtgauge import of rtla's output failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("rtla.rtgauge.json")).unwrap();
+    let imported: Value = serde_json::from_str(&text).unwrap();
+    let series = imported["runs"][0]["series"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    for cpu in 0..2 {
+        for (context, rtla_name) in [("irq", "IRQ"), ("thread", "Thr")] {
+            let count = series
+                .iter()
+                .find(|s| s["name"] == context && s["labels"]["cpu"] == cpu.to_string().as_str())
+                .and_then(|s| s["stats"]["count"].as_u64());
+            assert_eq!(
+                count,
+                Some(rtla[&format!("{rtla_name}-{cpu:03}")].count),
+                "{f}: imported rtla {context} CPU {cpu}"
+            );
+        }
+    }
+    eprintln!("{f}: rtla's output imported: {}", dir.display());
 }
 
 /// The comparison users make of these two kernels: `rtgauge compare vanilla rt` on the host
