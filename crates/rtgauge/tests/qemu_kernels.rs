@@ -422,10 +422,12 @@ fn parse_rtla_hist(text: &str) -> BTreeMap<String, RtlaColumn> {
 
 /// How far apart the two tools' medians may be. Both read the same kernel tracer in one guest,
 /// but one after the other, and under TCG emulation on a shared host each 2 s window's
-/// distribution moves by itself: over several boots the medians were 0.7-1.7x apart, once
-/// 5.7x (docs/validation.md, "The kernel's timer latency"). 10x leaves room for that and
-/// still catches a wrong unit or a column read for another (µs against ns is 1000x).
-const MEDIAN_FACTOR: f64 = 10.0;
+/// distribution moves by itself: over nine boots the medians of a series were at most 1.7x
+/// apart in six, 2.2x in one, 5.7x and 6.9x in two (docs/validation.md, "The kernel's timer
+/// latency"). 20x
+/// leaves room for that and still catches a wrong unit or a column read for another (µs
+/// against ns is 1000x).
+const MEDIAN_FACTOR: f64 = 20.0;
 
 /// Debian's `rtla timerlat hist` and `rtgauge run timerlat` in the PREEMPT_RT guest, same CPUs
 /// and period: both produce IRQ and thread samples on every CPU, counts of the same order (the
@@ -496,10 +498,11 @@ fn check_rtla_beside_rtgauge(guest: &Guest) {
                 theirs.count
             );
             // Same period and duration: the same number of timer firings, give or take the
-            // start and stop of each tool (a quarter leaves room for emulation's slow start).
+            // start and stop of each tool (measured within 4 %; 10 % leaves room for
+            // emulation's slow start).
             let ratio = count as f64 / theirs.count as f64;
             assert!(
-                (0.75..=1.33).contains(&ratio),
+                (0.9..=1.1).contains(&ratio),
                 "{f}: {context} CPU {cpu}: rtgauge {count} samples vs rtla {}",
                 theirs.count
             );
