@@ -285,31 +285,48 @@ fn a_spinning_fifo_99_culprit_is_named_as_the_dominant_cause_of_the_spikes_it_ca
         return;
     };
     let _guard = exclusive();
-    let (doc, spins) = run_beside_the_culprit(
-        &helper,
-        "1",
-        &[
-            "run",
-            "cyclic",
-            "--trace",
-            "--trace-above",
-            "200us",
-            "--cpus",
+    in_attempts("spikes not explained", || {
+        let (doc, spins) = run_beside_the_culprit(
+            &helper,
             "1",
-        ],
-    );
-    match culprit_named(&doc, &spins) {
-        Ok(summary) => eprintln!("{summary}"),
-        Err(e) => panic!("{e}"),
+            &[
+                "run",
+                "cyclic",
+                "--trace",
+                "--trace-above",
+                "200us",
+                "--cpus",
+                "1",
+            ],
+        );
+        culprit_named(&doc, &spins)
+    });
+}
+
+/// Runs `attempt` up to 3 times until it succeeds, printing each outcome: the culprit's
+/// random spins, and this shared machine, may give one run too few readable spikes.
+fn in_attempts(what: &str, mut attempt: impl FnMut() -> Result<String, String>) {
+    let mut failures = Vec::new();
+    for n in 1..=3 {
+        match attempt() {
+            Ok(summary) => {
+                eprintln!("attempt {n}: {summary}");
+                return;
+            }
+            Err(e) => {
+                eprintln!("attempt {n}: {e}");
+                failures.push(e);
+            }
+        }
     }
+    panic!("{what} in 3 attempts: {failures:#?}");
 }
 
 /// The response probe hands its late answers to the trace like cyclic: with the handler on
 /// the culprit's CPU (cross-cpu: the handler on the first measured CPU, 0, the trigger
 /// firing from CPU 1), an answer is late when the
 /// culprit spins there, and the spike (programmed = the event's firing, woke = the
-/// handler's wake-up) names it. Up to 3 attempts: the culprit's random spins may hit too
-/// few events in one.
+/// handler's wake-up) names it.
 #[test]
 fn late_responses_are_explained_and_the_culprit_on_the_handlers_cpu_is_named() {
     if let Some(why) = cannot_trace() {
@@ -334,27 +351,15 @@ fn late_responses_are_explained_and_the_culprit_on_the_handlers_cpu_is_named() {
         "--trace-above",
         "200us",
     ];
-    let mut failures = Vec::new();
-    for attempt in 1..=3 {
+    in_attempts("late responses not explained", || {
         let (doc, spins) = run_beside_the_culprit(&helper, "0", &args);
-        let spikes = spikes(&doc);
         // Every explained answer is the handler's, on its CPU, after its event.
-        for s in &spikes {
+        for s in spikes(&doc) {
             assert_eq!(s["cpu"], 0, "the handler runs on CPU 0: {s}");
             assert!(s["woke_ns"].as_u64() > s["programmed_ns"].as_u64(), "{s}");
         }
-        match culprit_named(&doc, &spins) {
-            Ok(summary) => {
-                eprintln!("attempt {attempt}: {summary}");
-                return;
-            }
-            Err(e) => {
-                eprintln!("attempt {attempt}: {e}");
-                failures.push(e);
-            }
-        }
-    }
-    panic!("late responses not explained in 3 attempts: {failures:#?}");
+        culprit_named(&doc, &spins)
+    });
 }
 
 /// `run noise --trace` splits each CPU's noise by cause from the run's own trace session,
