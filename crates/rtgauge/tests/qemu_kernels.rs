@@ -465,9 +465,7 @@ fn check_rtla_beside_rtgauge(guest: &Guest) {
             let theirs = rtla
                 .get(&column)
                 .unwrap_or_else(|| panic!("{f}: rtla printed no {column} column:\n{rtla_out}"));
-            let ours = series
-                .iter()
-                .find(|s| s["name"] == context && s["labels"]["cpu"] == cpu.to_string().as_str())
+            let ours = series_on_cpu(&series, context, cpu)
                 .unwrap_or_else(|| panic!("{f}: rtgauge has no {context} series for CPU {cpu}"));
             let stat = |key: &str| ours["stats"][key].as_u64().unwrap_or(0);
             let (count, median_us, max_us) = (
@@ -532,6 +530,14 @@ fn check_rtla_beside_rtgauge(guest: &Guest) {
     import_rtla_output(guest, &rtla);
 }
 
+/// The series `name` of CPU `cpu` (label `cpu`) in a result's list of series.
+fn series_on_cpu<'a>(series: &[&'a Value], name: &str, cpu: usize) -> Option<&'a Value> {
+    series
+        .iter()
+        .copied()
+        .find(|s| s["name"] == name && s["labels"]["cpu"] == cpu.to_string().as_str())
+}
+
 /// `rtgauge import` reads the real `rtla timerlat hist` output of the guest (its own test has
 /// only text written from rtla's documentation): one `irq` and one `thread` series per CPU
 /// with rtla's counts. The imported document goes beside the guest's outputs, for
@@ -560,16 +566,15 @@ fn import_rtla_output(guest: &Guest, rtla: &BTreeMap<String, RtlaColumn>) {
     );
     let text = std::fs::read_to_string(dir.join("rtla.rtgauge.json")).unwrap();
     let imported: Value = serde_json::from_str(&text).unwrap();
-    let series = imported["runs"][0]["series"]
+    let series: Vec<&Value> = imported["runs"][0]["series"]
         .as_array()
-        .cloned()
-        .unwrap_or_default();
+        .into_iter()
+        .flatten()
+        .collect();
     for cpu in 0..2 {
         for (context, rtla_name) in [("irq", "IRQ"), ("thread", "Thr")] {
-            let count = series
-                .iter()
-                .find(|s| s["name"] == context && s["labels"]["cpu"] == cpu.to_string().as_str())
-                .and_then(|s| s["stats"]["count"].as_u64());
+            let count =
+                series_on_cpu(&series, context, cpu).and_then(|s| s["stats"]["count"].as_u64());
             assert_eq!(
                 count,
                 Some(rtla[&format!("{rtla_name}-{cpu:03}")].count),

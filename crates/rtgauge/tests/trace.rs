@@ -25,6 +25,16 @@ fn cannot_trace() -> Option<&'static str> {
     None
 }
 
+/// The machine to this test alone (other measuring tests wait) when tracing can be tested
+/// here; otherwise None, saying why.
+fn exclusive_if_traceable() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Some(why) = cannot_trace() {
+        eprintln!("skipped: {why}");
+        return None;
+    }
+    Some(exclusive())
+}
+
 fn tracefs() -> PathBuf {
     ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"]
         .iter()
@@ -124,11 +134,9 @@ fn break_stops_the_run_at_the_first_late_sample_with_status_broken_and_exit_2() 
 
 #[test]
 fn break_with_trace_keeps_the_window_of_the_breaking_spike() {
-    if let Some(why) = cannot_trace() {
-        eprintln!("skipped: {why}");
+    let Some(_guard) = exclusive_if_traceable() else {
         return;
-    }
-    let _guard = exclusive();
+    };
     let doc = broken_run(&["--trace", "--cpus", "1"]);
     assert_eq!(spikes(&doc).len(), 1, "{doc}");
     assert!(rtgauge_instances().is_empty(), "{:?}", rtgauge_instances());
@@ -136,11 +144,9 @@ fn break_with_trace_keeps_the_window_of_the_breaking_spike() {
 
 #[test]
 fn a_traced_run_killed_with_sigkill_leaves_a_session_the_next_run_removes() {
-    if let Some(why) = cannot_trace() {
-        eprintln!("skipped: {why}");
+    let Some(_guard) = exclusive_if_traceable() else {
         return;
-    }
-    let _guard = exclusive();
+    };
     let dir = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
         .args([
@@ -180,6 +186,17 @@ fn a_traced_run_killed_with_sigkill_leaves_a_session_the_next_run_removes() {
         "{:?}",
         rtgauge_instances()
     );
+}
+
+/// The culprit helper, and the machine to the test alone, when the attribution tests can run
+/// here; otherwise None, saying why.
+fn culprit_or_skip() -> Option<(PathBuf, std::sync::MutexGuard<'static, ()>)> {
+    let guard = exclusive_if_traceable()?;
+    let Some(helper) = trace_helper() else {
+        eprintln!("skipped: build the culprit first: cargo build -p rtgauge-trace");
+        return None;
+    };
+    Some((helper, guard))
 }
 
 /// Runs `rtgauge ARGS…` (a traced run of 10 s) beside the culprit of the attribution tests:
@@ -276,15 +293,9 @@ fn culprit_named(doc: &Value, spins: &[(u64, u64)]) -> Result<String, String> {
 /// caused, at least 90 % name it as the dominant cause with its run time within 10 %.
 #[test]
 fn a_spinning_fifo_99_culprit_is_named_as_the_dominant_cause_of_the_spikes_it_caused() {
-    if let Some(why) = cannot_trace() {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let Some(helper) = trace_helper() else {
-        eprintln!("skipped: build the culprit first: cargo build -p rtgauge-trace");
+    let Some((helper, _guard)) = culprit_or_skip() else {
         return;
     };
-    let _guard = exclusive();
     in_attempts("spikes not explained", || {
         let (doc, spins) = run_beside_the_culprit(
             &helper,
@@ -329,15 +340,9 @@ fn in_attempts(what: &str, mut attempt: impl FnMut() -> Result<String, String>) 
 /// handler's wake-up) names it.
 #[test]
 fn late_responses_are_explained_and_the_culprit_on_the_handlers_cpu_is_named() {
-    if let Some(why) = cannot_trace() {
-        eprintln!("skipped: {why}");
-        return;
-    }
-    let Some(helper) = trace_helper() else {
-        eprintln!("skipped: build the culprit first: cargo build -p rtgauge-trace");
+    let Some((helper, _guard)) = culprit_or_skip() else {
         return;
     };
-    let _guard = exclusive();
     let args = [
         "run",
         "response",
@@ -367,11 +372,9 @@ fn late_responses_are_explained_and_the_culprit_on_the_handlers_cpu_is_named() {
 /// the run has none).
 #[test]
 fn noise_in_a_traced_run_splits_its_stalls_from_the_runs_session() {
-    if let Some(why) = cannot_trace() {
-        eprintln!("skipped: {why}");
+    let Some(_guard) = exclusive_if_traceable() else {
         return;
-    }
-    let _guard = exclusive();
+    };
     let doc = common::run_line(
         "noise --trace --mode normal --cpus 1 --duration 1s --warmup 50ms --set noise.threshold=2us",
     );
