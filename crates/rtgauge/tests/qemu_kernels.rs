@@ -421,8 +421,8 @@ fn parse_rtla_hist(text: &str) -> BTreeMap<String, RtlaColumn> {
 
 /// How far apart the two tools' medians may be. Both read the same kernel tracer in one guest,
 /// but one after the other, and under TCG emulation on a shared host each 2 s window's
-/// distribution moves by itself: over ten boots the medians of a series were at most 1.7x
-/// apart in six, 2.1-2.2x in two, 5.7x and 6.9x in two (docs/validation.md, "The kernel's timer
+/// distribution moves by itself: over eleven boots the medians of a series were at most 1.7x
+/// apart in seven, 2.1-2.2x in two, 5.7x and 6.9x in two (docs/validation.md, "The kernel's timer
 /// latency"). 20x
 /// leaves room for that and still catches a wrong unit or a column read for another (µs
 /// against ns is 1000x).
