@@ -28,6 +28,9 @@
 #   RTGAUGE_QEMU_CMD_TIMEOUT  limit for each guest command in seconds (120)
 #   RTGAUGE_QEMU_EXTRA     more executables (space-separated host paths) to put
 #                          in the guest's /usr/bin, with their libraries
+#   RTGAUGE_QEMU_PACKAGES  Debian packages (space-separated, e.g. rtla) whose
+#                          executables go into the guest's /usr/bin; see
+#                          "Packages" below
 #   RTGAUGE_QEMU_TIMEOUT   hard limit for the whole guest run in seconds (240)
 #   RTGAUGE_QEMU_SMP       guest CPUs (2)
 #   RTGAUGE_QEMU_MEM       guest memory in MiB (1024)
@@ -46,6 +49,14 @@
 # into $RTGAUGE_QEMU_CACHE/kernels/PACKAGE_VERSION with the decompressed vmlinux.
 # A new Debian kernel version is downloaded once; otherwise nothing is fetched.
 # No modules are needed: the guest runs from the initramfs only.
+#
+# Packages: each one in RTGAUGE_QEMU_PACKAGES and those of its direct Depends
+# that the host does not have installed (rtla: libtracefs1, libtraceevent1) are
+# fetched with `apt-get download` into $RTGAUGE_QEMU_CACHE/debs (once per
+# version) and extracted into $RTGAUGE_QEMU_CACHE/packages/PACKAGE_VERSION.
+# Their /usr/bin executables and /usr/lib libraries are copied into the guest;
+# the libraries they need beyond those (libc) come from the host, as ldd finds
+# them. A library neither provides stops the script with its name.
 #
 # Exit status: 0 when the guest ran every command and reached the end of its
 # script (whatever the commands' own exit statuses, see NAME.rc); non-zero
@@ -220,6 +231,7 @@ add_binary() { # HOST_PATH GUEST_NAME
   ldd_out=$(ldd "$src" 2>/dev/null) || return 0 # static binary or script
   while read -r lib; do
     [[ -n $lib && -e $lib && ! -e $root$lib ]] || continue
+    [[ $lib == "$cache"/* ]] && continue # a package's library, already in the guest's /usr/lib
     mkdir -p "$root$(dirname "$lib")"
     cp -L "$lib" "$root$lib"
   done < <(echo "$ldd_out" | awk '
@@ -232,6 +244,78 @@ for extra in ${RTGAUGE_QEMU_EXTRA:-}; do
   [[ -f $extra && -x $extra ]] || die "RTGAUGE_QEMU_EXTRA: not an executable file: $extra"
   add_binary "$extra" "$(basename "$extra")"
 done
+
+# Debian packages for the guest (see "Packages" in the header).
+fetch_package() { # PACKAGE -> prints the extraction directory
+  local pkg=$1 version="" deb dir
+  if [[ ${RTGAUGE_QEMU_OFFLINE:-0} != 1 ]]; then
+    version=$(apt-cache policy "$pkg" 2>/dev/null | awk '/Candidate:/ { print $2 }')
+    [[ $version == "(none)" ]] && version=""
+  fi
+  if [[ -n $version ]]; then
+    dir="$cache/packages/${pkg}_${version//:/%3a}" # no ':' (epoch): the path goes into LD_LIBRARY_PATH
+  else # offline: the newest cached extraction
+    dir=$(ls -d "$cache/packages/${pkg}_"* 2>/dev/null | sort -V | tail -n1 || true)
+    [[ -n $dir ]] || die "package $pkg: apt does not know it and nothing is cached in $cache/packages"
+  fi
+  (
+    flock 9
+    [[ -d $dir ]] && exit 0
+    deb=$(ls "$cache/debs/${pkg}_"*"_amd64.deb" 2>/dev/null | while read -r f; do
+      [[ $(dpkg-deb -f "$f" Version) == "$version" ]] && echo "$f"; done | head -n1 || true)
+    if [[ -z $deb ]]; then
+      log "downloading $pkg $version"
+      (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "$pkg=$version" >&2) ||
+        die "apt-get download $pkg=$version failed"
+      deb=$(ls "$cache/debs/${pkg}_"*"_amd64.deb" | while read -r f; do
+        [[ $(dpkg-deb -f "$f" Version) == "$version" ]] && echo "$f"; done | head -n1)
+    fi
+    tmp=$(mktemp -d "$cache/packages/.extract.XXXXXX")
+    dpkg-deb -x "$deb" "$tmp"
+    mv "$tmp" "$dir"
+  ) 9>"$cache/packages/.lock-$pkg" || exit 1
+  echo "$dir"
+}
+# Direct Depends of a package (first alternative, no version) not installed on the host.
+missing_depends() { # EXTRACTION_DIR
+  local control
+  control=$(ls "$cache/debs/$(basename "$1" | sed 's/_.*//')_"*.deb 2>/dev/null | head -n1)
+  [[ -n $control ]] || return 0
+  dpkg-deb -f "$control" Depends | tr ',' '\n' | sed 's/|.*//; s/(.*//; s/:any//; s/ //g' |
+    while read -r dep; do
+      [[ -n $dep ]] || continue
+      dpkg-query -W -f='${Status}' "$dep" 2>/dev/null | grep -q 'install ok installed' || echo "$dep"
+    done
+}
+if [[ -n ${RTGAUGE_QEMU_PACKAGES:-} ]]; then
+  mkdir -p "$cache/packages"
+  pkg_dirs=()
+  for p in $RTGAUGE_QEMU_PACKAGES; do
+    d=$(fetch_package "$p") || exit 1
+    pkg_dirs+=("$d")
+    for dep in $(missing_depends "$d"); do
+      d=$(fetch_package "$dep") || exit 1
+      pkg_dirs+=("$d")
+    done
+  done
+  pkg_libs=""
+  for d in "${pkg_dirs[@]}"; do
+    [[ -d $d/usr/lib ]] || continue
+    mkdir -p "$root/usr/lib"
+    cp -a "$d/usr/lib/." "$root/usr/lib/"
+    pkg_libs+=$(find "$d/usr/lib" -name '*.so*' -printf '%h:' | tr -s ':')
+  done
+  for d in "${pkg_dirs[@]}"; do
+    for exe in "$d"/usr/bin/* "$d"/usr/sbin/*; do
+      [[ -f $exe && -x $exe && ! -L $exe ]] || continue
+      missing=$(LD_LIBRARY_PATH=$pkg_libs ldd "$exe" 2>/dev/null | awk '/not found/ { print $1 }' | tr '\n' ' ')
+      [[ -z $missing ]] || die "$(basename "$exe") needs libraries no package provides: $missing(add the package to RTGAUGE_QEMU_PACKAGES)"
+      # The packages' own libraries are already in place; ldd adds the host's (libc, loader).
+      LD_LIBRARY_PATH=$pkg_libs add_binary "$exe" "$(basename "$exe")"
+      log "package $(basename "$d"): /usr/bin/$(basename "$exe")"
+    done
+  done
+fi
 echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
 

@@ -292,6 +292,9 @@ pub struct ProbeContext<'a> {
     /// Late samples of probes with a programmed event time go here (`--trace`, `--break`);
     /// a measuring thread takes its producer with [`crate::spikes::SpikeTap::producer`].
     pub spikes: Option<&'a crate::spikes::SpikeTap>,
+    /// The run's trace session (`--trace`), recording on the measured CPUs, for probes that
+    /// read the kernel's view themselves (noise splits its stalls by cause).
+    pub trace: Option<&'a rtgauge_trace::TraceSession>,
 }
 
 impl ProbeContext<'_> {

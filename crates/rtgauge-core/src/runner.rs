@@ -257,6 +257,7 @@ fn run_probe(
         live,
         record,
         spikes: None,
+        trace: session,
     };
     let (outcome, report, broken) = run_watched(plan, &ctx, session, |ctx| probe.run(ctx));
     let mut warnings = Vec::new();

@@ -25,12 +25,15 @@
 //! probe run: the first candidate and the largest ones.
 
 use rtgauge_trace::{attribute_trace, Attribution, AttributionConfig, Spike, TraceSession};
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Events read before the programmed wake-up: enough to see what was running when the timer
 /// should have fired (docs/trace.md).
 pub const MARGIN_NS: u64 = 1_000_000;
+/// Flag in a candidate's thread word: an event another thread fired woke the thread
+/// (response), not a timer on its own CPU (cyclic); see [`AttributionConfig::woken_by_timer`].
+const WOKEN_BY_EVENT: u64 = 1 << 63;
 /// How long the reader collects candidates before one read for all of them.
 const BATCH: Duration = Duration::from_millis(20);
 /// Candidates a measuring thread can queue between two drains; more are counted as lost.
@@ -63,22 +66,25 @@ impl Default for SpikeSettings {
 }
 
 struct Ring {
-    tid: AtomicU32,
-    cpu: AtomicU32,
     /// Candidates written so far; slot `i % SLOTS` holds candidate `i`.
     head: AtomicU64,
     programmed: [AtomicU64; SLOTS],
     woke: [AtomicU64; SLOTS],
+    /// The measuring thread of each candidate, `cpu << 32 | tid` (+ [`WOKEN_BY_EVENT`]): per
+    /// slot, because a probe
+    /// that runs its thread several times (response: once per placement) takes a new
+    /// producer of the same ring, possibly on another CPU, while candidates of the previous
+    /// thread may still wait to be read.
+    thread: [AtomicU64; SLOTS],
 }
 
 impl Ring {
     fn new() -> Ring {
         Ring {
-            tid: AtomicU32::new(0),
-            cpu: AtomicU32::new(0),
             head: AtomicU64::new(0),
             programmed: std::array::from_fn(|_| AtomicU64::new(0)),
             woke: std::array::from_fn(|_| AtomicU64::new(0)),
+            thread: std::array::from_fn(|_| AtomicU64::new(0)),
         }
     }
 }
@@ -105,16 +111,25 @@ impl SpikeTap {
         }
     }
 
-    /// The producer of measuring thread `index` (on `cpu`); called on that thread, before
-    /// its loop, so the trace can tell it from everything else on the CPU.
+    /// The producer of measuring thread `index` (on `cpu`), woken by a timer on its CPU at
+    /// the programmed time; called on that thread, before its loop, so the trace can tell it
+    /// from everything else on the CPU. A thread that ends may hand its index to the next
+    /// one (one at a time).
     pub fn producer(&self, index: usize, cpu: usize) -> Option<SpikeProducer<'_>> {
+        self.producer_of(index, cpu, 0)
+    }
+
+    /// [`SpikeTap::producer`] for a thread woken by an event another thread fires, on this
+    /// CPU or another (the programmed time is when it was fired): its spikes get no timer IRQ/thread split.
+    pub fn producer_woken_by_event(&self, index: usize, cpu: usize) -> Option<SpikeProducer<'_>> {
+        self.producer_of(index, cpu, WOKEN_BY_EVENT)
+    }
+
+    fn producer_of(&self, index: usize, cpu: usize, flags: u64) -> Option<SpikeProducer<'_>> {
         let ring = self.rings.get(index)?;
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        ring.tid
-            .store(u32::try_from(tid).unwrap_or(0), Ordering::Relaxed);
-        ring.cpu
-            .store(u32::try_from(cpu).unwrap_or(0), Ordering::Relaxed);
+        let thread = flags | (cpu as u64) << 32 | u64::from(u32::try_from(tid).unwrap_or(0));
         let trace_floor = if self.settings.trace {
             self.settings.above_ns.unwrap_or(0)
         } else {
@@ -122,6 +137,7 @@ impl SpikeTap {
         };
         Some(SpikeProducer {
             ring,
+            thread,
             tap: self,
             trace_floor,
             follow_max: self.settings.trace && self.settings.above_ns.is_none(),
@@ -139,6 +155,8 @@ impl SpikeTap {
 /// The measuring thread's end of a [`SpikeTap`].
 pub struct SpikeProducer<'a> {
     ring: &'a Ring,
+    /// `cpu << 32 | tid` of the measuring thread.
+    thread: u64,
     tap: &'a SpikeTap,
     trace_floor: u64,
     follow_max: bool,
@@ -175,6 +193,7 @@ impl SpikeProducer<'_> {
             let slot = (i % SLOTS as u64) as usize;
             self.ring.programmed[slot].store(programmed_ns, Ordering::Relaxed);
             self.ring.woke[slot].store(woke_ns, Ordering::Relaxed);
+            self.ring.thread[slot].store(self.thread, Ordering::Relaxed);
             self.ring.head.store(i + 1, Ordering::Release);
             if self.follow_max {
                 self.trace_floor = latency;
@@ -204,6 +223,7 @@ pub struct SpikeReport {
 struct Candidate {
     cpu: usize,
     tid: u32,
+    woken_by_timer: bool,
     programmed: u64,
     woke: u64,
 }
@@ -222,6 +242,7 @@ pub fn explain(
     cpu: usize,
     thread_pid: u32,
     wakeups: &[(u64, u64)],
+    config: &AttributionConfig,
 ) -> Result<Vec<Attribution>, rtgauge_trace::TraceError> {
     let windows: Vec<(u64, u64)> = wakeups
         .iter()
@@ -238,7 +259,7 @@ pub fn explain(
                 woke_ns,
                 thread_pid,
             };
-            attribute_trace(&spike, trace, &AttributionConfig::default())
+            attribute_trace(&spike, trace, config)
         })
         .collect())
 }
@@ -334,9 +355,11 @@ fn drain(tap: &SpikeTap, tails: &mut [u64], lost: &mut u64) -> Vec<Candidate> {
         }
         for i in *tail..head {
             let slot = (i % SLOTS as u64) as usize;
+            let thread = ring.thread[slot].load(Ordering::Relaxed);
             let c = Candidate {
-                cpu: ring.cpu.load(Ordering::Relaxed) as usize,
-                tid: ring.tid.load(Ordering::Relaxed),
+                cpu: ((thread & !WOKEN_BY_EVENT) >> 32) as usize,
+                tid: thread as u32,
+                woken_by_timer: thread & WOKEN_BY_EVENT == 0,
                 programmed: ring.programmed[slot].load(Ordering::Relaxed),
                 woke: ring.woke[slot].load(Ordering::Relaxed),
             };
@@ -357,16 +380,23 @@ fn attribute_batch(
     chosen: &[Candidate],
 ) -> Result<Vec<Attribution>, rtgauge_trace::TraceError> {
     let mut out = Vec::with_capacity(chosen.len());
-    let mut cpus: Vec<(usize, u32)> = chosen.iter().map(|c| (c.cpu, c.tid)).collect();
-    cpus.sort_unstable();
-    cpus.dedup();
-    for (cpu, tid) in cpus {
+    let mut threads: Vec<(usize, u32, bool)> = chosen
+        .iter()
+        .map(|c| (c.cpu, c.tid, c.woken_by_timer))
+        .collect();
+    threads.sort_unstable();
+    threads.dedup();
+    for (cpu, tid, woken_by_timer) in threads {
         let wakeups: Vec<(u64, u64)> = chosen
             .iter()
-            .filter(|c| c.cpu == cpu && c.tid == tid)
+            .filter(|c| (c.cpu, c.tid, c.woken_by_timer) == (cpu, tid, woken_by_timer))
             .map(|c| (c.programmed, c.woke))
             .collect();
-        out.extend(explain(session, cpu, tid, &wakeups)?);
+        let config = AttributionConfig {
+            woken_by_timer,
+            ..AttributionConfig::default()
+        };
+        out.extend(explain(session, cpu, tid, &wakeups, &config)?);
     }
     Ok(out)
 }
@@ -426,6 +456,23 @@ mod tests {
         assert_eq!(lost, 10);
         // The newest survive.
         assert_eq!(got.last().unwrap().programmed, (SLOTS as u64 + 9) * 1_000);
+    }
+
+    #[test]
+    fn a_thread_that_takes_over_a_ring_leaves_the_waiting_candidates_on_their_cpu() {
+        let tap = SpikeTap::new(1, settings(Some(10), None), || {});
+        {
+            let mut first = tap.producer(0, 2).unwrap();
+            first.offer(1_000, 1_100);
+        }
+        let mut next = tap.producer_woken_by_event(0, 5).unwrap();
+        next.offer(2_000, 2_100);
+        let mut lost = 0;
+        let threads: Vec<(usize, bool)> = drain(&tap, &mut [0], &mut lost)
+            .iter()
+            .map(|c| (c.cpu, c.woken_by_timer))
+            .collect();
+        assert_eq!(threads, [(2, true), (5, false)]);
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //! interrupt was taken, when any task running with interrupts enabled would have been
 //! interrupted at the programmed time. What remains is time outside Linux (hypervisor, SMI,
 //! firmware), or a long interrupts-off section that these events cannot see; deep idle-state
-//! exit is counted too and is told apart by `idle` in the gap. The threshold is 20 µs: twenty
+//! exit is counted too and is told apart by `idle` in the gap. A thread woken by an event another
+//! thread fired (a response handler: [`AttributionConfig::woken_by_timer`] false) has no timer
+//! to split the latency at and no moment at which its CPU had to take an interrupt, so there
+//! silence while a task runs is that task's time and only idle silence is a gap. The threshold is 20 µs: twenty
 //! times the 1 µs resolution of the timestamps, above the few microseconds that entering an
 //! interrupt takes on bare metal, and below the spikes worth explaining (tens of µs and more).
 
@@ -45,12 +48,17 @@ pub struct Spike {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AttributionConfig {
     pub gap_threshold_ns: u64,
+    /// The thread was woken by a timer on its own CPU at the programmed time (cyclic); false
+    /// when an event another thread fired woke it (response: the programmed time is when the event
+    /// was fired), which leaves the IRQ/thread split out and silence inside a task alone.
+    pub woken_by_timer: bool,
 }
 
 impl Default for AttributionConfig {
     fn default() -> Self {
         Self {
             gap_threshold_ns: DEFAULT_GAP_THRESHOLD_NS,
+            woken_by_timer: true,
         }
     }
 }
@@ -70,10 +78,18 @@ pub fn attribute(
         .iter()
         .filter(|e| e.cpu == spike.cpu && e.ts_ns <= end)
         .collect();
-    let timer_irq_ns = find_timer_irq(spike, &on_cpu);
+    let timer_irq_ns = if config.woken_by_timer {
+        find_timer_irq(spike, &on_cpu)
+    } else {
+        None
+    };
     // Before the timer interrupt was taken, silence is unexplained; without any timer event
-    // the whole window is.
-    let timer_deadline = timer_irq_ns.unwrap_or(end);
+    // the whole window is. Woken by another thread's event, nothing had to interrupt a silent task.
+    let timer_deadline = if config.woken_by_timer {
+        timer_irq_ns.unwrap_or(end)
+    } else {
+        start
+    };
 
     let prios = priorities(&on_cpu);
     let mut works: HashMap<u32, String> = HashMap::new();

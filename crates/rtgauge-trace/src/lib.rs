@@ -24,8 +24,8 @@
 //! drop(session); // removes the instance
 //! # Ok(()) }
 //! ```
-//! Reading stops the instance's recording for the time it takes (about 5 ms with the default
-//! 256 KiB buffer, see docs/trace.md), and a spike during a stop cannot be explained (its
+//! Reading stops the instance's recording for the time it takes (between 1.6 and 5 ms with the
+//! default 128 KiB buffer, see docs/trace.md), and a spike during a stop cannot be explained (its
 //! window is flagged `window_incomplete`). So the runner:
 //! - hands (programmed, woke) of a late sample from the measuring thread to a helper thread
 //!   off the measured CPUs (at SCHED_FIFO, so it is not preempted while recording is stopped)

@@ -21,11 +21,12 @@ use crate::testing::now_ns;
 pub const TRACEFS_PATHS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// Prefix of rtgauge's instance names.
 pub const INSTANCE_PREFIX: &str = "rtgauge-";
-/// Default ring buffer per CPU. Reading stops recording for a time proportional to what the
-/// buffer holds (about 5 ms for 256 KiB, 20 ms for 1 MiB on the development machine, see
-/// docs/trace.md); 256 KiB still holds about a second of a busy CPU's events, far more than
-/// the window around one spike.
-pub const DEFAULT_BUFFER_SIZE_KB: u32 = 256;
+/// Default ring buffer per CPU. Reading stops recording (every CPU of the instance) for a time
+/// proportional to what the buffer holds (about 1.4 ms for 64 KiB, 5 ms for 256 KiB, 20 ms
+/// for 1 MiB on the development machine), and a spike during a stop has no events to explain
+/// it: 128 KiB halved such windows against 256 KiB and still holds 120 ms of a CPU busy with
+/// fork/exec, five batches of the reader (docs/trace.md, "Why windows are empty").
+pub const DEFAULT_BUFFER_SIZE_KB: u32 = 128;
 /// How many recent recording pauses are remembered to flag windows that overlap one.
 const PAUSES_KEPT: usize = 32;
 

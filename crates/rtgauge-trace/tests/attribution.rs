@@ -213,10 +213,35 @@ fn silence_shorter_than_the_threshold_is_not_a_gap() {
     let f = fixture(include_str!("fixtures/gap.trace"));
     let config = AttributionConfig {
         gap_threshold_ns: 500_000,
+        ..AttributionConfig::default()
     };
     let (events, _) = parse_trace(include_str!("fixtures/gap.trace"));
     let a = attribute(&f.spikes[0], &events, false, &config);
     assert!(matches!(dominant(&a), Cause::Thread { comm, .. } if comm == "worker"));
+}
+
+#[test]
+fn a_thread_woken_by_another_threads_event_gets_no_gap_for_a_silent_task_and_no_irq_split() {
+    // The gap fixture's silent 400 µs of `worker`, but the spike is an answer to an event
+    // another thread fired: nothing had to interrupt `worker`, so it is the cause.
+    let f = fixture(include_str!("fixtures/gap.trace"));
+    let (events, _) = parse_trace(include_str!("fixtures/gap.trace"));
+    let config = AttributionConfig {
+        woken_by_timer: false,
+        ..AttributionConfig::default()
+    };
+    let a = attribute(&f.spikes[0], &events, false, &config);
+    assert!(
+        matches!(dominant(&a), Cause::Thread { comm, .. } if comm == "worker"),
+        "{a:?}"
+    );
+    assert!(a
+        .contributors
+        .iter()
+        .all(|c| !matches!(c.cause, Cause::Gap { .. })));
+    assert_eq!((a.irq_latency_ns, a.thread_latency_ns), (None, None));
+    let total: u64 = a.contributors.iter().map(|c| c.duration_ns).sum();
+    assert_eq!(total, a.latency_ns);
 }
 
 #[test]

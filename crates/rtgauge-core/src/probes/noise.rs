@@ -39,7 +39,7 @@ const PARAMS: [ParamSpec; 7] = [
     ParamSpec::new("runtime", "90%", "polling time in each period, as a share (90%, 100% for an isolated CPU) or a duration (95ms)"),
     ParamSpec::new("interval", "1s", "width of the intervals whose longest gap is kept (the over-time series)"),
     ParamSpec::new("max-events", "1000000", "events kept per CPU for statistics and recording; more are counted as dropped"),
-    ParamSpec::new("trace", "no", "yes: after the polling, split each CPU's noise by what the kernel ran in the stalls (IRQ, softirq, NMI, thread, or nothing: outside Linux), from a tracefs recording; no: durations only"),
+    ParamSpec::new("trace", "no", "yes: after the polling, split each CPU's noise by what the kernel ran in the stalls (IRQ, softirq, NMI, thread, or nothing: outside Linux), from a tracefs recording; no: durations only. A run with --trace always splits, from its own recording"),
     ParamSpec::new("clock", "auto", "auto (the CPU counter where steady, else monotonic), counter, or monotonic (the vDSO clock)"),
 ];
 pub const CLOCKS: [&str; 3] = ["auto", "counter", "monotonic"];
@@ -87,9 +87,10 @@ impl TypedProbe for Noise {
             ctx.cpus.len(),
             "ns since the measuring thread's measurement start (the end of its warm-up); the value is the gap's duration, the time its start",
         )?;
-        let session = match cfg.trace {
-            false => None,
-            true => match TraceSession::start(&TraceConfig::new(ctx.cpus.to_vec())) {
+        // The kernel's view: the run's --trace session, else one of its own for trace=yes
+        // (a run holds one session at a time, docs/trace.md).
+        let own_session = match (ctx.trace, cfg.trace) {
+            (None, true) => match TraceSession::start(&TraceConfig::new(ctx.cpus.to_vec())) {
                 Ok(session) => Some(session),
                 Err(e) => {
                     out_warnings.push(format!(
@@ -98,7 +99,9 @@ impl TypedProbe for Noise {
                     None
                 }
             },
+            _ => None,
         };
+        let session = ctx.trace.or(own_session.as_ref());
         let steal_before = steal_ns_per_cpu();
         let threads = per_cpu_threads(ctx, |cpu, _| {
             let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0);
@@ -128,7 +131,7 @@ impl TypedProbe for Noise {
                 t.cpu,
                 format_duration_ns(t.threshold_ns)
             ));
-            let causes = session.as_ref().map(|session| t.attribute(session));
+            let causes = session.map(|session| t.attribute(session));
             let mut series = t.series(steal);
             if let Some(causes) = causes {
                 match causes {

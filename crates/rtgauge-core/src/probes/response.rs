@@ -341,7 +341,7 @@ fn measure(
         &trigger,
         &handler,
         |start| run_trigger(ctx, cfg, channel, &hs, start),
-        |start| run_handler(cfg, channel, &hs, start, &live),
+        |start| run_handler(ctx, cfg, channel, &hs, start, &live, place.follow_cpu),
     )?;
     Ok((
         obtained,
@@ -440,11 +440,13 @@ fn stop_handler(channel: &Channel, hs: &Handshake) {
 }
 
 fn run_handler(
+    ctx: &ProbeContext,
     cfg: &Config,
     channel: &Channel,
     hs: &Handshake,
     start: &Start,
     live: &LiveCell,
+    cpu: Option<usize>,
 ) -> Result<HandlerOut, ProbeError> {
     let mut latency = Recorder::new(DEFAULT_INTERVAL_NS);
     let mut kernel_to_handler = channel
@@ -455,6 +457,15 @@ fn run_handler(
         .prepare_handler()
         .map_err(|e| os_error(PROBE, "preparing the handler thread", e));
     start.go(1, prepared)?;
+    // --trace / --break (crate::spikes): a late answer is offered with the event's firing
+    // as the programmed time and the handler's wake-up as the actual one, so the trace
+    // shows what ran on the handler's CPU in between. One handler runs at a time, so each
+    // placement takes ring 0. An unpinned handler has no CPU whose trace to read.
+    let mut spikes = cpu.and_then(|cpu| {
+        ctx.spikes
+            .and_then(|tap| tap.producer_woken_by_event(0, cpu))
+    });
+    let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
     let busy = cfg.handler_busy_ns;
     let (mut last_seq, mut spurious) = (0u64, 0u64);
     loop {
@@ -492,6 +503,23 @@ fn run_handler(
                 rec.record(t.saturating_sub(k), at);
             }
             live.publish(lat, 0);
+            // The injected busy section is the handler's own work, not lateness.
+            if woke.saturating_sub(fired) > spike_floor {
+                if let Some(s) = spikes.as_mut() {
+                    // Crossing --break stops the run: the trigger sees the stop request,
+                    // fires no more events and tells this thread to quit (it must not
+                    // leave first, see stop_handler).
+                    spike_floor = if s.offer(fired, woke) {
+                        u64::MAX
+                    } else {
+                        s.floor()
+                    };
+                }
+            }
+        } else if let Some(s) = spikes.as_mut() {
+            // Warm-up: candidates start above its largest latency (crate::spikes).
+            s.warm_up(woke.saturating_sub(fired));
+            spike_floor = s.floor();
         }
         hs.ack.store(seq, Ordering::Release);
     }

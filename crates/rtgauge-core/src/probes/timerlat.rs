@@ -108,6 +108,12 @@ impl TypedProbe for Timerlat {
         let mut batch = Vec::with_capacity(4096);
         // The tracer's first wake-ups are the warm-up (its threads start, caches fill).
         let start = now_ns() + ctx.warmup_ns;
+        // Samples the kernel took after the measuring time are not counted: the reads come
+        // every 50 ms at best, and on a slow machine this thread may wake much later.
+        let end = ctx
+            .budget
+            .duration_ns
+            .map_or(u64::MAX, |d| start.saturating_add(d));
         let mut now = now_ns();
         while !ctx.stopped()
             && !ctx
@@ -115,17 +121,19 @@ impl TypedProbe for Timerlat {
                 .done(start, now.max(start), recorders.threads_min())
         {
             std::thread::sleep(READ_EVERY);
+            // Before the read: when `now` ends the measuring time, the read has every
+            // sample up to it.
+            now = now_ns();
             batch.clear();
             session
                 .read_samples(&mut batch)
                 .map_err(unavailable_or_failed)?;
-            for sample in batch.iter().filter(|s| s.ts_ns >= start) {
+            for sample in batch.iter().filter(|s| (start..end).contains(&s.ts_ns)) {
                 recorders.record(sample, start);
                 live.publish(sample.latency_ns, 0);
             }
-            now = now_ns();
         }
-        let measured_ns = now.saturating_sub(start);
+        let measured_ns = now.min(end).saturating_sub(start);
         drop(session);
         let mut out = ProbeOutput::measured(
             Obtained::default(),
