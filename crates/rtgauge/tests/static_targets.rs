@@ -348,3 +348,141 @@ fn completions_are_generated_for_bash_zsh_and_fish_from_the_cli_definitions() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("invalid value 'tcsh'"));
 }
+
+/// The Debian package `scripts/build-release.sh --deb` wrote for `debarch` (amd64, arm64).
+fn debian_package(dist: &Path, debarch: &str) -> PathBuf {
+    let path = dist.join(format!(
+        "rtgauge_{}-1_{debarch}.deb",
+        env!("CARGO_PKG_VERSION")
+    ));
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/build-release.sh --deb",
+        path.display()
+    );
+    path
+}
+
+fn dpkg_deb(option: &str, package: &Path) -> String {
+    let out = Command::new("dpkg-deb")
+        .arg(option)
+        .arg(package)
+        .output()
+        .expect("dpkg-deb runs");
+    assert!(
+        out.status.success(),
+        "dpkg-deb {option} {}: {}",
+        package.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(&out)
+}
+
+#[test]
+fn debian_packages_hold_binary_man_pages_and_completions_and_depend_on_nothing() {
+    let Some(dist) = dist() else { return };
+    for debarch in ["amd64", "arm64"] {
+        let package = debian_package(&dist, debarch);
+        let info = dpkg_deb("--info", &package);
+        eprintln!("{debarch}:\n{info}");
+        let field = |name: &str| {
+            info.lines()
+                .find_map(|l| l.trim_start().strip_prefix(&format!("{name}: ")))
+                .map(str::to_string)
+        };
+        assert_eq!(field("Package").as_deref(), Some("rtgauge"));
+        assert_eq!(field("Architecture").as_deref(), Some(debarch));
+        let version = format!("{}-1", env!("CARGO_PKG_VERSION"));
+        assert_eq!(field("Version"), Some(version));
+        // A static binary needs no shared library: any dependency would only stop the package
+        // from installing on a minimal board.
+        for relation in ["Depends", "Pre-Depends", "Recommends"] {
+            assert_eq!(field(relation), None, "{debarch}: {relation} in\n{info}");
+        }
+        let listing = dpkg_deb("--contents", &package);
+        let entry = |path: &str| {
+            listing
+                .lines()
+                .find(|l| l.ends_with(&format!(" .{path}")))
+                .unwrap_or_else(|| panic!("{debarch}: no {path} in\n{listing}"))
+                .to_string()
+        };
+        let binary = entry("/usr/bin/rtgauge");
+        assert!(binary.starts_with("-rwxr-xr-x root/root"), "{binary}");
+        for path in [
+            "/usr/share/man/man1/rtgauge.1.gz",
+            "/usr/share/man/man1/rtgauge-run.1.gz",
+            "/usr/share/man/man1/rtgauge-doctor.1.gz",
+            "/usr/share/bash-completion/completions/rtgauge",
+            "/usr/share/zsh/vendor-completions/_rtgauge",
+            "/usr/share/fish/vendor_completions.d/rtgauge.fish",
+            "/usr/share/doc/rtgauge/copyright",
+            "/usr/share/doc/rtgauge/README.md",
+            "/usr/share/doc/rtgauge/methodology.md",
+            "/usr/share/doc/rtgauge/licences/uPlot.LICENSE",
+        ] {
+            assert!(entry(path).starts_with("-rw-r--r-- root/root"), "{path}");
+        }
+    }
+}
+
+#[test]
+fn debian_package_installs_into_a_scratch_root_and_runs_there() {
+    let Some(dist) = dist() else { return };
+    let debarch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => panic!("no Debian package is built for {other}"),
+    };
+    let package = debian_package(&dist, debarch);
+    let root = tempfile::tempdir().unwrap();
+    // dpkg installs into a root of its own when that root has a dpkg database.
+    let admin = root.path().join("var/lib/dpkg");
+    for dir in ["info", "updates"] {
+        std::fs::create_dir_all(admin.join(dir)).unwrap();
+    }
+    for file in ["status", "available"] {
+        std::fs::write(admin.join(file), "").unwrap();
+    }
+    let dpkg = |args: &[&str]| {
+        let out = Command::new("dpkg")
+            .arg("--root")
+            .arg(root.path())
+            .args(args)
+            .output()
+            .expect("dpkg runs");
+        assert!(
+            out.status.success(),
+            "dpkg {args:?}: {}{}",
+            stdout(&out),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout(&out)
+    };
+    dpkg(&["--force-not-root", "--install", package.to_str().unwrap()]);
+    let files = dpkg(&["--listfiles", "rtgauge"]);
+    assert!(files.lines().any(|l| l == "/usr/bin/rtgauge"), "{files}");
+
+    let installed = root.path().join("usr/bin/rtgauge");
+    let version = Command::new(&installed).arg("--version").output().unwrap();
+    common::assert_success(&version);
+    assert!(
+        stdout(&version).contains(env!("CARGO_PKG_VERSION")),
+        "{}",
+        stdout(&version)
+    );
+    let doctor = Command::new(&installed)
+        .args(["doctor", "--json"])
+        .env("RTGAUGE_NO_STORE", "1")
+        .output()
+        .unwrap();
+    // 0: nothing fails; 2: a failing check (a shared build machine is not a tuned board).
+    assert!(
+        matches!(doctor.status.code(), Some(0 | 2)),
+        "{:?}: {}",
+        doctor.status,
+        String::from_utf8_lossy(&doctor.stderr)
+    );
+    let checks: Value = serde_json::from_slice(&doctor.stdout).expect("doctor --json prints JSON");
+    assert!(checks.to_string().contains("clocksource"), "{checks}");
+}
