@@ -407,8 +407,23 @@ fn debian_packages_hold_binary_man_pages_and_completions_and_depend_on_nothing()
                 .unwrap_or_else(|| panic!("{debarch}: no {path} in\n{listing}"))
                 .to_string()
         };
-        let binary = entry("/usr/bin/rtgauge");
-        assert!(binary.starts_with("-rwxr-xr-x root/root"), "{binary}");
+        let program = entry("/usr/bin/rtgauge");
+        assert!(program.starts_with("-rwxr-xr-x root/root"), "{program}");
+        // The packaged binary is the release binary of its architecture.
+        let unpacked = tempfile::tempdir().unwrap();
+        let out = Command::new("dpkg-deb")
+            .arg("--extract")
+            .arg(&package)
+            .arg(unpacked.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let build = if debarch == "arm64" { "aarch64" } else { "x86_64" };
+        let packaged = std::fs::read(unpacked.path().join("usr/bin/rtgauge")).unwrap();
+        assert!(
+            packaged == std::fs::read(binary(&dist, build)).unwrap(),
+            "{debarch}: the packaged binary is not {build}/rtgauge"
+        );
         for path in [
             "/usr/share/man/man1/rtgauge.1.gz",
             "/usr/share/man/man1/rtgauge-run.1.gz",
