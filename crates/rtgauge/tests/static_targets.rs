@@ -249,8 +249,12 @@ fn aarch64_binary_says_io_ports_exist_only_on_x86() {
 #[test]
 fn aarch64_doctor_audits_the_machine_as_json() {
     let Some(dist) = dist() else { return };
-    let out = aarch64(&dist, &["doctor", "--json"]);
-    // 0: nothing fails; 2: a failing check (this is a shared build machine, not a tuned board).
+    assert_doctor_audited(&aarch64(&dist, &["doctor", "--json"]));
+}
+
+/// `doctor --json` ran its checks: exit 0 (nothing fails) or 2 (a failing check: a shared
+/// build machine is not a tuned board), and printed them as JSON.
+fn assert_doctor_audited(out: &Output) {
     assert!(
         matches!(out.status.code(), Some(0 | 2)),
         "{:?}: {}",
@@ -294,6 +298,24 @@ fn small_build_exports_csv_and_refuses_parquet_naming_the_alternative() {
     let message = String::from_utf8_lossy(&refused.stderr);
     assert!(message.contains("--format csv"), "{message}");
     assert!(!dir.path().join("r.parquet").exists());
+}
+
+#[test]
+fn small_build_prints_the_committed_schema() {
+    // The small build prints docs/result.schema.json as embedded when it was built, without the
+    // generator; the full build's generator is held to that file by
+    // `committed_schema_matches_the_types` (tests/cyclic.rs).
+    let Some(dist) = dist() else { return };
+    let out = Command::new(small_native(&dist))
+        .arg("schema")
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let committed = std::fs::read_to_string(workspace().join("docs/result.schema.json")).unwrap();
+    assert!(
+        stdout(&out) == committed,
+        "the small build's schema is not docs/result.schema.json: rebuild it"
+    );
 }
 
 #[test]
@@ -363,19 +385,22 @@ fn debian_package(dist: &Path, debarch: &str) -> PathBuf {
     path
 }
 
-fn dpkg_deb(option: &str, package: &Path) -> String {
-    let out = Command::new("dpkg-deb")
-        .arg(option)
-        .arg(package)
+/// Runs `command`, asserts that it succeeded and returns what it printed.
+fn output_of(command: &mut Command) -> String {
+    let out = command
         .output()
-        .expect("dpkg-deb runs");
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
     assert!(
         out.status.success(),
-        "dpkg-deb {option} {}: {}",
-        package.display(),
+        "{command:?}: {}{}",
+        stdout(&out),
         String::from_utf8_lossy(&out.stderr)
     );
     stdout(&out)
+}
+
+fn dpkg_deb(option: &str, package: &Path) -> String {
+    output_of(Command::new("dpkg-deb").arg(option).arg(package))
 }
 
 #[test]
@@ -411,14 +436,17 @@ fn debian_packages_hold_binary_man_pages_and_completions_and_depend_on_nothing()
         assert!(program.starts_with("-rwxr-xr-x root/root"), "{program}");
         // The packaged binary is the release binary of its architecture.
         let unpacked = tempfile::tempdir().unwrap();
-        let out = Command::new("dpkg-deb")
-            .arg("--extract")
-            .arg(&package)
-            .arg(unpacked.path())
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let build = if debarch == "arm64" { "aarch64" } else { "x86_64" };
+        output_of(
+            Command::new("dpkg-deb")
+                .arg("--extract")
+                .arg(&package)
+                .arg(unpacked.path()),
+        );
+        let build = if debarch == "arm64" {
+            "aarch64"
+        } else {
+            "x86_64"
+        };
         let packaged = std::fs::read(unpacked.path().join("usr/bin/rtgauge")).unwrap();
         assert!(
             packaged == std::fs::read(binary(&dist, build)).unwrap(),
@@ -460,19 +488,12 @@ fn debian_package_installs_into_a_scratch_root_and_runs_there() {
         std::fs::write(admin.join(file), "").unwrap();
     }
     let dpkg = |args: &[&str]| {
-        let out = Command::new("dpkg")
-            .arg("--root")
-            .arg(root.path())
-            .args(args)
-            .output()
-            .expect("dpkg runs");
-        assert!(
-            out.status.success(),
-            "dpkg {args:?}: {}{}",
-            stdout(&out),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        stdout(&out)
+        output_of(
+            Command::new("dpkg")
+                .arg("--root")
+                .arg(root.path())
+                .args(args),
+        )
     };
     dpkg(&["--force-not-root", "--install", package.to_str().unwrap()]);
     let files = dpkg(&["--listfiles", "rtgauge"]);
@@ -491,13 +512,5 @@ fn debian_package_installs_into_a_scratch_root_and_runs_there() {
         .env("RTGAUGE_NO_STORE", "1")
         .output()
         .unwrap();
-    // 0: nothing fails; 2: a failing check (a shared build machine is not a tuned board).
-    assert!(
-        matches!(doctor.status.code(), Some(0 | 2)),
-        "{:?}: {}",
-        doctor.status,
-        String::from_utf8_lossy(&doctor.stderr)
-    );
-    let checks: Value = serde_json::from_slice(&doctor.stdout).expect("doctor --json prints JSON");
-    assert!(checks.to_string().contains("clocksource"), "{checks}");
+    assert_doctor_audited(&doctor);
 }
