@@ -82,16 +82,7 @@ fn emulated_run(dist: &Path, dir: &Path, probes: &[&str]) -> Value {
     let output = aarch64(dist, &args);
     common::assert_success(&output);
     let result = common::read_json(&out);
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(workspace().join("docs/result.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&result)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    common::assert_follows_committed_schema(&result);
     assert_eq!(result["status"], "complete", "{result}");
     result
 }
