@@ -8,7 +8,8 @@
 #   DIR/rtgauge-VERSION-ARCH-linux[-small].tar.gz
 # holding the binary, the man pages, bash/zsh/fish completions, the guides, the README and the
 # licences. `full` is the default feature set; `small` is the target build (no Parquet export,
-# SVG-only images, the JSON Schema embedded, not generated). The binaries are also left as DIR/ARCH[-small]/rtgauge for the tests.
+# SVG-only images, the JSON Schema embedded, not generated). The binaries are also left as
+# DIR/ARCH[-small]/rtgauge for the tests.
 # --deb also packages each full build as DIR/rtgauge_VERSION-1_DEBARCH.deb (dpkg-deb; the
 # binary is static, so the package depends on nothing). --emulated-tests runs the unit tests of
 # the architecture-specific code (rtgauge-core) and the doctor's fixture tests
