@@ -8,11 +8,12 @@
 #   DIR/rtgauge-VERSION-ARCH-linux[-small].tar.gz
 # holding the binary, the man pages, bash/zsh/fish completions, the guides, the README and the
 # licences. `full` is the default feature set; `small` is the target build (no Parquet export,
-# SVG-only images). The binaries are also left as DIR/ARCH[-small]/rtgauge for the tests.
-# --deb also packages each full build as DIR/rtgauge_VERSION-1_DEBARCH.deb (needs cargo-deb:
-# `cargo install cargo-deb`). --emulated-tests runs the unit tests of the architecture-specific
-# code (rtgauge-core) and the doctor's fixture tests (rtgauge-sysinfo) built for each foreign
-# architecture, under qemu-user.
+# SVG-only images, the JSON Schema embedded, not generated). The binaries are also left as
+# DIR/ARCH[-small]/rtgauge for the tests.
+# --deb also packages each full build as DIR/rtgauge_VERSION-1_DEBARCH.deb (dpkg-deb; the
+# binary is static, so the package depends on nothing). --emulated-tests runs the unit tests of
+# the architecture-specific code (rtgauge-core) and the doctor's fixture tests
+# (rtgauge-sysinfo) built for each foreign architecture, under qemu-user.
 #
 # Rustup cannot fetch other targets here, so the build uses Debian's Rust (rustc-web: the
 # compiler plus the arm64 standard library as a multiarch package), the aarch64 GNU linker and
@@ -67,6 +68,49 @@ fi
 for tool in "$CARGO" "$RUSTC"; do
   [ -x "$tool" ] || { echo "build-release.sh: $tool not found: install Debian's Rust with --install (or set RELEASE_CARGO/RELEASE_RUSTC)" >&2; exit 1; }
 done
+
+# Lays out the Debian package of one architecture's full build from its tarball stage (so the
+# package and the tarball cannot differ) and builds it with dpkg-deb, which every Debian host
+# has: cargo-deb would cost CI minutes of compiling a tool to write one control file.
+debian_package() {
+  local arch=$1 stage=$2 debarch root doc deb
+  debarch=$(debian_arch "$arch")
+  root="$target_dir/deb/$debarch"
+  doc="$root/usr/share/doc/rtgauge"
+  rm -rf "$root" && mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" \
+    "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
+    "$root/usr/share/fish/vendor_completions.d" "$doc/licences"
+  install -m 755 "$stage/rtgauge" "$root/usr/bin/rtgauge"
+  # Debian compresses man pages; -n keeps the package reproducible (no name or time stamp).
+  for page in "$stage"/man/man1/*.1; do gzip -9n < "$page" > "$root/usr/share/man/man1/$(basename "$page").gz"; done
+  install -m 644 "$stage/completions/rtgauge.bash" "$root/usr/share/bash-completion/completions/rtgauge"
+  install -m 644 "$stage/completions/_rtgauge" "$root/usr/share/zsh/vendor-completions/_rtgauge"
+  install -m 644 "$stage/completions/rtgauge.fish" "$root/usr/share/fish/vendor_completions.d/rtgauge.fish"
+  install -m 644 "$stage/README.md" "$stage"/doc/*.md "$doc/"
+  install -m 644 "$stage"/licences/* "$doc/licences/"
+  { printf 'rtgauge is dual-licensed under the MIT licence or the Apache License 2.0, at your option.\n\n'
+    cat "$stage/LICENSE-MIT"; printf '\n'; cat "$stage/LICENSE-APACHE"; } > "$doc/copyright"
+  chmod -R u=rwX,go=rX "$root"
+  # The binary is static: the package depends on nothing, not even libc6.
+  cat > "$root/DEBIAN/control" <<CONTROL
+Package: rtgauge
+Version: $version-1
+Architecture: $debarch
+Maintainer: The rtgauge authors <rtgauge@localhost>
+Installed-Size: $(du -sk --exclude=DEBIAN "$root" | cut -f1)
+Section: utils
+Priority: optional
+Description: $(sed -n 's/^description = "\(.*\)"/\1/p' crates/rtgauge/Cargo.toml)
+ rtgauge measures how late periodic tasks wake up, how fast the system answers
+ an event, what context switches, IPC calls and memory allocation cost in the
+ worst case, and how all of it degrades under load; it writes a versioned JSON
+ result, renders tables and an HTML report, compares runs and checks them
+ against limits. The binary is statically linked.
+CONTROL
+  deb="$out/rtgauge_${version}-1_$debarch.deb"
+  dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+  printf '%s\t%s bytes\n' "$deb" "$(stat -c %s "$deb")"
+}
 
 version=$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 target_dir="target/release-static"
@@ -132,12 +176,7 @@ for arch in ${arches//,/ }; do
     mkdir -p "$out/$arch$suffix"
     install -m 755 "$binary" "$out/$arch$suffix/rtgauge"
     if [ "$deb" -eq 1 ] && [ "$flavour" = full ]; then
-      # cargo-deb takes the binary and the completions from target/TRIPLE/release (see
-      # [package.metadata.deb] in crates/rtgauge/Cargo.toml).
-      mkdir -p "$target_dir/$triple/release/completions"
-      cp "$stage/completions/"* "$target_dir/$triple/release/completions/"
-      CARGO_TARGET_DIR="$target_dir" "$CARGO" deb -p rtgauge --no-build --no-strip \
-        --target "$triple" --output "$out"
+      debian_package "$arch" "$stage"
     fi
     printf '%s\t%s bytes\t%s\n' "$out/$name.tar.gz" "$(stat -c %s "$binary")" "$(file -b "$binary" | cut -d, -f1-2)"
   done

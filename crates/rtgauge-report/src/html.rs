@@ -717,7 +717,7 @@ pub fn render_html(input: &ReportInput) -> String {
     body.push_str("</main>");
     let _ = write!(
         body,
-        "<footer><p>Written by rtgauge {}. Times are per operation; tables show the percentiles the sample count supports (p99.99 needs 10,000 samples). See docs/report.md for how to read each plot.</p><details><summary>Licences of embedded software</summary><p>uPlot (charts):</p><pre>{}</pre></details></footer>",
+        "<footer><p>Written by rtgauge {}. Times are per operation; tables show the percentiles the sample count supports (p99.99 needs 10,000 samples). How to read each plot: report.md in /usr/share/doc/rtgauge from the Debian package, or doc/ in the release tarball.</p><details><summary>Licences of embedded software</summary><p>uPlot (charts):</p><pre>{}</pre></details></footer>",
         esc(env!("CARGO_PKG_VERSION")),
         esc(UPLOT_LICENSE)
     );

@@ -115,6 +115,47 @@ impl Summary {
         }
     }
 
+    /// One distribution from consecutive stretches of one measurement (the windows of a soak
+    /// run): `parts` are each stretch's start, counted from the first one's start, and its
+    /// summary, in time order. Counts, extremes, the histogram and the percentiles read from
+    /// it are those of all the samples recorded as one; the mean and standard deviation are
+    /// pooled from the parts' (each stored to the nanosecond); the interval maxima continue
+    /// one after the other from each stretch's start.
+    pub fn concatenate(parts: &[(u64, &Summary)]) -> Summary {
+        let interval_ns = parts
+            .first()
+            .map_or(crate::DEFAULT_INTERVAL_NS, |(_, s)| s.intervals.interval_ns);
+        let mut whole = Recorder::new(interval_ns);
+        for &(start_ns, part) in parts {
+            let (Some(min), Some(max)) = (part.min_ns, part.max_ns) else {
+                continue;
+            };
+            for &(value, count) in &part.histogram.buckets {
+                whole.histogram.saturating_record_n(value, count);
+            }
+            if whole.count == 0 || max > whole.max {
+                whole.max = max;
+                whole.max_at_ns = start_ns + part.max_at_ns;
+            }
+            whole.min = whole.min.min(min);
+            // Σx and Σx² rebuilt from the part's count, mean and deviation: in integers, so a
+            // single part comes back with exactly its own mean and deviation.
+            let n = u128::from(part.count);
+            let mean = u128::from(part.mean_ns.unwrap_or(min));
+            let stddev = u128::from(part.stddev_ns.unwrap_or(0));
+            whole.count += part.count;
+            whole.sum += n * mean;
+            whole.sum_squares += n.saturating_sub(1) * stddev * stddev + n * mean * mean;
+            let width = part.intervals.interval_ns;
+            for (i, interval_max) in part.intervals.max_ns.iter().enumerate() {
+                if let Some(value) = *interval_max {
+                    whole.intervals.record(value, start_ns + i as u64 * width);
+                }
+            }
+        }
+        Summary::from_recorder(&whole)
+    }
+
     /// The largest percentile this many samples support, as a label (e.g. "p99.9").
     pub fn highest_supported_percentile(&self) -> Option<&'static str> {
         self.percentiles
@@ -169,5 +210,69 @@ mod tests {
         let json = serde_json::to_value(r.summary()).unwrap();
         assert_eq!(json["max_ns"], 1500);
         assert!(json["percentiles"]["p99_ns"].is_null());
+    }
+
+    /// Samples `STEP_NS` apart in each window; every window starts on an interval boundary, as
+    /// a soak's windows do relative to each other only approximately, so the interval maxima
+    /// can be compared slot for slot.
+    const STEP_NS: u64 = 7_000_000;
+    const INTERVAL_NS: u64 = 100_000_000;
+
+    fn windows_and_whole(windows: &[Vec<u64>]) -> (Vec<(u64, Summary)>, Summary) {
+        let mut whole = Recorder::new(INTERVAL_NS);
+        let mut parts = Vec::new();
+        let mut start_ns = 0;
+        for samples in windows {
+            let mut part = Recorder::new(INTERVAL_NS);
+            for (i, &value) in samples.iter().enumerate() {
+                let at_ns = i as u64 * STEP_NS;
+                part.record(value, at_ns);
+                whole.record(value, start_ns + at_ns);
+            }
+            parts.push((start_ns, part.summary()));
+            let length_ns = samples.len() as u64 * STEP_NS;
+            start_ns += (length_ns / INTERVAL_NS + 1) * INTERVAL_NS;
+        }
+        (parts, whole.summary())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn concatenated_windows_are_the_whole_measurement(
+            windows in proptest::collection::vec(
+                proptest::collection::vec(0u64..3_000_000_000, 0..300), 1..6),
+        ) {
+            let (parts, whole) = windows_and_whole(&windows);
+            let refs: Vec<(u64, &Summary)> = parts.iter().map(|(at, s)| (*at, s)).collect();
+            let joined = Summary::concatenate(&refs);
+            // Exact: what the histogram and the extremes hold.
+            proptest::prop_assert_eq!(joined.count, whole.count);
+            proptest::prop_assert_eq!(joined.min_ns, whole.min_ns);
+            proptest::prop_assert_eq!(joined.max_ns, whole.max_ns);
+            proptest::prop_assert_eq!(joined.max_at_ns, whole.max_at_ns);
+            proptest::prop_assert_eq!(&joined.histogram, &whole.histogram);
+            proptest::prop_assert_eq!(&joined.percentiles, &whole.percentiles);
+            proptest::prop_assert_eq!(joined.median_ns, whole.median_ns);
+            proptest::prop_assert_eq!(joined.iqr_ns, whole.iqr_ns);
+            proptest::prop_assert_eq!(&joined.intervals, &whole.intervals);
+            // Pooled from moments stored to the nanosecond: each part's mean is off by at most
+            // 0.5 ns and its deviation by 0.5 ns, so the pooled figures by at most 1 and 2 ns.
+            let off = |a: Option<u64>, b: Option<u64>| a.unwrap_or(0).abs_diff(b.unwrap_or(0));
+            proptest::prop_assert!(off(joined.mean_ns, whole.mean_ns) <= 1, "{:?} vs {:?}", joined.mean_ns, whole.mean_ns);
+            proptest::prop_assert!(off(joined.stddev_ns, whole.stddev_ns) <= 2, "{:?} vs {:?}", joined.stddev_ns, whole.stddev_ns);
+        }
+
+        #[test]
+        fn one_window_concatenates_to_itself(
+            samples in proptest::collection::vec(0u64..3_000_000_000, 0..500),
+        ) {
+            let (parts, whole) = windows_and_whole(&[samples]);
+            let mut joined = Summary::concatenate(&[(0, &parts[0].1)]);
+            // The uncertainty of the mean comes from the deviation as stored, to the nanosecond.
+            let sem_off = joined.sem_ns.unwrap_or(0).abs_diff(whole.sem_ns.unwrap_or(0));
+            proptest::prop_assert!(sem_off <= 1, "{:?} vs {:?}", joined.sem_ns, whole.sem_ns);
+            joined.sem_ns = whole.sem_ns;
+            proptest::prop_assert_eq!(joined, whole);
+        }
     }
 }

@@ -2,6 +2,7 @@
 
 mod common;
 
+use serde_json::Value;
 use std::time::Duration;
 
 #[test]
@@ -21,15 +22,21 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
         saved["status"], "interrupted",
         "a soak in progress is not complete"
     );
-    let windows = saved["runs"].as_array().unwrap().len();
+    let windows = saved["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r.get("variant").is_some())
+        .count();
     assert!(windows >= 2, "{windows} windows saved");
     common::interrupt(&child);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let doc = common::read_json(&out);
-    let variants: Vec<&str> = doc["runs"]
-        .as_array()
-        .unwrap()
+    let runs = doc["runs"].as_array().unwrap();
+    let (whole, windows_run): (Vec<&Value>, Vec<&Value>) =
+        runs.iter().partition(|r| r.get("variant").is_none());
+    let variants: Vec<&str> = windows_run
         .iter()
         .map(|r| r["variant"].as_str().unwrap())
         .collect();
@@ -37,6 +44,44 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
     for (i, v) in variants.iter().enumerate() {
         assert_eq!(*v, format!("w{}", i + 1));
     }
+    // The whole soak as one distribution, after its windows: every window's samples, and the
+    // worst wake-up of whichever window had it (not only the last window's).
+    assert_eq!(
+        whole.len(),
+        1,
+        "one cyclic run for the whole soak: {runs:#?}"
+    );
+    assert_eq!(runs.last().unwrap()["variant"], Value::Null);
+    let whole = whole[0];
+    assert_eq!(whole["probe"], "cyclic");
+    let latency = |run: &Value| -> (u64, u64) {
+        let series = run["series"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == "latency")
+            .expect("a latency series");
+        (
+            series["stats"]["count"].as_u64().unwrap(),
+            series["stats"]["max_ns"].as_u64().unwrap_or(0),
+        )
+    };
+    let (count, max) = latency(whole);
+    let window_counts: u64 = windows_run.iter().map(|r| latency(r).0).sum();
+    let window_max = windows_run.iter().map(|r| latency(r).1).max().unwrap();
+    assert_eq!(
+        count, window_counts,
+        "every window's samples are in the whole"
+    );
+    assert_eq!(
+        max, window_max,
+        "the whole soak's maximum is the largest window's"
+    );
+    let measured: u64 = windows_run
+        .iter()
+        .map(|r| r["measured_ns"].as_u64().unwrap())
+        .sum();
+    assert_eq!(whole["measured_ns"].as_u64(), Some(measured));
 }
 
 #[test]

@@ -82,16 +82,7 @@ fn emulated_run(dist: &Path, dir: &Path, probes: &[&str]) -> Value {
     let output = aarch64(dist, &args);
     common::assert_success(&output);
     let result = common::read_json(&out);
-    let schema: Value = serde_json::from_str(
-        &std::fs::read_to_string(workspace().join("docs/result.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
-    let errors: Vec<String> = validator
-        .iter_errors(&result)
-        .map(|e| e.to_string())
-        .collect();
-    assert!(errors.is_empty(), "{errors:#?}");
+    common::assert_follows_committed_schema(&result);
     assert_eq!(result["status"], "complete", "{result}");
     result
 }
@@ -249,8 +240,12 @@ fn aarch64_binary_says_io_ports_exist_only_on_x86() {
 #[test]
 fn aarch64_doctor_audits_the_machine_as_json() {
     let Some(dist) = dist() else { return };
-    let out = aarch64(&dist, &["doctor", "--json"]);
-    // 0: nothing fails; 2: a failing check (this is a shared build machine, not a tuned board).
+    assert_doctor_audited(&aarch64(&dist, &["doctor", "--json"]));
+}
+
+/// `doctor --json` ran its checks: exit 0 (nothing fails) or 2 (a failing check: a shared
+/// build machine is not a tuned board), and printed them as JSON.
+fn assert_doctor_audited(out: &Output) {
     assert!(
         matches!(out.status.code(), Some(0 | 2)),
         "{:?}: {}",
@@ -294,6 +289,24 @@ fn small_build_exports_csv_and_refuses_parquet_naming_the_alternative() {
     let message = String::from_utf8_lossy(&refused.stderr);
     assert!(message.contains("--format csv"), "{message}");
     assert!(!dir.path().join("r.parquet").exists());
+}
+
+#[test]
+fn small_build_prints_the_committed_schema() {
+    // The small build prints docs/result.schema.json as embedded when it was built, without the
+    // generator; the full build's generator is held to that file by
+    // `committed_schema_matches_the_types` (tests/cyclic.rs).
+    let Some(dist) = dist() else { return };
+    let out = Command::new(small_native(&dist))
+        .arg("schema")
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let committed = std::fs::read_to_string(workspace().join("docs/result.schema.json")).unwrap();
+    assert!(
+        stdout(&out) == committed,
+        "the small build's schema is not docs/result.schema.json: rebuild it"
+    );
 }
 
 #[test]
@@ -347,4 +360,148 @@ fn completions_are_generated_for_bash_zsh_and_fish_from_the_cli_definitions() {
         .unwrap();
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("invalid value 'tcsh'"));
+}
+
+/// The Debian package `scripts/build-release.sh --deb` wrote for `debarch` (amd64, arm64).
+fn debian_package(dist: &Path, debarch: &str) -> PathBuf {
+    let path = dist.join(format!(
+        "rtgauge_{}-1_{debarch}.deb",
+        env!("CARGO_PKG_VERSION")
+    ));
+    assert!(
+        path.is_file(),
+        "{} is missing: run scripts/build-release.sh --deb",
+        path.display()
+    );
+    path
+}
+
+/// Runs `command`, asserts that it succeeded and returns what it printed.
+fn output_of(command: &mut Command) -> String {
+    let out = command
+        .output()
+        .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{command:?}: {}{}",
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout(&out)
+}
+
+fn dpkg_deb(option: &str, package: &Path) -> String {
+    output_of(Command::new("dpkg-deb").arg(option).arg(package))
+}
+
+#[test]
+fn debian_packages_hold_binary_man_pages_and_completions_and_depend_on_nothing() {
+    let Some(dist) = dist() else { return };
+    for debarch in ["amd64", "arm64"] {
+        let package = debian_package(&dist, debarch);
+        let info = dpkg_deb("--info", &package);
+        eprintln!("{debarch}:\n{info}");
+        let field = |name: &str| {
+            info.lines()
+                .find_map(|l| l.trim_start().strip_prefix(&format!("{name}: ")))
+                .map(str::to_string)
+        };
+        assert_eq!(field("Package").as_deref(), Some("rtgauge"));
+        assert_eq!(field("Architecture").as_deref(), Some(debarch));
+        let version = format!("{}-1", env!("CARGO_PKG_VERSION"));
+        assert_eq!(field("Version"), Some(version));
+        // A static binary needs no shared library: any dependency would only stop the package
+        // from installing on a minimal board.
+        for relation in ["Depends", "Pre-Depends", "Recommends"] {
+            assert_eq!(field(relation), None, "{debarch}: {relation} in\n{info}");
+        }
+        let listing = dpkg_deb("--contents", &package);
+        let entry = |path: &str| {
+            listing
+                .lines()
+                .find(|l| l.ends_with(&format!(" .{path}")))
+                .unwrap_or_else(|| panic!("{debarch}: no {path} in\n{listing}"))
+                .to_string()
+        };
+        let program = entry("/usr/bin/rtgauge");
+        assert!(program.starts_with("-rwxr-xr-x root/root"), "{program}");
+        // The packaged binary is the release binary of its architecture.
+        let unpacked = tempfile::tempdir().unwrap();
+        output_of(
+            Command::new("dpkg-deb")
+                .arg("--extract")
+                .arg(&package)
+                .arg(unpacked.path()),
+        );
+        let build = if debarch == "arm64" {
+            "aarch64"
+        } else {
+            "x86_64"
+        };
+        let packaged = std::fs::read(unpacked.path().join("usr/bin/rtgauge")).unwrap();
+        assert!(
+            packaged == std::fs::read(binary(&dist, build)).unwrap(),
+            "{debarch}: the packaged binary is not {build}/rtgauge"
+        );
+        for path in [
+            "/usr/share/man/man1/rtgauge.1.gz",
+            "/usr/share/man/man1/rtgauge-run.1.gz",
+            "/usr/share/man/man1/rtgauge-doctor.1.gz",
+            "/usr/share/bash-completion/completions/rtgauge",
+            "/usr/share/zsh/vendor-completions/_rtgauge",
+            "/usr/share/fish/vendor_completions.d/rtgauge.fish",
+            "/usr/share/doc/rtgauge/copyright",
+            "/usr/share/doc/rtgauge/README.md",
+            "/usr/share/doc/rtgauge/methodology.md",
+            "/usr/share/doc/rtgauge/licences/uPlot.LICENSE",
+        ] {
+            assert!(entry(path).starts_with("-rw-r--r-- root/root"), "{path}");
+        }
+    }
+}
+
+#[test]
+fn debian_package_installs_into_a_scratch_root_and_runs_there() {
+    let Some(dist) = dist() else { return };
+    let debarch = match std::env::consts::ARCH {
+        "x86_64" => "amd64",
+        "aarch64" => "arm64",
+        other => panic!("no Debian package is built for {other}"),
+    };
+    let package = debian_package(&dist, debarch);
+    let root = tempfile::tempdir().unwrap();
+    // dpkg installs into a root of its own when that root has a dpkg database.
+    let admin = root.path().join("var/lib/dpkg");
+    for dir in ["info", "updates"] {
+        std::fs::create_dir_all(admin.join(dir)).unwrap();
+    }
+    for file in ["status", "available"] {
+        std::fs::write(admin.join(file), "").unwrap();
+    }
+    let dpkg = |args: &[&str]| {
+        output_of(
+            Command::new("dpkg")
+                .arg("--root")
+                .arg(root.path())
+                .args(args),
+        )
+    };
+    dpkg(&["--force-not-root", "--install", package.to_str().unwrap()]);
+    let files = dpkg(&["--listfiles", "rtgauge"]);
+    assert!(files.lines().any(|l| l == "/usr/bin/rtgauge"), "{files}");
+
+    let installed = root.path().join("usr/bin/rtgauge");
+    let version = Command::new(&installed).arg("--version").output().unwrap();
+    common::assert_success(&version);
+    assert!(
+        stdout(&version).contains(env!("CARGO_PKG_VERSION")),
+        "{}",
+        stdout(&version)
+    );
+    let doctor = Command::new(&installed)
+        .args(["doctor", "--json"])
+        .env("RTGAUGE_NO_STORE", "1")
+        .output()
+        .unwrap();
+    assert_doctor_audited(&doctor);
 }

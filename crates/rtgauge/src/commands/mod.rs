@@ -43,7 +43,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Import(a) => import::import(a),
         Command::Trend(a) => trend::trend(a),
         Command::Schema => {
-            print!("{}", rtgauge_result::json_schema());
+            print!("{}", result_schema());
             Ok(crate::EXIT_OK)
         }
         Command::Man { dir } => {
@@ -64,6 +64,20 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
 
 /// One page per command and visible sub-command (as clap_mangen::generate_to names them),
 /// each written through the output module like every other file.
+/// The result document's JSON Schema. The full build derives it from the types, so
+/// `rtgauge schema > docs/result.schema.json` regenerates the committed file (a test compares
+/// the two); the small build prints that committed file, embedded, and leaves the generator
+/// out (docs/targets.md gives the bytes saved).
+#[cfg(feature = "schema-generator")]
+fn result_schema() -> String {
+    rtgauge_result::json_schema()
+}
+
+#[cfg(not(feature = "schema-generator"))]
+fn result_schema() -> String {
+    include_str!("../../../../docs/result.schema.json").to_string()
+}
+
 fn write_man_pages(cmd: clap::Command, dir: &Path) -> Result<()> {
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         write_man_pages(sub.clone(), dir)?;

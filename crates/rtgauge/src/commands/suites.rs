@@ -27,7 +27,8 @@ pub fn suites(suite: Option<String>, json: bool) -> Result<u8> {
             }
             println!(
                 "Print one as a file to start your own: rtgauge suites standard > my-suite.toml\n\
-                 (format: docs/suites.md; check a file with: rtgauge suites my-suite.toml)"
+                 (its format: suites.md in /usr/share/doc/rtgauge from the Debian package, or doc/ in \
+                 the release tarball; check a file with: rtgauge suites my-suite.toml)"
             );
         }
         Some(name) => match BUILTIN_SUITES.iter().find(|(n, _)| *n == name) {

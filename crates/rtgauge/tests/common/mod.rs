@@ -227,3 +227,18 @@ pub fn compare_json(a: &Path, b: &Path) -> Value {
     assert_success(&out);
     serde_json::from_slice(&out.stdout).expect("compare -f json prints JSON")
 }
+
+/// Asserts that `result` follows the committed JSON Schema (docs/result.schema.json).
+pub fn assert_follows_committed_schema(result: &Value) {
+    let text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/result.schema.json"),
+    )
+    .expect("docs/result.schema.json exists");
+    let schema: Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(result)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+}
