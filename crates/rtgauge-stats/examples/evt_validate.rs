@@ -64,7 +64,11 @@ fn main() {
             let cycles = series.stats.count as f64 / filled as f64;
             let mut start = 0;
             while start + predict + observe <= iv.max_ns.len() {
-                let past: Vec<u64> = iv.max_ns[start..start + predict].iter().flatten().copied().collect();
+                let past: Vec<u64> = iv.max_ns[start..start + predict]
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .collect();
                 let future = iv.max_ns[start + predict..start + predict + observe]
                     .iter()
                     .flatten()
@@ -80,7 +84,11 @@ fn main() {
                 });
                 let at = format!(
                     "{} {} {:?} t={:.0}s ({} maxima of {block_s} s)",
-                    run.probe, run.load, series.labels, start as f64 * block_s, past.len()
+                    run.probe,
+                    run.load,
+                    series.labels,
+                    start as f64 * block_s,
+                    past.len()
                 );
                 match wc.estimate() {
                     Some(e) => {

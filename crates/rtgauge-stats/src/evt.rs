@@ -671,7 +671,7 @@ pub fn estimate(input: &Input) -> WorstCase {
         return refuse(
             Vec::new(),
             format!(
-                "only {n} interval maxima; at least {MIN_MAXIMA} are needed (measure at least {} with {block} intervals)",
+                "only {n} interval maxima, {MIN_MAXIMA} needed: measure at least {} ({block} intervals)",
                 duration_label(input.block_ns.saturating_mul(MIN_MAXIMA as u64))
             ),
         );
@@ -691,7 +691,7 @@ pub fn estimate(input: &Input) -> WorstCase {
     if p < DIAGNOSTIC_LEVEL {
         return refuse(
             diagnostics,
-            format!("the maxima of the run's first half and second half differ (Kolmogorov–Smirnov p = {p:.1e}): the system changed during the run (a trend, or a load that came or went); measure in a steady state"),
+            format!("the maxima of the run's two halves differ (Kolmogorov–Smirnov p = {p:.1e}): the system changed during the run; measure in a steady state"),
         );
     }
 
@@ -701,7 +701,7 @@ pub fn estimate(input: &Input) -> WorstCase {
     if p < DIAGNOSTIC_LEVEL {
         return refuse(
             diagnostics,
-            format!("consecutive maxima depend on each other (Ljung–Box p = {p:.1e} over {lags} lags): the {block} intervals are too short for independent worst cases; measure with longer intervals"),
+            format!("consecutive maxima depend on each other (Ljung–Box p = {p:.1e}, {lags} lags): measure with intervals longer than {block}"),
         );
     }
 
@@ -729,7 +729,7 @@ pub fn estimate(input: &Input) -> WorstCase {
     if p < DIAGNOSTIC_LEVEL {
         return refuse(
             diagnostics,
-            format!("no extreme-value distribution fits the maxima (Anderson–Darling p = {p:.1e}): probably a mixture of two sources, e.g. hypervisor stalls on top of the kernel's latency"),
+            format!("no extreme-value distribution fits the maxima (Anderson–Darling p = {p:.1e}): a mixture of sources, e.g. VM stalls on top of the kernel's latency"),
         );
     }
 
@@ -1164,10 +1164,7 @@ mod tests {
             .collect();
         let wc = estimate(&input(&data));
         let reason = wc.refusal().expect("a trend must be refused");
-        assert!(
-            reason.contains("first half and second half differ"),
-            "{reason}"
-        );
+        assert!(reason.contains("two halves differ"), "{reason}");
         assert!(!wc.diagnostics[0].passed);
     }
 
@@ -1176,7 +1173,7 @@ mod tests {
         let wc = estimate(&input(&[5, 6, 7]));
         let reason = wc.refusal().unwrap();
         assert!(
-            reason.contains("only 3 interval maxima") && reason.contains("30 s"),
+            reason.contains("only 3 interval maxima") && reason.contains("at least 30 s"),
             "{reason}"
         );
         let wc = estimate(&input(&[9; 100]));
