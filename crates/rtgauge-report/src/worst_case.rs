@@ -1,9 +1,10 @@
 //! The extreme-value estimate in words: one line per series for the summary, `compare` and
 //! the HTML report, and how long a run would have to be to see a rare latency directly.
 
+use crate::plots::{scale_of, unit_for, value_scale, Chart, ChartKind, Line, Scale};
 use rtgauge_result::units::format_duration_ns;
 use rtgauge_result::{ProbeRun, Series, WorstCase};
-use rtgauge_stats::evt::{Estimate, ReturnLevel};
+use rtgauge_stats::evt::{Estimate, Gev, ReturnLevel, HOUR_NS};
 
 /// Series whose interval maxima are a worst case users ask about: wake-up latency (cyclic,
 /// timerlat's IRQ and thread), event response and CPU stalls (noise gaps).
@@ -130,4 +131,168 @@ mod tests {
         assert_eq!(duration_flag(7_200_000_000_000), "2h");
         assert_eq!(duration_flag(1), "1s");
     }
+}
+
+/// The return-level plot of a series with an estimate (or a refusal): its block maxima at
+/// their empirical return periods (Gringorten plotting positions), and where there is an
+/// estimate the fitted curve with its 5–95 % bootstrap band, out to 10⁹ hours.
+pub(crate) fn chart(
+    id: &str,
+    probe: &str,
+    what: &str,
+    label: &str,
+    series: &Series,
+) -> Option<Chart> {
+    if !HEADLINE_SERIES.contains(&series.name.as_str()) {
+        return None;
+    }
+    let wc = series.worst_case.as_ref()?;
+    let batch = series.batch.max(1) as f64;
+    let mut maxima: Vec<f64> = series
+        .stats
+        .intervals
+        .max_ns
+        .iter()
+        .flatten()
+        .map(|&v| v as f64 / batch)
+        .collect();
+    let block = series.stats.intervals.interval_ns.max(1) as f64;
+    if maxima.len() < 2 {
+        return None;
+    }
+    maxima.sort_by(f64::total_cmp);
+    let n = maxima.len() as f64;
+    // Return periods in ns: observed ones, then the fitted curve's beyond them.
+    let observed: Vec<(f64, f64)> = maxima
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            let f = (i as f64 + 1.0 - 0.44) / (n + 0.12);
+            (block / (1.0 - f), v)
+        })
+        .collect();
+    let estimate = wc.estimate();
+    let last_observed = observed.last().map_or(block, |o| o.0);
+    let mut xs: Vec<f64> = observed.iter().map(|o| o.0).collect();
+    if let Some(e) = estimate {
+        xs.extend(
+            e.curve
+                .iter()
+                .map(|p| p.return_period_ns as f64)
+                .filter(|&t| t > last_observed),
+        );
+    }
+    let hi = xs
+        .iter()
+        .map(|&t| estimate.map_or(0.0, |e| band_at(e, t).1 / batch))
+        .chain(maxima.iter().copied())
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let unit = unit_for(hi);
+    let scale = scale_of(unit);
+    let mut lines = vec![Line {
+        label: format!("{label} block maxima").trim().to_string(),
+        values: xs
+            .iter()
+            .enumerate()
+            .map(|(i, _)| observed.get(i).map(|o| o.1 / scale))
+            .collect(),
+        color: 0,
+        dashed: false,
+    }];
+    if let Some(e) = estimate {
+        let model = Gev {
+            location: e.location_ns / batch,
+            scale: e.scale_ns / batch,
+            shape: e.shape,
+        };
+        let finite = |v: f64| (v.is_finite() && v >= 0.0).then_some(v / scale);
+        lines.push(Line {
+            label: format!("{} fit", e.model),
+            values: xs
+                .iter()
+                .map(|&t| finite(model.return_level(t / block)))
+                .collect(),
+            color: 1,
+            dashed: false,
+        });
+        for (name, pick) in [("95 % bound", 1usize), ("5 % bound", 0)] {
+            lines.push(Line {
+                label: name.into(),
+                values: xs
+                    .iter()
+                    .map(|&t| {
+                        let (lo, up) = band_at(e, t);
+                        finite(if pick == 1 { up } else { lo } / batch)
+                    })
+                    .collect(),
+                color: 1,
+                dashed: true,
+            });
+        }
+    }
+    let lo = maxima.first().copied().unwrap_or(1.0);
+    let mut note = format!(
+        "Each {} block maximum at its return period (the mean time between maxima that high){}. {}.",
+        format_duration_ns(block as u64),
+        if estimate.is_some() { ", the extreme-value fit and its 5–95 % band" } else { "" },
+        verdict_text(wc)
+    );
+    if let Some(advice) = estimate.and_then(advice) {
+        let mut chars = advice.chars();
+        let first: String = chars
+            .next()
+            .into_iter()
+            .flat_map(char::to_uppercase)
+            .collect();
+        note.push_str(&format!(" {first}{}.", chars.as_str()));
+    }
+    Some(Chart {
+        id: id.to_string(),
+        kind: ChartKind::ReturnLevels,
+        probe: probe.to_string(),
+        title: format!(
+            "Worst case beyond the run: {what}{}",
+            if label.is_empty() {
+                String::new()
+            } else {
+                format!(" · {label}")
+            }
+        ),
+        note,
+        x_label: "return period (h)".into(),
+        y_label: format!("{} ({})", series.name, unit.label()),
+        x_scale: Scale::Log,
+        y_scale: value_scale(lo, hi),
+        x: xs.iter().map(|t| t / HOUR_NS as f64).collect(),
+        lines,
+        boxes: Vec::new(),
+        step: false,
+    })
+}
+
+/// The bootstrap band (5 %, 95 %) at return period `t` ns, interpolated in log(period)
+/// between the stored curve points (clamped at its ends).
+fn band_at(e: &Estimate, t: f64) -> (f64, f64) {
+    let points = &e.curve;
+    let Some(first) = points.first() else {
+        return (f64::NAN, f64::NAN);
+    };
+    let at = |p: &rtgauge_stats::evt::CurvePoint| (p.lower_ns as f64, p.upper_ns as f64);
+    if t <= first.return_period_ns as f64 {
+        return at(first);
+    }
+    for pair in points.windows(2) {
+        let (a, b) = (
+            pair[0].return_period_ns as f64,
+            pair[1].return_period_ns as f64,
+        );
+        if t <= b && b > a {
+            let w = (t.ln() - a.ln()) / (b.ln() - a.ln());
+            let (la, ua) = at(&pair[0]);
+            let (lb, ub) = at(&pair[1]);
+            return (la + w * (lb - la), ua + w * (ub - ua));
+        }
+    }
+    points.last().map_or((f64::NAN, f64::NAN), at)
 }

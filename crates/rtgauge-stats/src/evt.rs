@@ -204,6 +204,11 @@ impl Gev {
         }
     }
 
+    /// The level exceeded on average once in `blocks` blocks (the return level of that period).
+    pub fn return_level(&self, blocks: f64) -> f64 {
+        self.quantile_reduced(-(-1.0 / blocks).ln_1p())
+    }
+
     pub fn quantile(&self, q: f64) -> f64 {
         self.quantile_reduced(-q.ln())
     }
