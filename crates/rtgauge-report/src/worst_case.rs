@@ -296,3 +296,13 @@ fn band_at(e: &Estimate, t: f64) -> (f64, f64) {
     }
     points.last().map_or((f64::NAN, f64::NAN), at)
 }
+
+/// Estimates the worst case of every headline series that has interval maxima but no
+/// estimate (a result written before rtgauge made them); estimates already stored are kept.
+pub fn estimate_missing(result: &mut rtgauge_result::RunResult) {
+    for series in result.runs.iter_mut().flat_map(|r| r.series.iter_mut()) {
+        if series.worst_case.is_none() && HEADLINE_SERIES.contains(&series.name.as_str()) {
+            series.worst_case = rtgauge_stats::evt::estimate_summary(&series.stats);
+        }
+    }
+}
