@@ -20,6 +20,8 @@ use std::fmt::Write as _;
 
 /// No summary line is wider than this (a terminal, a CI log, an e-mail).
 pub const MAX_WIDTH: usize = 100;
+/// Notes are printed indented by two spaces.
+const NOTE_WIDTH: usize = MAX_WIDTH - 2;
 /// Rows of one probe run before the rest is left to the full tables.
 const MAX_ROWS: usize = 8;
 /// Calls listed by the primitive probe's summary.
@@ -324,13 +326,13 @@ fn worst_case_notes(run: &ProbeRun, note_prefix: &str) -> Vec<String> {
                 "{note_prefix}{label}: {}",
                 worst_case::line(s, wc, run.measured_ns)
             ),
-            MAX_WIDTH,
+            NOTE_WIDTH,
         ));
     }
     if let Some(advice) =
         worst_case::headline(run).find_map(|(_, wc)| worst_case::advice(wc.estimate()?))
     {
-        notes.extend(wrap(&format!("{note_prefix}{advice}"), MAX_WIDTH));
+        notes.extend(wrap(&format!("{note_prefix}{advice}"), NOTE_WIDTH));
     }
     notes
 }

@@ -26,7 +26,7 @@ pub fn verdict_text(wc: &WorstCase) -> String {
         (Some(e), _) => format!(
             "predicted {} max ≤ {} ({:.0} %)",
             horizon_label(e.horizon_ns),
-            format_duration_ns(e.predicted_max_ns),
+            short_duration(e.predicted_max_ns),
             e.confidence * 100.0
         ),
         (None, reason) => format!("no estimate: {}", reason.unwrap_or_default()),
@@ -46,12 +46,12 @@ fn horizon_label(ns: u64) -> String {
 pub fn line(series: &Series, wc: &WorstCase, measured_ns: u64) -> String {
     let mut parts = Vec::new();
     if let Some(p) = series.stats.percentiles.p99_9_ns {
-        parts.push(format!("p99.9 {}", format_duration_ns(p)));
+        parts.push(format!("p99.9 {}", short_duration(p)));
     }
     if let Some(max) = series.stats.max_ns {
         parts.push(format!(
             "max {} in {}",
-            format_duration_ns(max),
+            short_duration(max),
             long_duration(measured_ns)
         ));
     }
@@ -82,7 +82,7 @@ pub fn advice(e: &Estimate) -> Option<String> {
     };
     Some(format!(
         "seeing the 1-in-a-million-cycles latency (≈ {}) directly {text}",
-        format_duration_ns(level.level_ns)
+        short_duration(level.level_ns)
     ))
 }
 
@@ -95,6 +95,30 @@ fn duration_flag(ns: u64) -> String {
         }
     }
     format!("{}s", ns.div_ceil(1_000_000_000).max(1))
+}
+
+/// A latency to three significant digits: `519us`, `5.8ms`, `11.7us`, `950ns`.
+pub fn short_duration(ns: u64) -> String {
+    let (value, unit) = match ns {
+        0..1_000 => return format!("{ns}ns"),
+        1_000..1_000_000 => (ns as f64 / 1e3, "us"),
+        1_000_000..1_000_000_000 => (ns as f64 / 1e6, "ms"),
+        _ => (ns as f64 / 1e9, "s"),
+    };
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    let text = format!("{value:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    };
+    format!("{text}{unit}")
 }
 
 /// Durations people read: `45 s`, `10 min`, `1.5 h`, `3.2 days`, `12 years`.
@@ -130,6 +154,10 @@ mod tests {
         assert_eq!(duration_flag(3_001_000_000_000), "51m");
         assert_eq!(duration_flag(7_200_000_000_000), "2h");
         assert_eq!(duration_flag(1), "1s");
+        assert_eq!(short_duration(518_779), "519us");
+        assert_eq!(short_duration(5_798_000), "5.8ms");
+        assert_eq!(short_duration(11_655), "11.7us");
+        assert_eq!(short_duration(950), "950ns");
     }
 }
 
