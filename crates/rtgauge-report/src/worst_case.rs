@@ -38,7 +38,7 @@ fn horizon_label(ns: u64) -> String {
     if ns == rtgauge_stats::evt::HOUR_NS {
         "1-h".into()
     } else {
-        format!("{}", long_duration(ns))
+        long_duration(ns)
     }
 }
 
@@ -138,26 +138,6 @@ pub fn long_duration(ns: u64) -> String {
         format!("{} days", trim(s / 86_400.0))
     } else {
         format!("{} years", trim(s / (365.25 * 86_400.0)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_read_naturally() {
-        assert_eq!(long_duration(45_000_000_000), "45 s");
-        assert_eq!(long_duration(600_000_000_000), "10 min");
-        assert_eq!(long_duration(5_400_000_000_000), "90 min");
-        assert_eq!(long_duration(3 * 86_400_000_000_000), "3 days");
-        assert_eq!(duration_flag(3_001_000_000_000), "51m");
-        assert_eq!(duration_flag(7_200_000_000_000), "2h");
-        assert_eq!(duration_flag(1), "1s");
-        assert_eq!(short_duration(518_779), "519us");
-        assert_eq!(short_duration(5_798_000), "5.8ms");
-        assert_eq!(short_duration(11_655), "11.7us");
-        assert_eq!(short_duration(950), "950ns");
     }
 }
 
@@ -332,5 +312,25 @@ pub fn estimate_missing(result: &mut rtgauge_result::RunResult) {
         if series.worst_case.is_none() && HEADLINE_SERIES.contains(&series.name.as_str()) {
             series.worst_case = rtgauge_stats::evt::estimate_summary(&series.stats);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_naturally() {
+        assert_eq!(long_duration(45_000_000_000), "45 s");
+        assert_eq!(long_duration(600_000_000_000), "10 min");
+        assert_eq!(long_duration(5_400_000_000_000), "90 min");
+        assert_eq!(long_duration(3 * 86_400_000_000_000), "3 days");
+        assert_eq!(duration_flag(3_001_000_000_000), "51m");
+        assert_eq!(duration_flag(7_200_000_000_000), "2h");
+        assert_eq!(duration_flag(1), "1s");
+        assert_eq!(short_duration(518_779), "519us");
+        assert_eq!(short_duration(5_798_000), "5.8ms");
+        assert_eq!(short_duration(11_655), "11.7us");
+        assert_eq!(short_duration(950), "950ns");
     }
 }

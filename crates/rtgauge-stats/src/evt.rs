@@ -941,7 +941,7 @@ pub fn estimate_summary(summary: &crate::Summary) -> Option<WorstCase> {
 fn duration_label(ns: u64) -> String {
     for (unit, size) in [("s", 1_000_000_000u64), ("ms", 1_000_000), ("µs", 1_000)] {
         if ns >= size {
-            return if ns % size == 0 {
+            return if ns.is_multiple_of(size) {
                 format!("{} {unit}", ns / size)
             } else {
                 format!("{:.3} {unit}", ns as f64 / size as f64)
