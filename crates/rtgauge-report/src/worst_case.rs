@@ -143,7 +143,7 @@ pub fn long_duration(ns: u64) -> String {
 
 /// The return-level plot of a series with an estimate (or a refusal): its block maxima at
 /// their empirical return periods (Gringorten plotting positions), and where there is an
-/// estimate the fitted curve with its 5–95 % bootstrap band, out to 10⁹ hours.
+/// estimate the fitted curve with its 5–95 % bootstrap band, out to 10⁶ hours.
 pub(crate) fn chart(
     id: &str,
     probe: &str,

@@ -110,7 +110,7 @@ pub struct Estimate {
     pub predicted_max_ns: u64,
     /// Latency exceeded with a given probability per hour or per cycle.
     pub return_levels: Vec<ReturnLevel>,
-    /// The fitted curve and its band, for plots: return periods from one block to 10⁹ hours.
+    /// The fitted curve and its band, for plots: return periods from two blocks to 10⁶ hours (114 years; a return period is stored in ns, which ends at 584 years).
     pub curve: Vec<CurvePoint>,
 }
 
@@ -898,10 +898,10 @@ fn return_levels(model: &Gev, models: &[Gev], input: &Input) -> Vec<ReturnLevel>
     levels
 }
 
-/// Return periods from 2 blocks to 10⁹ hours, four per decade.
+/// Return periods from 2 blocks to 10⁶ hours, four per decade.
 fn curve(model: &Gev, models: &[Gev], block_ns: u64) -> Vec<CurvePoint> {
     let block = block_ns as f64;
-    let end = HOUR_NS as f64 * 1e9;
+    let end = HOUR_NS as f64 * 1e6;
     let mut points = Vec::new();
     let mut period = 2.0 * block;
     while period <= end * 1.0001 {
