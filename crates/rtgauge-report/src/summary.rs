@@ -315,7 +315,16 @@ type Cells = (String, Vec<String>);
 /// a run must be to see a rare latency directly.
 fn worst_case_notes(run: &ProbeRun, note_prefix: &str) -> Vec<String> {
     let mut notes = Vec::new();
-    for (s, wc) in worst_case::headline(run).take(MAX_ROWS) {
+    // Too few maxima is one line for the whole run (a short run), not one per series.
+    let too_short = worst_case::headline(run).find(|(_, wc)| worst_case::too_few(wc));
+    if let Some((_, wc)) = too_short {
+        notes.extend(wrap(
+            &format!("{note_prefix}{}", worst_case::verdict_text(wc)),
+            NOTE_WIDTH,
+        ));
+    }
+    let shown = worst_case::headline(run).filter(|(_, wc)| !worst_case::too_few(wc));
+    for (s, wc) in shown.take(MAX_ROWS) {
         let label = match s.labels.get("cpu") {
             Some(cpu) => format!("{} cpu {cpu}", s.name),
             None => s.display_name(),

@@ -20,6 +20,11 @@ pub fn headline(run: &ProbeRun) -> impl Iterator<Item = (&Series, &WorstCase)> {
     })
 }
 
+/// Refused for too few maxima: a run too short to say anything, whatever the series.
+pub fn too_few(wc: &WorstCase) -> bool {
+    wc.estimate().is_none() && wc.maxima < rtgauge_stats::evt::MIN_MAXIMA as u64
+}
+
 /// `predicted 1-h max ≤ 6.1ms (95 %)` or `no estimate: REASON`.
 pub fn verdict_text(wc: &WorstCase) -> String {
     match (wc.estimate(), wc.refusal()) {
