@@ -108,3 +108,54 @@ fn a_mixture_of_two_sources_is_refused_with_its_reason() {
         "{text}"
     );
 }
+
+#[test]
+fn a_document_with_an_estimate_and_a_refusal_follows_the_schema_and_reads_back() {
+    use rtgauge_stats::evt::{estimate, Input, HOUR_NS};
+    let mut doc = fixture();
+    let maxima = gumbel_maxima(15);
+    fn input(maxima: &[u64]) -> Input<'_> {
+        Input {
+            maxima,
+            block_ns: 1_000_000_000,
+            cycles_per_block: Some(1000.0),
+            horizon_ns: HOUR_NS,
+        }
+    }
+    let estimated = estimate(&input(&maxima));
+    assert!(estimated.estimate().is_some(), "{:?}", estimated.refusal());
+    let refused = estimate(&input(&[1, 2, 3]));
+    doc["runs"][0]["series"][0]["worst_case"] = serde_json::to_value(&estimated).unwrap();
+    doc["runs"][0]["series"][1]["worst_case"] = serde_json::to_value(&refused).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/result.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(
+        doc["runs"][0]["series"][0]["worst_case"]["state"],
+        "estimated"
+    );
+    assert_eq!(
+        doc["runs"][0]["series"][1]["worst_case"]["state"],
+        "refused"
+    );
+
+    // The stored estimate is what show prints (it is not recomputed).
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    let (text, code) = stdout(&["show", path.to_str().unwrap(), "--table", "summary"]);
+    assert_eq!(code, Some(0), "{text}");
+    let predicted = estimated.estimate().unwrap().predicted_max_ns;
+    let shown = format!(
+        "predicted 1-h max ≤ {}",
+        rtgauge_report::worst_case::short_duration(predicted)
+    );
+    assert!(text.contains(&shown), "{shown} in {text}");
+}
