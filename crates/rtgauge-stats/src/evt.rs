@@ -1146,6 +1146,22 @@ mod tests {
     }
 
     #[test]
+    fn a_day_long_run_is_estimated_from_its_bounded_maxima() {
+        // One sample every 10 s for 24 hours: the interval maxima fold to stay within their
+        // slots, and the estimate uses those and nothing else.
+        let day_ns = 24 * HOUR_NS;
+        let values = ns(&sample(&Gev::gumbel(20_000.0, 1_500.0), 8640, 10));
+        let mut recorder = crate::Recorder::new(1_000_000_000);
+        for (i, &v) in values.iter().enumerate() {
+            recorder.record(v, i as u64 * day_ns / values.len() as u64);
+        }
+        let wc = estimate_summary(&recorder.summary()).unwrap();
+        assert!(wc.maxima as usize <= crate::INTERVAL_SLOTS, "{}", wc.maxima);
+        assert_eq!(wc.block_ns, 64_000_000_000);
+        assert_eq!(wc.maxima, day_ns.div_ceil(wc.block_ns));
+    }
+
+    #[test]
     fn the_estimate_is_reproducible() {
         let data = ns(&sample(&Gev::gumbel(20_000.0, 2_000.0), 200, 3));
         assert_eq!(estimate(&input(&data)), estimate(&input(&data)));
