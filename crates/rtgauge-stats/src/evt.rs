@@ -1053,27 +1053,31 @@ mod tests {
 
     #[test]
     fn the_predicted_maximum_holds_at_about_its_confidence() {
-        // The promise itself on synthetic data: predict the maximum of the next 360 blocks
-        // from 60, then draw them and see whether the bound held.
+        // The promise itself on synthetic data: predict the maximum of the next `future`
+        // blocks from `past` (1 min → 6 min of 1 s blocks; 10 min → 60 min of 2 s blocks),
+        // then draw them and see whether the bound held. Seeded: 100 histories each.
         let truth = Gev::gumbel(20_000.0, 1_500.0);
-        let (mut held, mut estimated) = (0u64, 0u64);
-        for r in 0..100u64 {
-            let all = ns(&sample(&truth, 420, 7_000 + r));
-            let (past, future) = all.split_at(60);
-            let wc = estimate(&Input {
-                horizon_ns: 360 * 1_000_000_000,
-                ..input(past)
-            });
-            let Some(e) = wc.estimate() else { continue };
-            estimated += 1;
-            if *future.iter().max().unwrap() <= e.predicted_max_ns {
-                held += 1;
+        for (past_blocks, future_blocks) in [(60usize, 360usize), (300, 1800)] {
+            let (mut held, mut estimated) = (0u64, 0u64);
+            for r in 0..100u64 {
+                let all = ns(&sample(&truth, past_blocks + future_blocks, 7_000 + r));
+                let (past, future) = all.split_at(past_blocks);
+                let wc = estimate(&Input {
+                    horizon_ns: future_blocks as u64 * 1_000_000_000,
+                    ..input(past)
+                });
+                let Some(e) = wc.estimate() else { continue };
+                estimated += 1;
+                if *future.iter().max().unwrap() <= e.predicted_max_ns {
+                    held += 1;
+                }
             }
+            let rate = held as f64 / estimated as f64;
+            println!("{past_blocks} → {future_blocks} blocks: estimated {estimated}/100, bound held in {held} ({rate:.2})");
+            assert!(estimated >= 85, "refused too often: {estimated}/100");
+            // Nominal 95 %; small samples fall short (parametric bootstrap), measured ~89 %.
+            assert!((0.85..=1.0).contains(&rate), "{rate}");
         }
-        let rate = held as f64 / estimated as f64;
-        println!("estimated {estimated}/100, bound held in {held} ({rate:.2})");
-        assert!(estimated >= 85, "refused too often: {estimated}/100");
-        assert!((0.85..=1.0).contains(&rate), "{rate}");
     }
 
     #[test]
