@@ -282,6 +282,10 @@ fn run_probe(
             run.params.extend(out.params);
             run.measured_ns = out.measured_ns;
             run.series = out.series;
+            // After measuring, from the bounded interval maxima: constant work for any run length.
+            for series in &mut run.series {
+                series.worst_case = rtgauge_stats::evt::estimate_summary(&series.stats);
+            }
             if let Some(status) = no_sample_status(&run, signals::stop_requested()) {
                 run.status = status;
             }

@@ -93,7 +93,8 @@
         width: 1.5,
         spanGaps: c.kind !== 'histogram',
         // Histogram bins are dots as well as steps: an isolated outlier bin stays visible.
-        points: { show: c.kind === 'sizes' || c.kind === 'histogram', size: 4 },
+        // Return-level plots show the observed maxima (the first line) as dots.
+        points: { show: c.kind === 'sizes' || c.kind === 'histogram' || (c.kind === 'return_levels' && l.color === 0 && !l.dashed), size: 4 },
         value: function (u, v) { return fmt(v); }
       };
       if (l.dashed) s.dash = [6, 4];

@@ -9,6 +9,7 @@
 //! labels = { cpu = "1" }
 //! p99_99 = "50us"      # min, max, mean, median, any percentile p<N>: a duration with a unit
 //! max = "100us"
+//! pwcet_1h = "200us"   # the predicted 1-hour maximum (extreme-value estimate, 95 %)
 //! overruns = 0         # a count
 //! ```
 //!
@@ -31,7 +32,8 @@ use std::path::{Path, PathBuf};
 
 /// What a spec line may say; part of every key error.
 const ACCEPTED_KEYS: &str = "probe, mode, load, series, labels, name, cause (selectors, optional); \
-     min, max, mean, median, p<N> such as p99, p99_9 or \"p99.99\" (a duration with a unit, e.g. \"50us\"); \
+     min, max, mean, median, p<N> such as p99, p99_9 or \"p99.99\", pwcet_1h (the predicted 1-hour maximum) \
+     (a duration with a unit, e.g. \"50us\"); \
      overruns (a count, e.g. 0); for noise: noise_share (a share of the CPU, e.g. \"0.5%\"), \
      events_per_s_above_<duration> (stalls per second longer than it, e.g. events_per_s_above_10us = 2)";
 
@@ -104,6 +106,8 @@ pub enum Stat {
         label: String,
     },
     Overruns,
+    /// The predicted maximum of an hour (the series' extreme-value estimate, 95 %).
+    PredictedMaxHour,
     /// The share of the CPU lost to stalls (`noise` probe); the limit in parts per million.
     NoiseShare,
     /// Stalls per second longer than `above_ns` (`noise` probe); the limit in thousandths.
@@ -129,6 +133,7 @@ impl Stat {
             Stat::Median => "median".into(),
             Stat::Percentile { label, .. } => label.clone(),
             Stat::Overruns => "overruns".into(),
+            Stat::PredictedMaxHour => "predicted 1-h max".into(),
             Stat::NoiseShare => "noise share".into(),
             Stat::EventsPerSecond { above_ns } => {
                 format!("stalls/s above {}", format_duration_ns(*above_ns))
@@ -347,6 +352,7 @@ impl Spec {
                             "max" => Stat::Max,
                             "mean" => Stat::Mean,
                             "median" => Stat::Median,
+                            "pwcet_1h" => Stat::PredictedMaxHour,
                             _ => match parse_percentile_key(other) {
                                 Some((q, label)) => Stat::Percentile { q, label },
                                 None if percentile_out_of_range(other) => {
@@ -722,6 +728,13 @@ fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
         Stat::Max => per_op(st.max_ns),
         Stat::Mean => per_op(st.mean_ns),
         Stat::Median => per_op(st.median_ns),
+        Stat::PredictedMaxHour => match predicted_max_hour(s) {
+            Ok(ns) => per_op(Some(ns)),
+            Err(why) => {
+                result.message = format!("{label}: {why}");
+                return result;
+            }
+        },
         Stat::Percentile { q, .. } => {
             if !percentile_supported(*q, st.count) {
                 let needed = (1.0 / (1.0 - q)).round() as u64;
@@ -772,6 +785,19 @@ fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
         );
     }
     result
+}
+
+/// The predicted 1-hour maximum of a series, or why there is none (then the bound fails: a
+/// gate that cannot be evaluated must not pass).
+fn predicted_max_hour(s: &Series) -> Result<u64, String> {
+    let Some(wc) = &s.worst_case else {
+        return Err("no extreme-value estimate in this result (it needs interval maxima; measure again with this rtgauge)".into());
+    };
+    match wc.estimate() {
+        Some(e) if e.horizon_ns == rtgauge_stats::evt::HOUR_NS => Ok(e.predicted_max_ns),
+        Some(_) => Err("the estimate predicts another horizon than one hour".into()),
+        None => Err(format!("no estimate: {}", wc.refusal().unwrap_or_default())),
+    }
 }
 
 /// Checks every limit of `spec` against `result`; an incomplete result fails.
@@ -1381,5 +1407,72 @@ mod tests {
             assert!(e.contains(says), "{text:?}: {e}");
             assert!(!e.contains('\n'), "one line: {e}");
         }
+    }
+}
+
+#[cfg(test)]
+mod predicted_max_tests {
+    use super::*;
+    use rtgauge_stats::evt::{estimate, sample, Gev, Input, HOUR_NS};
+
+    fn spec(limit: &str) -> Spec {
+        Spec::parse(
+            &format!("[[limit]]\nseries = \"latency\"\npwcet_1h = \"{limit}\"\n"),
+            Path::new("spec.toml"),
+        )
+        .unwrap()
+    }
+
+    fn series(maxima: &[u64]) -> Series {
+        let mut s = Series::new("latency", Default::default());
+        s.stats.count = 1000;
+        s.worst_case = Some(estimate(&Input {
+            maxima,
+            block_ns: 1_000_000_000,
+            cycles_per_block: Some(1000.0),
+            horizon_ns: HOUR_NS,
+        }));
+        s
+    }
+
+    #[test]
+    fn the_predicted_hour_maximum_is_checked_and_a_refusal_fails() {
+        let maxima: Vec<u64> = sample(&Gev::gumbel(20_000.0, 1_000.0), 300, 9)
+            .iter()
+            .map(|v| *v as u64)
+            .collect();
+        let s = series(&maxima);
+        let predicted = s
+            .worst_case
+            .as_ref()
+            .unwrap()
+            .estimate()
+            .unwrap()
+            .predicted_max_ns;
+        let bound = &spec("1ms").limits[0].bounds[0];
+        assert_eq!(bound.stat, Stat::PredictedMaxHour);
+        let pass = evaluate(bound, &s);
+        assert_eq!(pass.verdict, Verdict::Pass, "{}", pass.message);
+        assert_eq!(pass.value, Some(predicted as f64));
+        let tight = evaluate(&spec("20us").limits[0].bounds[0], &s);
+        assert_eq!(tight.verdict, Verdict::Fail, "{}", tight.message);
+
+        let refused = evaluate(bound, &series(&maxima[..5]));
+        assert_eq!(refused.verdict, Verdict::Fail);
+        assert!(
+            refused.message.contains("no estimate: only 5"),
+            "{}",
+            refused.message
+        );
+
+        let mut old = series(&maxima);
+        old.worst_case = None;
+        let missing = evaluate(bound, &old);
+        assert_eq!(missing.verdict, Verdict::Fail);
+        assert!(
+            missing.message.contains("measure again"),
+            "{}",
+            missing.message
+        );
     }
 }

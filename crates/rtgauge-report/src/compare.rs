@@ -169,6 +169,11 @@ pub struct CompareRow {
     pub runs: Option<[usize; 2]>,
     pub outcome: Outcome,
     pub verdict: String,
+    /// The extreme-value estimate of each side (baseline, candidate) of a wake-up, response
+    /// or stall series: `predicted 1-h max ≤ …` or `no estimate: …`. Absent when neither
+    /// result has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worst_case: Option<[String; 2]>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -514,7 +519,24 @@ fn compare_series(
         runs: None,
         outcome,
         verdict,
+        worst_case: worst_case_pair(a, b),
     })
+}
+
+/// Both sides' estimates in words, for the series whose worst case users ask about.
+fn worst_case_pair(a: &Series, b: &Series) -> Option<[String; 2]> {
+    if !crate::worst_case::HEADLINE_SERIES.contains(&a.name.as_str())
+        || (a.worst_case.is_none() && b.worst_case.is_none())
+    {
+        return None;
+    }
+    let text = |s: &Series| {
+        s.worst_case.as_ref().map_or_else(
+            || "no estimate in this result".to_string(),
+            crate::worst_case::verdict_text,
+        )
+    };
+    Some([text(a), text(b)])
 }
 
 /// The tails of two runs compared block by block: each interval's maximum is one value, so
@@ -898,6 +920,32 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
             }
         }
         let _ = writeln!(out, "{t}\n");
+        let estimated: Vec<&CompareRow> = c
+            .rows
+            .iter()
+            .filter(|r| r.probe == probe && r.worst_case.is_some())
+            .collect();
+        if !estimated.is_empty() {
+            let mut t = new_table();
+            t.set_header(vec![
+                "Mode".to_string(),
+                "Load".into(),
+                "Series".into(),
+                "Worst case predicted by the baseline".into(),
+                "by the candidate".into(),
+            ]);
+            for r in estimated {
+                let [baseline, candidate] = r.worst_case.clone().unwrap_or_default();
+                t.add_row(vec![
+                    r.mode.clone(),
+                    r.load.clone(),
+                    r.display_series(),
+                    format!("{}: {baseline}", r.baseline),
+                    format!("{}: {candidate}", r.candidate),
+                ]);
+            }
+            let _ = writeln!(out, "{t}\n");
+        }
     }
     if !c.causes.is_empty() {
         heading(

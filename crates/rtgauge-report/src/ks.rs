@@ -8,6 +8,8 @@
 
 use crate::dist::Dist;
 use serde::Serialize;
+// The Kolmogorov distribution is shared with the extreme-value estimate in the statistics crate.
+pub use rtgauge_stats::ks::{kolmogorov_q, ks_p_value};
 
 /// The outcome of a two-sample KS test of `a` (baseline) against `b` (candidate).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -82,36 +84,6 @@ impl KsTest {
         );
         self
     }
-}
-
-/// Asymptotic p-value of the two-sample statistic `d` for sample sizes `n_a`, `n_b`.
-pub fn ks_p_value(d: f64, n_a: u64, n_b: u64) -> f64 {
-    if n_a == 0 || n_b == 0 {
-        return 1.0;
-    }
-    let ne = (n_a as f64 * n_b as f64) / (n_a as f64 + n_b as f64);
-    let sq = ne.sqrt();
-    kolmogorov_q((sq + 0.12 + 0.11 / sq) * d)
-}
-
-/// Q_KS(λ) = 2 Σ_{j≥1} (−1)^{j−1} e^{−2 j² λ²}: the survival function of the Kolmogorov
-/// distribution.
-pub fn kolmogorov_q(lambda: f64) -> f64 {
-    // Below 0.2 the alternating series converges too slowly to sum, and Q is 1 to 1e-15.
-    if lambda < 0.2 {
-        return 1.0;
-    }
-    let mut sum = 0.0;
-    let mut sign = 1.0;
-    for j in 1..=100 {
-        let term = (-2.0 * (j * j) as f64 * lambda * lambda).exp();
-        sum += sign * term;
-        if term < 1e-12 * sum.abs() {
-            break;
-        }
-        sign = -sign;
-    }
-    (2.0 * sum).clamp(0.0, 1.0)
 }
 
 #[cfg(test)]

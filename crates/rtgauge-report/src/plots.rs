@@ -32,6 +32,8 @@ pub enum ChartKind {
     Boxes,
     Sizes,
     Recording,
+    /// Block maxima against their return period, with the extreme-value fit and its band.
+    ReturnLevels,
 }
 
 /// How an axis maps values.
@@ -317,6 +319,13 @@ pub fn build_charts(
             if let Some(c) = intervals_chart(&base, probe, &what, name, &group, &line_label) {
                 charts.push(c);
             }
+            for (i, m) in group.iter().enumerate() {
+                let label = line_label(m, false);
+                let id = format!("{base}-return-levels-{i}");
+                if let Some(c) = crate::worst_case::chart(&id, probe, &what, &label, m.series) {
+                    charts.push(c);
+                }
+            }
         }
         // Box plots: one chart per series name, a box per result × mode × load × labels.
         let mut names_seen: Vec<&str> = Vec::new();
@@ -355,11 +364,11 @@ pub fn build_charts(
     charts
 }
 
-fn unit_for(max_ns: f64) -> TimeUnit {
+pub(crate) fn unit_for(max_ns: f64) -> TimeUnit {
     TimeUnit::for_max(max_ns.max(0.0) as u64)
 }
 
-fn scale_of(unit: TimeUnit) -> f64 {
+pub(crate) fn scale_of(unit: TimeUnit) -> f64 {
     match unit {
         TimeUnit::Ns => 1.0,
         TimeUnit::Us => 1e3,
@@ -899,7 +908,7 @@ fn size_chart(
 
 /// A logarithmic axis when the values span more than [`LOG_RATIO`], so a tail decades away
 /// from the body stays readable; linear otherwise.
-fn value_scale(lo: f64, hi: f64) -> Scale {
+pub(crate) fn value_scale(lo: f64, hi: f64) -> Scale {
     if hi > LOG_RATIO * lo.max(1.0) {
         Scale::Log
     } else {

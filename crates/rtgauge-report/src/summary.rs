@@ -12,6 +12,7 @@
 
 use crate::format::{json_text, per_op, Format, Render, Style, TimeUnit};
 use crate::table::status_text;
+use crate::worst_case;
 use rtgauge_result::units::format_size;
 use rtgauge_result::{ProbeRun, RunResult, RunStatus, Series};
 use serde::Serialize;
@@ -19,6 +20,8 @@ use std::fmt::Write as _;
 
 /// No summary line is wider than this (a terminal, a CI log, an e-mail).
 pub const MAX_WIDTH: usize = 100;
+/// Notes are printed indented by two spaces.
+const NOTE_WIDTH: usize = MAX_WIDTH - 2;
 /// Rows of one probe run before the rest is left to the full tables.
 const MAX_ROWS: usize = 8;
 /// Calls listed by the primitive probe's summary.
@@ -162,6 +165,26 @@ fn heading(result: &RunResult) -> String {
     clip(&parts.join(" · "), MAX_WIDTH)
 }
 
+/// Breaks `text` between words into lines of at most `width` characters, continuation lines
+/// indented; a word longer than a line is cut.
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    const INDENT: &str = "  ";
+    let mut lines = Vec::new();
+    let mut current = String::new();
+    for word in text.split(' ') {
+        let needed = current.chars().count() + 1 + word.chars().count();
+        if !current.is_empty() && current.trim() != "" && needed > width {
+            lines.push(clip(&current, width));
+            current = INDENT.to_string();
+        } else if !current.is_empty() {
+            current.push(' ');
+        }
+        current.push_str(word);
+    }
+    lines.push(clip(&current, width));
+    lines
+}
+
 /// Cuts `text` to `width` characters, marking the cut.
 fn clip(text: &str, width: usize) -> String {
     if text.chars().count() <= width {
@@ -281,11 +304,47 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
             out.notes
                 .push(format!("{note_prefix}{}", tsc_verdict(run, result)));
         }
+        out.notes.extend(worst_case_notes(run, &note_prefix));
     }
     out
 }
 
 type Cells = (String, Vec<String>);
+
+/// The extreme-value estimate of each headline series (at most [`MAX_ROWS`]), then how long
+/// a run must be to see a rare latency directly.
+fn worst_case_notes(run: &ProbeRun, note_prefix: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    // Too few maxima is one line for the whole run (a short run), not one per series.
+    let too_short = worst_case::headline(run).find(|(_, wc)| worst_case::too_few(wc));
+    if let Some((_, wc)) = too_short {
+        notes.extend(wrap(
+            &format!("{note_prefix}{}", worst_case::verdict_text(wc)),
+            NOTE_WIDTH,
+        ));
+    }
+    let shown = worst_case::headline(run).filter(|(_, wc)| !worst_case::too_few(wc));
+    for (s, wc) in shown.take(MAX_ROWS) {
+        let label = match s.labels.get("cpu") {
+            Some(cpu) => format!("{} cpu {cpu}", s.name),
+            None => s.display_name(),
+        };
+        // A refusal's reason says how to fix it: wrapped, never cut.
+        notes.extend(wrap(
+            &format!(
+                "{note_prefix}{label}: {}",
+                worst_case::line(s, wc, run.measured_ns)
+            ),
+            NOTE_WIDTH,
+        ));
+    }
+    if let Some(advice) =
+        worst_case::headline(run).find_map(|(_, wc)| worst_case::advice(wc.estimate()?))
+    {
+        notes.extend(wrap(&format!("{note_prefix}{advice}"), NOTE_WIDTH));
+    }
+    notes
+}
 
 fn fmt(unit: TimeUnit, s: &Series, ns: Option<u64>) -> String {
     per_op(s, ns)

@@ -20,6 +20,7 @@ pub use io::{document_bytes, write_atomically, write_bytes_atomically, ResultErr
 pub use key::{file_safe, RunKey, SeriesKey};
 pub use load::{LoadMetric, LoadReport};
 pub use read::{parse_result, read_result};
+pub use rtgauge_stats::evt::WorstCase;
 pub use rtgauge_stats::Summary;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -281,6 +282,11 @@ pub struct Series {
     /// Derived figures that are not times (bandwidth in bytes/s, drift in ppb…).
     pub metrics: BTreeMap<String, f64>,
     pub stats: Summary,
+    /// The extreme-value estimate made from `stats.intervals` (or why there is none): what
+    /// the maximum of an hour, or a rare cycle, will probably not exceed. Absent for a series
+    /// without interval maxima and in documents written before rtgauge made estimates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worst_case: Option<WorstCase>,
 }
 
 impl Series {
@@ -306,6 +312,7 @@ impl Series {
             counters: BTreeMap::new(),
             metrics: BTreeMap::new(),
             stats,
+            worst_case: None,
         }
     }
 

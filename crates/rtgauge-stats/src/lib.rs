@@ -10,7 +10,9 @@
 //! to their value; it uses constant memory and 64-bit counts, so it never overflows. Values
 //! above [`HISTOGRAM_MAX_NS`] are counted in the top bucket (and in `max_ns` exactly).
 
+pub mod evt;
 mod interval;
+pub mod ks;
 mod summary;
 
 pub use interval::{IntervalMaxima, SerializedIntervals, INTERVAL_SLOTS};

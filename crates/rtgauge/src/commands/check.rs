@@ -22,7 +22,9 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         );
     }
     let spec = args.spec.as_deref().map(Spec::load).transpose()?;
-    let (result, _) = resolve(&args.result.to_string_lossy(), &args.store)?;
+    let (mut result, _) = resolve(&args.result.to_string_lossy(), &args.store)?;
+    // A result written before rtgauge made worst-case estimates gets them (pwcet_1h).
+    rtgauge_report::worst_case::estimate_missing(&mut result);
     let from_spec = spec
         .as_ref()
         .map(|spec| check_result_allowing(&result, spec, args.allow_incomplete));

@@ -20,7 +20,13 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
         output::ensure_distinct(&inputs, &[("the comparison", path)])?;
         output::check(path, Existing::Replace)?;
     }
-    let resolve = |p: &PathBuf| resolve(&p.to_string_lossy(), &args.store);
+    // Results written before rtgauge made worst-case estimates get them from their maxima.
+    let resolve = |p: &PathBuf| {
+        resolve(&p.to_string_lossy(), &args.store).map(|(mut result, source)| {
+            rtgauge_report::worst_case::estimate_missing(&mut result);
+            (result, source)
+        })
+    };
     let mut named = args
         .results
         .iter()

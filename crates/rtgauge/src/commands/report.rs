@@ -16,11 +16,15 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     if let Some(dir) = &args.images {
         output::check_directory(dir)?;
     }
-    let results = args
+    let mut results = args
         .results
         .iter()
         .map(|p| read_result(p))
         .collect::<Result<Vec<_>, _>>()?;
+    // Results written before rtgauge made worst-case estimates get them from their maxima.
+    results
+        .iter_mut()
+        .for_each(rtgauge_report::worst_case::estimate_missing);
     let names = result_names(&args.results);
     let recordings: Vec<_> = results
         .iter()

@@ -12,11 +12,15 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         ShowFormat::Json => Format::Json,
     };
     // Read every file first: a bad one is reported before anything is printed.
-    let results = args
+    let mut results = args
         .results
         .iter()
         .map(|p| super::history::resolve(&p.to_string_lossy(), &args.store).map(|r| r.0))
         .collect::<Result<Vec<_>>>()?;
+    // A result written before rtgauge made worst-case estimates gets them from its maxima.
+    results
+        .iter_mut()
+        .for_each(rtgauge_report::worst_case::estimate_missing);
     let several = results.len() > 1;
     if several && format == Format::Json {
         anyhow::bail!(
