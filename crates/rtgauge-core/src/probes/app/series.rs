@@ -1,0 +1,223 @@
+//! Records of an application's points, turned into the series of the result.
+//!
+//! Each point gives a series named after it (`servo.compute`), labelled with its kind:
+//! - interval: durations; periodic ones (declared period) also `NAME:period` (begin to begin),
+//!   `NAME:jitter` (|period − declared|, missed periods counted as `overruns`) and, when the
+//!   application gives each cycle's intended start, `NAME:latency` (begin − intended start);
+//! - event: the values (f64 rounded, negatives as 0);
+//! - counter: the rate per second over 100 ms windows, with the `total` as a counter;
+//! - object: one series per snapshot value, labelled `value=0..3`.
+//!
+//! Names with `:` cannot clash with points: a point name never holds one.
+
+use rtgauge_app::{Kind, PointInfo, Reader, Record};
+use rtgauge_result::Series;
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+
+/// Width of the windows a counter's rate is measured over.
+const RATE_WINDOW_NS: u64 = 100_000_000;
+
+/// What one point has gathered so far.
+#[derive(Default)]
+struct PointSeries {
+    /// Durations (interval) or values (event): the point's own series.
+    values: Option<Recorder>,
+    period: Option<Recorder>,
+    jitter: Option<Recorder>,
+    latency: Option<Recorder>,
+    last_begin_ns: Option<u64>,
+    overruns: u64,
+    /// Counter increments per rate window, by window index.
+    windows: Vec<u64>,
+    total: u64,
+    object: Vec<Recorder>,
+}
+
+fn recorder(slot: &mut Option<Recorder>) -> &mut Recorder {
+    slot.get_or_insert_with(|| Recorder::new(DEFAULT_INTERVAL_NS))
+}
+
+/// The series of every point of one application.
+pub struct Accumulator {
+    start_ns: u64,
+    points: Vec<PointSeries>,
+    /// Declared periods by point id, learnt from the point table as ids appear.
+    periods: Vec<u64>,
+    malformed: u64,
+}
+
+impl Accumulator {
+    /// Records before `start_ns` (the warm-up) are drained and discarded.
+    pub fn new(start_ns: u64) -> Accumulator {
+        Accumulator {
+            start_ns,
+            points: Vec::new(),
+            periods: Vec::new(),
+            malformed: 0,
+        }
+    }
+
+    /// Takes every record the application wrote since the last drain.
+    pub fn drain(&mut self, reader: &mut Reader) {
+        let mut records = Vec::new();
+        let drained = reader.drain(|r| records.push(*r));
+        self.malformed += drained.malformed;
+        if records
+            .iter()
+            .any(|r| r.point as usize >= self.periods.len())
+        {
+            self.periods = reader.points().iter().map(|p| p.period_ns).collect();
+        }
+        for record in &records {
+            self.add(record);
+        }
+    }
+
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+
+    /// The most samples any point has: what `--loops` counts.
+    pub fn most_samples(&self) -> u64 {
+        self.points
+            .iter()
+            .map(|p| p.values.as_ref().map_or(p.total, Recorder::count))
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn add(&mut self, r: &Record) {
+        let Some(kind) = Kind::from_u32(r.kind) else {
+            self.malformed += 1;
+            return;
+        };
+        if r.ts_ns < self.start_ns {
+            return;
+        }
+        let id = r.point as usize;
+        if self.points.len() <= id {
+            self.points.resize_with(id + 1, PointSeries::default);
+        }
+        let at = r.ts_ns - self.start_ns;
+        let period_ns = self.periods.get(id).copied().unwrap_or(0);
+        let p = &mut self.points[id];
+        match kind {
+            Kind::Interval => {
+                recorder(&mut p.values).record(r.values[0], at);
+                if r.values[1] != 0 {
+                    recorder(&mut p.latency).record(r.ts_ns.saturating_sub(r.values[1]), at);
+                }
+                if period_ns > 0 {
+                    if let Some(last) = p.last_begin_ns.filter(|&l| l <= r.ts_ns) {
+                        let period = r.ts_ns - last;
+                        recorder(&mut p.period).record(period, at);
+                        recorder(&mut p.jitter).record(period.abs_diff(period_ns), at);
+                        // A begin more than half a period late for the next one missed it.
+                        p.overruns += ((period + period_ns / 2) / period_ns).saturating_sub(1);
+                    }
+                    p.last_begin_ns = Some(r.ts_ns);
+                }
+            }
+            Kind::EventU64 => recorder(&mut p.values).record(r.values[0], at),
+            Kind::EventF64 => {
+                let v = f64::from_bits(r.values[0]);
+                let v = if v.is_finite() {
+                    v.max(0.0).round() as u64
+                } else {
+                    0
+                };
+                recorder(&mut p.values).record(v, at);
+            }
+            Kind::Counter => {
+                let window = (at / RATE_WINDOW_NS) as usize;
+                if p.windows.len() <= window {
+                    p.windows.resize(window + 1, 0);
+                }
+                p.windows[window] += r.values[0];
+                p.total += r.values[0];
+            }
+            Kind::Object => {
+                if p.object.is_empty() {
+                    p.object = (0..r.values.len())
+                        .map(|_| Recorder::new(DEFAULT_INTERVAL_NS))
+                        .collect();
+                }
+                for (rec, &v) in p.object.iter_mut().zip(&r.values) {
+                    rec.record(v, at);
+                }
+            }
+        }
+    }
+
+    /// The series of every enabled point, in registration order; records after `end_ns` (the
+    /// application's last moments while it was being stopped) are not in them.
+    pub fn finish(mut self, points: &[PointInfo], end_ns: u64) -> Vec<Series> {
+        let complete_windows = (end_ns.saturating_sub(self.start_ns) / RATE_WINDOW_NS) as usize;
+        let mut out = Vec::new();
+        for info in points.iter().filter(|p| p.enabled) {
+            let p = match self.points.get_mut(info.id as usize) {
+                Some(p) => std::mem::take(p),
+                None => PointSeries::default(),
+            };
+            let name = info.name.as_str();
+            let kind = info.kind.name();
+            let summary = |r: Option<Recorder>| r.unwrap_or_default().summary();
+            match info.kind {
+                Kind::Interval => {
+                    let periodic = info.period_ns > 0;
+                    let mut main = Series::new(name, summary(p.values)).label("kind", kind);
+                    if periodic {
+                        main = main.counter("overruns", p.overruns);
+                    }
+                    out.push(main);
+                    if p.latency.is_some() {
+                        out.push(
+                            Series::new(format!("{name}:latency"), summary(p.latency))
+                                .label("kind", kind)
+                                .counter("overruns", p.overruns),
+                        );
+                    }
+                    if periodic {
+                        out.push(
+                            Series::new(format!("{name}:period"), summary(p.period))
+                                .label("kind", kind),
+                        );
+                        out.push(
+                            Series::new(format!("{name}:jitter"), summary(p.jitter))
+                                .label("kind", kind),
+                        );
+                    }
+                }
+                Kind::EventU64 | Kind::EventF64 => {
+                    out.push(Series::new(name, summary(p.values)).label("kind", kind));
+                }
+                Kind::Counter => {
+                    let mut rate = Recorder::new(DEFAULT_INTERVAL_NS);
+                    let per_second = 1_000_000_000 / RATE_WINDOW_NS;
+                    for (i, &n) in p.windows.iter().enumerate().take(complete_windows) {
+                        rate.record(n * per_second, i as u64 * RATE_WINDOW_NS);
+                    }
+                    // Windows without any increment are zero, not missing.
+                    for i in p.windows.len()..complete_windows {
+                        rate.record(0, i as u64 * RATE_WINDOW_NS);
+                    }
+                    out.push(
+                        Series::new(name, rate.summary())
+                            .label("kind", kind)
+                            .counter("total", p.total),
+                    );
+                }
+                Kind::Object => {
+                    for (i, rec) in p.object.into_iter().enumerate() {
+                        out.push(
+                            Series::new(name, rec.summary())
+                                .label("kind", kind)
+                                .label("value", i),
+                        );
+                    }
+                }
+            }
+        }
+        out
+    }
+}
