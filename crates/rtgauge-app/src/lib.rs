@@ -33,8 +33,13 @@ pub use reader::{Drained, PointInfo, Reader};
 pub enum AppError {
     #[error("point name '{name}' is refused: {reason}; use 1 to 63 ASCII letters, digits, '_' or '-', with '.' between levels (servo.read)")]
     InvalidName { name: String, reason: String },
-    #[error("RTGAUGE_POINTS: pattern '{pattern}' is refused: {reason}")]
-    InvalidPattern { pattern: String, reason: String },
+    #[error("{origin}: pattern '{pattern}' is refused: {reason}")]
+    InvalidPattern {
+        /// Where the globs came from: RTGAUGE_POINTS, or the collector's `points` parameter.
+        origin: &'static str,
+        pattern: String,
+        reason: String,
+    },
     #[error("point '{name}' is already registered as {registered}, not {asked}; give the other one another name")]
     KindMismatch {
         name: String,

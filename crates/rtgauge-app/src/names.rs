@@ -60,9 +60,15 @@ impl Selection {
 
     /// Parses `servo.*,-servo.debug`; a bad pattern is an error naming it.
     pub fn parse(text: &str) -> Result<Selection, AppError> {
+        Selection::parse_from(text, crate::layout::POINTS_ENV)
+    }
+
+    /// [`Selection::parse`] of globs that came from `origin` (what the error names).
+    pub fn parse_from(text: &str, origin: &'static str) -> Result<Selection, AppError> {
         let mut rules = Vec::new();
         for item in text.split(',').map(str::trim) {
             let bad = |reason: &str| AppError::InvalidPattern {
+                origin,
                 pattern: printable(item),
                 reason: reason.to_string(),
             };

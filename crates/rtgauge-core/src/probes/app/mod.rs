@@ -120,7 +120,7 @@ impl ProbeConfig for Config {
         // A bad pattern is refused here, before anything starts, rather than by the
         // application after it started; the environment's own globs are checked too.
         match &points {
-            Some(globs) => Selection::parse(globs).map(drop),
+            Some(globs) => Selection::parse_from(globs, "points").map(drop),
             None => Selection::from_env().map(drop),
         }
         .map_err(|e| invalid(e.to_string()))?;
