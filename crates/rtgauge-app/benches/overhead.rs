@@ -54,7 +54,11 @@ fn overhead(c: &mut Criterion) {
             let _timed = black_box(disabled).begin();
         })
     });
-    assert_eq!(reader.lost(), 0, "the benchmark must not measure dropped records");
+    assert_eq!(
+        reader.lost(),
+        0,
+        "the benchmark must not measure dropped records"
+    );
     rtgauge_app::shutdown();
 }
 

@@ -34,6 +34,8 @@ pub struct Reader {
     len: usize,
     path: PathBuf,
     pid: u32,
+    /// Whether this reader made its process the collector (and so gives the place up).
+    claimed: bool,
 }
 
 // SAFETY: the mapping is owned by the reader; all shared fields are read through atomics or
@@ -107,9 +109,10 @@ impl Reader {
             len,
             path: path.to_path_buf(),
             pid: 0,
+            claimed: false,
         };
         // SAFETY: the mapping holds at least a header.
-        let magic = unsafe { ptr::read_volatile(&(*reader.header()).magic) };
+        let magic = unsafe { ptr::read_volatile(&reader.header().magic) };
         std::sync::atomic::fence(Ordering::Acquire);
         if magic != layout::MAGIC {
             return Err(if magic == [0; 8] {
@@ -127,7 +130,7 @@ impl Reader {
             )));
         }
         reader.pid = header.pid;
-        reader.become_collector()?;
+        reader.claimed = reader.become_collector()?;
         Ok(reader)
     }
 
@@ -141,14 +144,15 @@ impl Reader {
         unsafe { &*ring_at(self.base, i) }
     }
 
-    /// One collector at a time; the place of one that died (SIGKILL) is taken over.
-    fn become_collector(&self) -> Result<(), AppError> {
+    /// One collector at a time; the place of one that died (SIGKILL) is taken over. True when
+    /// this call took the place (false: this process held it already).
+    fn become_collector(&self) -> Result<bool, AppError> {
         let me = std::process::id();
         let slot = &self.header().collector_pid;
         loop {
             let current = slot.load(Ordering::Acquire);
             if current == me {
-                return Ok(());
+                return Ok(false);
             }
             if current != 0 && process_alive(current) {
                 return Err(AppError::Busy {
@@ -160,7 +164,7 @@ impl Reader {
                 .compare_exchange(current, me, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
-                return Ok(());
+                return Ok(true);
             }
         }
     }
@@ -251,12 +255,14 @@ impl Reader {
 impl Drop for Reader {
     fn drop(&mut self) {
         let me = std::process::id();
-        let _ = self.header().collector_pid.compare_exchange(
-            me,
-            0,
-            Ordering::AcqRel,
-            Ordering::Relaxed,
-        );
+        if self.claimed {
+            let _ = self.header().collector_pid.compare_exchange(
+                me,
+                0,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            );
+        }
         // SAFETY: our own mapping, unmapped once.
         unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
     }

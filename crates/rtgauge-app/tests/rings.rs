@@ -4,6 +4,13 @@
 use rtgauge_app::layout::RING_RECORDS;
 use rtgauge_app::{AppError, Kind, Point, Reader};
 
+/// The collector's pid as the file's header holds it.
+fn collector_of(path: &std::path::Path) -> u32 {
+    let bytes = std::fs::read(path).unwrap();
+    let at = std::mem::offset_of!(rtgauge_app::layout::Header, collector_pid);
+    u32::from_ne_bytes(bytes[at..at + 4].try_into().unwrap())
+}
+
 #[test]
 fn records_reach_the_reader_and_losses_are_counted() {
     let dir = tempfile::tempdir().unwrap();
@@ -52,10 +59,10 @@ fn records_reach_the_reader_and_losses_are_counted() {
         ]
     );
     assert_eq!(reader.points()[1].period_ns, 1_000_000);
-    assert!(matches!(
-        Reader::open(&path),
-        Ok(_) // the same process may reopen: it is the collector already
-    ));
+    // The same process may open it again (it is the collector already); closing that second
+    // reader leaves the first one the collector.
+    drop(Reader::open(&path).unwrap());
+    assert_eq!(collector_of(&path), std::process::id());
 
     {
         let _t = compute.begin();
