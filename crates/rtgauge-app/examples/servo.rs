@@ -10,6 +10,7 @@
 use rtgauge_app::layout::now_ns;
 use rtgauge_app::Point;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
@@ -39,20 +40,10 @@ fn options() -> Result<(u64, u64, u64), String> {
     Ok((period_us * 1000, busy_us * 1000, cycles))
 }
 
+/// Sleeps until the CLOCK_MONOTONIC time `deadline_ns` (the deadlines stay on their grid:
+/// each is computed from the previous one, not from when the sleep ended).
 fn sleep_until(deadline_ns: u64) {
-    let at = libc::timespec {
-        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: a valid timespec; EINTR (a stop signal) ends the sleep early, which is fine.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &at,
-            std::ptr::null_mut(),
-        )
-    };
+    std::thread::sleep(Duration::from_nanos(deadline_ns.saturating_sub(now_ns())));
 }
 
 fn main() {

@@ -235,7 +235,9 @@ pub unsafe fn init_header(h: *mut Header, pid: u32, created_ns: u64) {
     std::ptr::write_volatile(&mut h.magic, MAGIC);
 }
 
-/// CLOCK_MONOTONIC in ns (glibc reads it through the vDSO: no system call).
+/// CLOCK_MONOTONIC in ns (glibc reads it through the vDSO: no system call). Defined here,
+/// not taken from rtgauge-core's clock: applications link this crate alone, so it depends on
+/// no other rtgauge crate.
 #[inline]
 pub fn now_ns() -> u64 {
     let mut ts = libc::timespec {
