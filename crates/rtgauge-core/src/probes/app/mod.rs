@@ -334,3 +334,45 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(pairs: &[(&str, &str)]) -> Result<Config, ProbeError> {
+        Config::parse(&Params::of("app", pairs))
+    }
+
+    #[test]
+    fn a_command_with_spaces_survives_the_result() {
+        let cfg = parse(&[("command", "./servo --name 'a b' \"c'd\"")]).unwrap();
+        assert_eq!(
+            cfg.source,
+            Some(Source::Command(vec![
+                "./servo".into(),
+                "--name".into(),
+                "a b".into(),
+                "c'd".into()
+            ]))
+        );
+        let resolved = cfg.resolved();
+        let again = Config::parse(&Params::new("app", resolved.clone())).unwrap();
+        assert_eq!(again, cfg);
+        assert_eq!(again.resolved(), resolved);
+    }
+
+    #[test]
+    fn bad_sources_are_refused_with_the_fix() {
+        let why = |pairs: &[(&str, &str)]| parse(pairs).unwrap_err().to_string();
+        assert!(why(&[("command", "./a"), ("pid", "1")]).contains("not both"));
+        assert!(why(&[("command", "'open")]).contains("unclosed quote"));
+        assert!(why(&[("command", " ")]).contains("rtgauge run app --"));
+        assert!(why(&[("pid", "0")]).contains("positive whole number"));
+        assert!(why(&[("pid", "1"), ("points", "a,[")]).contains("points: pattern '['"));
+        assert_eq!(
+            parse(&[]).unwrap().source,
+            None,
+            "refused when measuring, not here"
+        );
+    }
+}

@@ -221,3 +221,112 @@ impl Accumulator {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn interval(point: u32, begin: u64, duration: u64, deadline: u64) -> Record {
+        Record {
+            ts_ns: begin,
+            point,
+            kind: Kind::Interval as u32,
+            values: [duration, deadline, 0, 0],
+        }
+    }
+
+    fn info(id: u32, name: &str, kind: Kind, period_ns: u64) -> PointInfo {
+        PointInfo {
+            id,
+            name: name.into(),
+            kind,
+            enabled: true,
+            period_ns,
+        }
+    }
+
+    fn named<'a>(series: &'a [Series], name: &str) -> &'a Series {
+        series.iter().find(|s| s.name == name).unwrap()
+    }
+
+    #[test]
+    fn a_periodic_point_gives_period_jitter_latency_and_missed_periods() {
+        let mut acc = Accumulator::new(10 * MS);
+        acc.periods = vec![MS];
+        // Before the start (warm-up): discarded.
+        acc.add(&interval(0, 9 * MS, 5, 9 * MS));
+        // Cycles at 10, 11, 12 ms, then 15 ms (two periods missed), each begun 20 us late.
+        for begin in [10, 11, 12, 15] {
+            acc.add(&interval(0, begin * MS + 20_000, 100_000, begin * MS));
+        }
+        let series = acc.finish(&[info(0, "servo.cycle", Kind::Interval, MS)], 20 * MS);
+        let main = named(&series, "servo.cycle");
+        assert_eq!(main.stats.count, 4);
+        assert_eq!(main.stats.min_ns, Some(100_000));
+        assert_eq!(main.counters["overruns"], 2);
+        let latency = named(&series, "servo.cycle:latency");
+        assert_eq!(
+            (latency.stats.min_ns, latency.stats.max_ns),
+            (Some(20_000), Some(20_000))
+        );
+        let period = named(&series, "servo.cycle:period");
+        assert_eq!(period.stats.count, 3);
+        assert_eq!(period.stats.max_ns, Some(3 * MS));
+        assert_eq!(
+            named(&series, "servo.cycle:jitter").stats.max_ns,
+            Some(2 * MS)
+        );
+    }
+
+    #[test]
+    fn counters_become_rates_and_events_their_values() {
+        let mut acc = Accumulator::new(0);
+        let record = |point, kind: Kind, ts, value| Record {
+            ts_ns: ts,
+            point,
+            kind: kind as u32,
+            values: [value, 0, 0, 0],
+        };
+        // 5 increments in the first 100 ms window, none in the second, 1 in the third.
+        for ts in [1, 2, 3, 4, 5] {
+            acc.add(&record(0, Kind::Counter, ts * MS, 1));
+        }
+        acc.add(&record(0, Kind::Counter, 250 * MS, 1));
+        acc.add(&record(1, Kind::EventF64, MS, (-2.5f64).to_bits()));
+        acc.add(&record(1, Kind::EventF64, MS, 2.6f64.to_bits()));
+        let points = [
+            info(0, "servo.cycles", Kind::Counter, 0),
+            info(1, "servo.error", Kind::EventF64, 0),
+        ];
+        let series = acc.finish(&points, 300 * MS);
+        let rate = named(&series, "servo.cycles");
+        assert_eq!(rate.counters["total"], 6);
+        assert_eq!(rate.stats.count, 3, "three complete windows");
+        assert_eq!((rate.stats.min_ns, rate.stats.max_ns), (Some(0), Some(50)));
+        let error = named(&series, "servo.error");
+        assert_eq!((error.stats.min_ns, error.stats.max_ns), (Some(0), Some(3)));
+    }
+
+    proptest! {
+        /// Whatever the gaps between begins, the missed periods are the periods each gap
+        /// spans beyond one (rounded to the nearest period), and every gap is a period sample.
+        #[test]
+        fn missed_periods_are_counted_from_the_gaps(gaps in prop::collection::vec(1u64..5_000_000, 1..50)) {
+            let mut acc = Accumulator::new(0);
+            acc.periods = vec![MS];
+            let mut begin = 0;
+            acc.add(&interval(0, begin, 1, 0));
+            for gap in &gaps {
+                begin += gap;
+                acc.add(&interval(0, begin, 1, 0));
+            }
+            let expected: u64 = gaps.iter().map(|g| ((g + MS / 2) / MS).saturating_sub(1)).sum();
+            let series = acc.finish(&[info(0, "p", Kind::Interval, MS)], begin + 1);
+            prop_assert_eq!(named(&series, "p").counters["overruns"], expected);
+            prop_assert_eq!(named(&series, "p:period").stats.count, gaps.len() as u64);
+        }
+    }
+}
