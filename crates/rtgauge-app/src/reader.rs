@@ -206,6 +206,12 @@ impl Reader {
     /// Hands every record written since the last drain to `each`, ring by ring (each ring in
     /// the order its thread wrote it), and frees their slots.
     pub fn drain(&mut self, mut each: impl FnMut(&Record)) -> Drained {
+        self.drain_by_thread(|_, record| each(record))
+    }
+
+    /// [`Reader::drain`], with the thread id of the producer of each record (what a kernel
+    /// trace knows the thread by).
+    pub fn drain_by_thread(&mut self, mut each: impl FnMut(u32, &Record)) -> Drained {
         let mut drained = Drained::default();
         let registered = self.header().points_registered.load(Ordering::Acquire);
         for i in 0..MAX_RINGS {
@@ -214,6 +220,9 @@ impl Reader {
             let head = ring.head.load(Ordering::Acquire);
             // A producer never gets more than a ring ahead; a file claiming so is damaged.
             let from = tail.max(head.saturating_sub(layout::RING_RECORDS as u64));
+            // Read after head: the thread that wrote these records owned the ring at least
+            // until it published them (a ring changes owner only after its thread exits).
+            let tid = ring.owner_tid.load(Ordering::Relaxed);
             drained.malformed += from - tail;
             for n in from..head {
                 // SAFETY: slot n is within the ring and was released by the producer's head.
@@ -225,7 +234,7 @@ impl Reader {
                     continue;
                 }
                 drained.records += 1;
-                each(&record);
+                each(tid, &record);
             }
             ring.tail.store(head.max(tail), Ordering::Release);
         }

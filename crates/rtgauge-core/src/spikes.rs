@@ -108,11 +108,16 @@ impl SpikeTap {
     /// The producer of measuring thread `index` (on `cpu`); called on that thread, before
     /// its loop, so the trace can tell it from everything else on the CPU.
     pub fn producer(&self, index: usize, cpu: usize) -> Option<SpikeProducer<'_>> {
-        let ring = self.rings.get(index)?;
         // SAFETY: gettid has no preconditions.
         let tid = unsafe { libc::gettid() };
-        ring.tid
-            .store(u32::try_from(tid).unwrap_or(0), Ordering::Relaxed);
+        self.producer_for(index, cpu, u32::try_from(tid).unwrap_or(0))
+    }
+
+    /// [`SpikeTap::producer`] for a thread other than the caller: thread `tid` of another
+    /// process whose late samples the caller learns of (the app probe's collector).
+    pub fn producer_for(&self, index: usize, cpu: usize, tid: u32) -> Option<SpikeProducer<'_>> {
+        let ring = self.rings.get(index)?;
+        ring.tid.store(tid, Ordering::Relaxed);
         ring.cpu
             .store(u32::try_from(cpu).unwrap_or(0), Ordering::Relaxed);
         let trace_floor = if self.settings.trace {

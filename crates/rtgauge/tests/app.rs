@@ -373,3 +373,48 @@ int main(void) {
         assert!(status.success(), "the header compiles as C++");
     }
 }
+
+/// With --trace, cycles of the servo that begin late are explained from the kernel's trace
+/// like late wake-ups of cyclic: each spike is on the servo's CPU and is the cycle's lateness.
+#[test]
+fn late_cycles_are_explained_from_the_kernel_trace() {
+    let _turn = common::exclusive();
+    let (_dir, result) = scratch_result();
+    let args = [
+        "-c",
+        "0",
+        "-d",
+        "1s",
+        "--warmup",
+        "200ms",
+        "--trace",
+        "--trace-above",
+        "1us",
+    ];
+    let out = start_run(&args, &result, &[]).wait_with_output().unwrap();
+    assert_success(&out);
+    let r = read_result(&result);
+    let tracing = r.tracing.as_ref().expect("a traced run says how it traced");
+    if !tracing.active {
+        eprintln!(
+            "skipped: {}",
+            tracing.reason.as_deref().unwrap_or("no trace")
+        );
+        return;
+    }
+    let spikes = &r.runs[0].spikes;
+    eprintln!(
+        "{} late cycles explained, latencies {:?} ns",
+        spikes.len(),
+        spikes.iter().map(|s| s.latency_ns).collect::<Vec<_>>()
+    );
+    assert!(
+        !spikes.is_empty(),
+        "every cycle begins more than 1 us after its deadline"
+    );
+    for spike in spikes {
+        assert_eq!(spike.cpu, 0, "the servo runs on the first measured CPU");
+        assert!(spike.latency_ns > 1_000);
+        assert_eq!(spike.woke_ns - spike.programmed_ns, spike.latency_ns);
+    }
+}

@@ -267,6 +267,11 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
     let lost_before = reader.lost();
     let start_ns = now_ns() + ctx.warmup_ns;
     let mut acc = Accumulator::new(start_ns);
+    // The application's CPU is known only for one started here (the first measured one).
+    if let (Some(tap), Target::Started { .. }, Some(&cpu)) = (ctx.spikes, &target, ctx.cpus.first())
+    {
+        acc.trace_into(tap, cpu);
+    }
     let mut ended: Option<(String, u64)> = None;
     loop {
         acc.drain(&mut reader);
@@ -274,7 +279,7 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
         if now >= start_ns && ctx.budget.done(start_ns, now, acc.most_samples()) {
             break;
         }
-        if ctx.stopped() {
+        if ctx.stopped() || acc.broken() {
             break;
         }
         if let Some(how) = target.ended(Some(&reader)) {

@@ -9,7 +9,13 @@
 //! - object: one series per snapshot value, labelled `value=0..3`.
 //!
 //! Names with `:` cannot clash with points: a point name never holds one.
+//!
+//! With `--trace` (or `--break`), a cycle of a periodic point that begins later than its
+//! intended start is offered to the run's spike tap like a late wake-up of cyclic, for the
+//! first thread that records such cycles (its CPU is the first measured one, where the
+//! application was started).
 
+use crate::spikes::{SpikeProducer, SpikeTap};
 use rtgauge_app::{Kind, PointInfo, Reader, Record};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -37,39 +43,104 @@ fn recorder(slot: &mut Option<Recorder>) -> &mut Recorder {
     slot.get_or_insert_with(|| Recorder::new(DEFAULT_INTERVAL_NS))
 }
 
+/// Late cycles handed to the kernel's trace (`--trace`, `--break`).
+struct Spikes<'a> {
+    tap: &'a SpikeTap,
+    cpu: usize,
+    /// The thread traced: the first one with a cycle that has an intended start (0: none yet).
+    owner: u32,
+    producer: Option<SpikeProducer<'a>>,
+    broken: bool,
+}
+
+impl Spikes<'_> {
+    /// A cycle of thread `tid` meant to begin at `deadline_ns` began at `begin_ns`.
+    fn cycle(&mut self, tid: u32, deadline_ns: u64, begin_ns: u64, warm_up: bool) {
+        if tid == 0 {
+            return;
+        }
+        if self.owner == 0 {
+            self.owner = tid;
+            self.producer = self.tap.producer_for(0, self.cpu, tid);
+        }
+        let owner = self.owner;
+        let Some(producer) = self.producer.as_mut().filter(|_| owner == tid) else {
+            return;
+        };
+        let latency = begin_ns.saturating_sub(deadline_ns);
+        if warm_up {
+            producer.warm_up(latency);
+        } else if latency > producer.floor() && producer.offer(deadline_ns, begin_ns) {
+            self.broken = true;
+        }
+    }
+}
+
 /// The series of every point of one application.
-pub struct Accumulator {
+pub struct Accumulator<'a> {
     start_ns: u64,
     points: Vec<PointSeries>,
     /// Declared periods by point id, learnt from the point table as ids appear.
     periods: Vec<u64>,
     malformed: u64,
+    spikes: Option<Spikes<'a>>,
 }
 
-impl Accumulator {
+impl<'a> Accumulator<'a> {
     /// Records before `start_ns` (the warm-up) are drained and discarded.
-    pub fn new(start_ns: u64) -> Accumulator {
+    pub fn new(start_ns: u64) -> Accumulator<'a> {
         Accumulator {
             start_ns,
             points: Vec::new(),
             periods: Vec::new(),
             malformed: 0,
+            spikes: None,
         }
+    }
+
+    /// Offers late cycles of periodic points to `tap`; the application runs on `cpu`.
+    pub fn trace_into(&mut self, tap: &'a SpikeTap, cpu: usize) {
+        self.spikes = Some(Spikes {
+            tap,
+            cpu,
+            owner: 0,
+            producer: None,
+            broken: false,
+        });
+    }
+
+    /// A late cycle crossed `--break`: the run is being stopped.
+    pub fn broken(&self) -> bool {
+        self.spikes.as_ref().is_some_and(|s| s.broken)
     }
 
     /// Takes every record the application wrote since the last drain.
     pub fn drain(&mut self, reader: &mut Reader) {
         let mut records = Vec::new();
-        let drained = reader.drain(|r| records.push(*r));
+        let drained = reader.drain_by_thread(|tid, r| records.push((tid, *r)));
         self.malformed += drained.malformed;
         if records
             .iter()
-            .any(|r| r.point as usize >= self.periods.len())
+            .any(|(_, r)| r.point as usize >= self.periods.len())
         {
             self.periods = reader.points().iter().map(|p| p.period_ns).collect();
         }
-        for record in &records {
+        for (tid, record) in &records {
             self.add(record);
+            self.offer_if_late(*tid, record);
+        }
+    }
+
+    /// Offers a cycle of a periodic point that gives its intended start to the trace.
+    fn offer_if_late(&mut self, tid: u32, r: &Record) {
+        let periodic = self.periods.get(r.point as usize).is_some_and(|&p| p > 0);
+        let deadline = r.values[1];
+        let warm_up = r.ts_ns < self.start_ns;
+        match self.spikes.as_mut() {
+            Some(spikes) if periodic && deadline != 0 && r.kind == Kind::Interval as u32 => {
+                spikes.cycle(tid, deadline, r.ts_ns, warm_up)
+            }
+            _ => {}
         }
     }
 
