@@ -193,7 +193,18 @@ fn a_killed_collector_is_replaced_by_attach_and_the_loss_reported() {
     let (dir, result) = scratch_result();
     let mut collector = start_run(&["-d", "20s"], &result, &[]);
     let app = started_servo(&collector);
-    let err = one_line_error(&["attach", &app.to_string(), "-d", "1s", "-q", "--no-report"]);
+    let refused = dir.path().join("refused.json");
+    let refused = refused.to_str().unwrap();
+    let err = one_line_error(&[
+        "attach",
+        &app.to_string(),
+        "-d",
+        "1s",
+        "-q",
+        "--no-report",
+        "-o",
+        refused,
+    ]);
     assert!(err.contains("already being collected"), "{err}");
     kill(collector.id(), libc::SIGKILL);
     collector.wait().unwrap();
