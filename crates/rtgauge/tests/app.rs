@@ -318,6 +318,9 @@ fn bad_configurations_are_one_line_errors_naming_them() {
     assert!(one_line_error(&["run", "app"]).contains("rtgauge run app --"));
     assert!(one_line_error(&["run", "cyclic", "--", servo]).contains("rtgauge run app --"));
     assert!(one_line_error(&["attach", "1", "cyclic"]).contains("attach collects one application"));
+    // Checked before anything is measured or written.
+    let err = one_line_error(&["attach", "4194303", "-d", "1s"]);
+    assert!(err.contains("no instrumented application at"), "{err}");
 }
 
 /// Names are checked when the application registers them, through the C ABI too; the

@@ -55,6 +55,7 @@ pub fn attach(args: AttachArgs) -> Result<RunArgs> {
             run.application.join(" ")
         );
     }
+    rtgauge_core::probes::app::check_attachable(args.pid).map_err(anyhow::Error::msg)?;
     run.probes = vec!["app".into()];
     run.settings.push(format!("app.pid={}", args.pid));
     Ok(run)

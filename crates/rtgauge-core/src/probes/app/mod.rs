@@ -59,6 +59,12 @@ impl TypedProbe for App {
     }
 }
 
+/// Whether process `pid` can be collected now (`rtgauge attach` asks before it measures or
+/// writes anything): Err is one line saying why not.
+pub fn check_attachable(pid: u32) -> Result<(), String> {
+    Reader::attach(pid).map(drop).map_err(|e| e.to_string())
+}
+
 /// What to collect: an application to start, or a running process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
