@@ -432,3 +432,45 @@ fn late_cycles_are_explained_from_the_kernel_trace() {
         assert_eq!(spike.woke_ns - spike.programmed_ns, spike.latency_ns);
     }
 }
+
+/// `--record app` keeps every record of the measurement as a raw sample, exported like any
+/// probe's: as many samples as the series counted.
+#[test]
+fn raw_records_are_recorded_and_exported() {
+    let _turn = common::exclusive();
+    let (dir, result) = scratch_result();
+    let args = ["-d", "1s", "--warmup", "200ms", "--record", "app"];
+    assert_success(&start_run(&args, &result, &[]).wait_with_output().unwrap());
+    let r = read_result(&result);
+    let counted: u64 = ["servo.cycle", "servo.compute", "servo.error"]
+        .iter()
+        .map(|name| series(&r, name).stats.count)
+        .sum::<u64>()
+        + series(&r, "servo.cycles").counters["total"];
+    let recording = &r.recordings[0];
+    eprintln!(
+        "{} samples recorded, {counted} counted",
+        recording.samples_written
+    );
+    assert_eq!(recording.samples_written, counted);
+    assert_eq!(recording.samples_dropped, 0);
+    let csv = dir.path().join("raw.csv");
+    let out = rtgauge_process()
+        .arg("export")
+        .arg(dir.path().join(&recording.path))
+        .arg("-o")
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(
+        text.lines().count() as u64,
+        counted + 1,
+        "a header and one row per record"
+    );
+    assert!(text
+        .lines()
+        .skip(1)
+        .any(|l| l.contains(",servo.compute,interval,")));
+}

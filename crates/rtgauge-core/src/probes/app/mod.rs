@@ -8,6 +8,7 @@
 //! from the CPUs not measured, until the duration ends, the run is stopped or the application
 //! exits. Each point becomes series: see [`series`].
 
+mod record;
 mod series;
 
 use crate::clock::now_ns;
@@ -279,7 +280,15 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
         acc.trace_into(tap, cpu);
     }
     let mut ended: Option<(String, u64)> = None;
+    let mut recording_checked = false;
     loop {
+        // The recording's series are the points registered when measurement starts.
+        if !recording_checked && now_ns() >= start_ns {
+            recording_checked = true;
+            if let Some(recording) = record::Recording::open(ctx, &reader.points(), start_ns)? {
+                acc.record_into(recording);
+            }
+        }
         acc.drain(&mut reader);
         let now = now_ns();
         if now >= start_ns && ctx.budget.done(start_ns, now, acc.most_samples()) {
@@ -319,6 +328,12 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
         warnings.push(format!(
             "the {who} dropped {lost} records (rings full: {lost_before} before collection began, {} during it); drain faster or record fewer points",
             lost - lost_before
+        ));
+    }
+    if acc.unrecorded() > 0 {
+        warnings.push(format!(
+            "--record app: {} records of points registered after measurement started are not in the recording (their series are complete)",
+            acc.unrecorded()
         ));
     }
     if acc.malformed() > 0 {

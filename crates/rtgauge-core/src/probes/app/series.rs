@@ -15,6 +15,7 @@
 //! first thread that records such cycles (its CPU is the first measured one, where the
 //! application was started).
 
+use super::record::Recording;
 use crate::spikes::{SpikeProducer, SpikeTap};
 use rtgauge_app::{Kind, PointInfo, Reader, Record};
 use rtgauge_result::Series;
@@ -41,6 +42,21 @@ struct PointSeries {
 
 fn recorder(slot: &mut Option<Recorder>) -> &mut Recorder {
     slot.get_or_insert_with(|| Recorder::new(DEFAULT_INTERVAL_NS))
+}
+
+/// The one number a record contributes to its point's distribution: an interval's duration,
+/// an event's value (f64 rounded, negatives and non-numbers as 0), a counter's increment, an
+/// object's first value.
+pub fn sample_value(r: &Record) -> u64 {
+    if r.kind == Kind::EventF64 as u32 {
+        let v = f64::from_bits(r.values[0]);
+        return if v.is_finite() {
+            v.max(0.0).round() as u64
+        } else {
+            0
+        };
+    }
+    r.values[0]
 }
 
 /// Late cycles handed to the kernel's trace (`--trace`, `--break`).
@@ -84,6 +100,7 @@ pub struct Accumulator<'a> {
     periods: Vec<u64>,
     malformed: u64,
     spikes: Option<Spikes<'a>>,
+    recording: Option<Recording>,
 }
 
 impl<'a> Accumulator<'a> {
@@ -95,6 +112,7 @@ impl<'a> Accumulator<'a> {
             periods: Vec::new(),
             malformed: 0,
             spikes: None,
+            recording: None,
         }
     }
 
@@ -107,6 +125,16 @@ impl<'a> Accumulator<'a> {
             producer: None,
             broken: false,
         });
+    }
+
+    /// Hands every record of the measurement to `recording` from now on.
+    pub fn record_into(&mut self, recording: Recording) {
+        self.recording = Some(recording);
+    }
+
+    /// Records the recording left out (of points registered after it opened).
+    pub fn unrecorded(&self) -> u64 {
+        self.recording.as_ref().map_or(0, Recording::unrecorded)
     }
 
     /// A late cycle crossed `--break`: the run is being stopped.
@@ -127,6 +155,9 @@ impl<'a> Accumulator<'a> {
         }
         for (tid, record) in &records {
             self.add(record);
+            if let Some(recording) = self.recording.as_mut() {
+                recording.push(record);
+            }
             self.offer_if_late(*tid, record);
         }
     }
@@ -189,16 +220,7 @@ impl<'a> Accumulator<'a> {
                     p.last_begin_ns = Some(r.ts_ns);
                 }
             }
-            Kind::EventU64 => recorder(&mut p.values).record(r.values[0], at),
-            Kind::EventF64 => {
-                let v = f64::from_bits(r.values[0]);
-                let v = if v.is_finite() {
-                    v.max(0.0).round() as u64
-                } else {
-                    0
-                };
-                recorder(&mut p.values).record(v, at);
-            }
+            Kind::EventU64 | Kind::EventF64 => recorder(&mut p.values).record(sample_value(r), at),
             Kind::Counter => {
                 let window = (at / RATE_WINDOW_NS) as usize;
                 if p.windows.len() <= window {
