@@ -98,6 +98,12 @@ pub struct SpikeTap {
     on_break: fn(),
 }
 
+/// The calling thread's id.
+fn own_tid() -> u32 {
+    // SAFETY: gettid has no preconditions.
+    u32::try_from(unsafe { libc::gettid() }).unwrap_or(0)
+}
+
 impl SpikeTap {
     /// A tap for `threads` measuring threads; `on_break` stops the other measuring threads
     /// when one crosses `--break` (the runner passes [`crate::signals::request_stop`]).
@@ -116,20 +122,30 @@ impl SpikeTap {
     /// from everything else on the CPU. A thread that ends may hand its index to the next
     /// one (one at a time).
     pub fn producer(&self, index: usize, cpu: usize) -> Option<SpikeProducer<'_>> {
-        self.producer_of(index, cpu, 0)
+        self.producer_of(index, cpu, 0, own_tid())
     }
 
     /// [`SpikeTap::producer`] for a thread woken by an event another thread fires, on this
     /// CPU or another (the programmed time is when it was fired): its spikes get no timer IRQ/thread split.
     pub fn producer_woken_by_event(&self, index: usize, cpu: usize) -> Option<SpikeProducer<'_>> {
-        self.producer_of(index, cpu, WOKEN_BY_EVENT)
+        self.producer_of(index, cpu, WOKEN_BY_EVENT, own_tid())
     }
 
-    fn producer_of(&self, index: usize, cpu: usize, flags: u64) -> Option<SpikeProducer<'_>> {
+    /// [`SpikeTap::producer`] for a thread other than the caller: thread `tid` of another
+    /// process whose late samples the caller learns of (the app probe's collector).
+    pub fn producer_for(&self, index: usize, cpu: usize, tid: u32) -> Option<SpikeProducer<'_>> {
+        self.producer_of(index, cpu, 0, tid)
+    }
+
+    fn producer_of(
+        &self,
+        index: usize,
+        cpu: usize,
+        flags: u64,
+        tid: u32,
+    ) -> Option<SpikeProducer<'_>> {
         let ring = self.rings.get(index)?;
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
-        let thread = flags | (cpu as u64) << 32 | u64::from(u32::try_from(tid).unwrap_or(0));
+        let thread = flags | (cpu as u64) << 32 | u64::from(tid);
         let trace_floor = if self.settings.trace {
             self.settings.above_ns.unwrap_or(0)
         } else {

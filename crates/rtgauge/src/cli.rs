@@ -57,6 +57,9 @@ pub struct ListArgs {
 pub enum Command {
     /// Measure: run probes (default: the quick suite) and write a result document.
     Run(Box<RunArgs>),
+    /// Collect the instrumentation points of a running application linked with rtgauge-app,
+    /// as `rtgauge run app -- APPLICATION` does for one it starts; takes the options of run.
+    Attach(Box<AttachArgs>),
     /// List the probes, what each measures and whether it can run here.
     Probes(ListArgs),
     /// Audit this machine's real-time readiness: every setting that spoils a measurement.
@@ -341,6 +344,21 @@ pub struct RunArgs {
     /// What to print at the end: a one-screen summary, or every series' full table.
     #[arg(long, value_enum, value_name = "WHAT", default_value = "summary")]
     pub table: TableKind,
+
+    /// The application the app probe starts and collects, after `--`: `rtgauge run app --
+    /// ./my-loop args`. It must be linked with rtgauge-app (docs/app-instrumentation.md).
+    #[arg(last = true, value_name = "APPLICATION")]
+    pub application: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// Process id of the running application (linked with rtgauge-app).
+    #[arg(value_name = "PID", value_parser = clap::value_parser!(u32).range(1..))]
+    pub pid: u32,
+
+    #[command(flatten)]
+    pub run: RunArgs,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -1,6 +1,7 @@
 //! The catalogue of probes.
 
 pub mod alloc;
+pub mod app;
 pub mod clocks;
 pub mod cyclic;
 pub mod ioport;
@@ -16,7 +17,7 @@ use std::sync::RwLock;
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
 /// in this folder (implementing [`crate::probe::TypedProbe`]) and one line here.
-const BUILT_IN: [&dyn Probe; 10] = [
+const BUILT_IN: [&dyn Probe; 11] = [
     &cyclic::Cyclic,
     &response::Response,
     &switch::Switch,
@@ -27,6 +28,7 @@ const BUILT_IN: [&dyn Probe; 10] = [
     &ioport::IoPort,
     &noise::Noise,
     &timerlat::Timerlat,
+    &app::App,
 ];
 
 /// Probes added at run time by [`register`] (tests, embedders), after the built-in ones.

@@ -1,6 +1,7 @@
 //! One function per sub-command; each returns the exit status.
 
 mod ab;
+mod app;
 mod check;
 mod compare;
 mod doctor;
@@ -28,6 +29,7 @@ use std::path::Path;
 pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
     match cli.command {
         Command::Run(run_args) => run::run(*run_args, args),
+        Command::Attach(a) => run::run(app::attach(*a)?, args),
         Command::Probes(a) => probes::list(a.json),
         Command::Doctor(a) => doctor::doctor(a),
         Command::Loads(a) => loads::list(a.json),

@@ -525,7 +525,7 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         load_cpus: args.load_cpus.clone(),
         load_disk_cap_bytes: args.load_disk_cap.unwrap_or(defaults.load_disk_cap_bytes),
         skip_failed_loads: args.skip_failed_loads,
-        settings: args.settings.clone(),
+        settings: super::app::settings(args)?,
         best_effort: args.best_effort,
         record: args.record.clone(),
     };
