@@ -1,9 +1,12 @@
-//! What instrumentation costs the application: an enabled interval (two clock reads and one
-//! ring write), an enabled event, a disabled point (one branch), and one clock read for
-//! scale. Only the recording is timed: the rings are drained between batches, outside the
+//! What instrumentation costs the application: an enabled interval (two stamps and one ring
+//! write), an enabled event, a disabled point (one branch), and one read of each clock for
+//! scale. The process's record clock is the default one (the CPU's counter where the kernel
+//! keeps time on it); `RTGAUGE_APP_CLOCK=monotonic cargo bench -p rtgauge-app` measures the
+//! other. Only the recording is timed: the rings are drained between batches, outside the
 //! timing, so no record is dropped. Figures: docs/app-instrumentation.md.
 use criterion::{criterion_group, criterion_main, Criterion};
-use rtgauge_app::layout::{now_ns, RING_RECORDS};
+use rtgauge_app::clock::{counter, now_ns};
+use rtgauge_app::layout::RING_RECORDS;
 use rtgauge_app::{Point, Reader};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -39,6 +42,7 @@ fn overhead(c: &mut Criterion) {
     let mut reader = Reader::open(rtgauge_app::file_path().unwrap()).unwrap();
 
     c.bench_function("clock_read", |b| b.iter(|| black_box(now_ns())));
+    c.bench_function("counter_read", |b| b.iter(|| black_box(counter())));
     c.bench_function("interval_enabled", |b| {
         b.iter_custom(|iters| {
             timed(&mut reader, iters, || {

@@ -7,7 +7,7 @@
 //!
 //! Options: `--period-us P` (1000), `--busy-us B` (100), `--cycles N` (0: until SIGTERM).
 
-use rtgauge_app::layout::now_ns;
+use rtgauge_app::clock::now_ns;
 use rtgauge_app::Point;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;

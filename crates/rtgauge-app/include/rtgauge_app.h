@@ -33,11 +33,16 @@ extern "C" {
 #define RTG_COUNTER 4u  /* increments: reported as a rate */
 #define RTG_OBJECT 5u   /* a snapshot of up to 4 uint64_t */
 
-/* A registered point: copy it freely (two words). */
+/* A registered point: copy it freely (two words). `enabled` is 0 for a disabled point, else
+ * the clock this process stamps records with: RTG_CLOCK_MONOTONIC, or RTG_CLOCK_COUNTER (the
+ * CPU's counter, chosen where the kernel keeps CLOCK_MONOTONIC on it; rtgauge converts). */
 typedef struct rtg_point {
     uint32_t id;
     uint32_t enabled;
 } rtg_point;
+
+#define RTG_CLOCK_MONOTONIC 1u
+#define RTG_CLOCK_COUNTER 2u
 
 /* Registers `name` (1-63 letters, digits, '_', '-', '.' between levels). period_ns > 0
  * declares an RTG_INTERVAL point periodic. Returns 0, or -1 with the reason in rtg_error().
@@ -51,34 +56,50 @@ int rtg_thread_init(void);
 void rtg_shutdown(void);
 
 /* Out-of-line recorders: call the inline functions below instead. */
-void rtg_record_interval(rtg_point point, uint64_t begin_ns, uint64_t deadline_ns);
+void rtg_record_interval(rtg_point point, uint64_t begun, uint64_t deadline_ns);
 void rtg_record_event_u64(rtg_point point, uint64_t value);
 void rtg_record_event_f64(rtg_point point, double value);
 void rtg_record_count(rtg_point point, uint64_t increment);
 void rtg_record_object(rtg_point point, const uint64_t *values, uint32_t count);
 
-/* CLOCK_MONOTONIC in ns: the clock of every record. */
+/* CLOCK_MONOTONIC in ns: the clock of deadlines (and of the results). */
 static inline uint64_t rtg_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Begins an interval: pass the result to rtg_end. 0 when the point is disabled. */
+/* A stamp of the point's record clock (the same read as the library's own). */
+static inline uint64_t rtg_stamp(rtg_point point) {
+#if defined(__x86_64__)
+    if (point.enabled == RTG_CLOCK_COUNTER)
+        return __builtin_ia32_rdtsc();
+#elif defined(__aarch64__)
+    if (point.enabled == RTG_CLOCK_COUNTER) {
+        uint64_t ticks;
+        __asm__ volatile("mrs %0, cntvct_el0" : "=r"(ticks));
+        return ticks;
+    }
+#endif
+    return rtg_now();
+}
+
+/* Begins an interval: pass the result (a stamp, not necessarily ns) to rtg_end. 0 when the
+ * point is disabled. */
 static inline uint64_t rtg_begin(rtg_point point) {
-    return point.enabled ? rtg_now() : 0;
+    return point.enabled ? rtg_stamp(point) : 0;
 }
 
-static inline void rtg_end(rtg_point point, uint64_t begin_ns) {
+static inline void rtg_end(rtg_point point, uint64_t begun) {
     if (point.enabled)
-        rtg_record_interval(point, begin_ns, 0);
+        rtg_record_interval(point, begun, 0);
 }
 
-/* Ends an interval that was meant to begin at deadline_ns (CLOCK_MONOTONIC): the collector
- * reports how late it began. */
-static inline void rtg_end_deadline(rtg_point point, uint64_t begin_ns, uint64_t deadline_ns) {
+/* Ends an interval that was meant to begin at deadline_ns (CLOCK_MONOTONIC, from rtg_now):
+ * the collector reports how late it began. */
+static inline void rtg_end_deadline(rtg_point point, uint64_t begun, uint64_t deadline_ns) {
     if (point.enabled)
-        rtg_record_interval(point, begin_ns, deadline_ns);
+        rtg_record_interval(point, begun, deadline_ns);
 }
 
 static inline void rtg_event_u64(rtg_point point, uint64_t value) {

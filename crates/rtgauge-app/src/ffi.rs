@@ -79,8 +79,8 @@ pub extern "C" fn rtg_shutdown() {
 }
 
 #[no_mangle]
-pub extern "C" fn rtg_record_interval(point: Point, begin_ns: u64, deadline_ns: u64) {
-    point.end_with_deadline(begin_ns, deadline_ns);
+pub extern "C" fn rtg_record_interval(point: Point, begun: u64, deadline_ns: u64) {
+    point.end_with_deadline(begun, deadline_ns);
 }
 
 #[no_mangle]

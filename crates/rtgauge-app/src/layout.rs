@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// it sees a complete header.
 pub const MAGIC: [u8; 8] = *b"RTGAPP\0\x01";
 /// Bumped whenever the meaning of any byte changes.
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 2;
 /// Points one process can register.
 pub const MAX_POINTS: usize = 256;
 /// Threads that can record at once (one ring each; a thread's ring is reused after it exits).
@@ -81,13 +81,15 @@ impl Kind {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Record {
-    /// CLOCK_MONOTONIC, ns: the begin of an interval, the time of anything else.
+    /// The begin of an interval, the time of anything else: in the file, a stamp of the
+    /// header's clock; as the reader hands it out, CLOCK_MONOTONIC in ns.
     pub ts_ns: u64,
     /// Index in the point table.
     pub point: u32,
     /// A [`Kind`] as u32.
     pub kind: u32,
-    /// Interval: [duration ns, deadline ns or 0, -, -]. Event: [value, ...]. Counter:
+    /// Interval: [duration (in the header's clock, ns once read), deadline ns
+    /// (CLOCK_MONOTONIC) or 0, -, -]. Event: [value, ...]. Counter:
     /// [increment, ...]. Object: the snapshot.
     pub values: [u64; OBJECT_VALUES],
 }
@@ -123,6 +125,11 @@ pub struct Header {
     pub ring_stride: u64,
     /// CLOCK_MONOTONIC when the file was created.
     pub created_ns: u64,
+    /// The counter at the same time (equal to `created_ns` under [`crate::clock::MONOTONIC`]).
+    pub created_counter: u64,
+    /// What stamps the records: [`crate::clock::MONOTONIC`] or [`crate::clock::COUNTER`].
+    pub clock: u32,
+    _reserved: u32,
     /// Points registered (entries of `points` in use).
     pub points_registered: AtomicU32,
     /// Process id of the collector draining the rings (0: none): one collector at a time.
@@ -212,13 +219,14 @@ pub fn header_matches(h: &Header) -> bool {
         && h.ring_control_bytes as usize == size_of::<RingControl>()
         && h.rings_offset as usize == RINGS_OFFSET
         && h.ring_stride as usize == RING_STRIDE
+        && matches!(h.clock, crate::clock::MONOTONIC | crate::clock::COUNTER)
 }
 
 /// Fills a zeroed header (the magic last, released).
 ///
 /// # Safety
 /// `h` points to a zeroed, writable header no one else uses yet.
-pub unsafe fn init_header(h: *mut Header, pid: u32, created_ns: u64) {
+pub unsafe fn init_header(h: *mut Header, pid: u32, clock: u32, created: crate::clock::Pair) {
     let h = &mut *h;
     h.version = LAYOUT_VERSION;
     h.header_bytes = size_of::<Header>() as u32;
@@ -230,23 +238,11 @@ pub unsafe fn init_header(h: *mut Header, pid: u32, created_ns: u64) {
     h.ring_control_bytes = size_of::<RingControl>() as u32;
     h.rings_offset = RINGS_OFFSET as u64;
     h.ring_stride = RING_STRIDE as u64;
-    h.created_ns = created_ns;
+    h.created_ns = created.ns;
+    h.created_counter = created.counter;
+    h.clock = clock;
     std::sync::atomic::fence(Ordering::Release);
     std::ptr::write_volatile(&mut h.magic, MAGIC);
-}
-
-/// CLOCK_MONOTONIC in ns (glibc reads it through the vDSO: no system call). Defined here,
-/// not taken from rtgauge-core's clock: applications link this crate alone, so it depends on
-/// no other rtgauge crate.
-#[inline]
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@
 //! calling thread's ring, or is dropped and counted when the ring is full. A disabled point
 //! (`RTGAUGE_POINTS`) costs one branch. See docs/app-instrumentation.md.
 
+pub mod clock;
 pub mod ffi;
 pub mod layout;
 mod names;
@@ -60,6 +61,8 @@ pub enum AppError {
     NotFound { path: String },
     #[error("{path} is not readable as rtgauge-app shared memory ({reason}); rebuild the application against this version of rtgauge")]
     Incompatible { path: String, reason: String },
+    #[error("RTGAUGE_APP_CLOCK='{value}' is refused; use monotonic or counter (the CPU's counter, x86_64 and aarch64 only), or unset it")]
+    InvalidClock { value: String },
     #[error("process {pid} is already being collected by rtgauge process {collector}; stop that one first")]
     Busy { pid: u32, collector: u32 },
 }

@@ -1,6 +1,7 @@
 //! The application's side: registration (once, may allocate and call the kernel) and
 //! recording (the hot path: no system call, lock, allocation or wait).
 
+use crate::clock;
 use crate::layout::{self, Header, Kind, Record, RingControl, OBJECT_VALUES};
 use crate::names::{validate_name, Selection};
 use crate::AppError;
@@ -16,6 +17,8 @@ struct Shared {
     header: *mut Header,
     path: PathBuf,
     selection: Selection,
+    /// [`clock::MONOTONIC`] or [`clock::COUNTER`]: the `enabled` value of enabled points.
+    clock: u32,
 }
 
 // SAFETY: the mapping lives as long as the process; shared fields are atomics or written
@@ -35,6 +38,7 @@ fn shared() -> Result<&'static Shared, AppError> {
 
 fn create() -> Result<Shared, AppError> {
     let selection = Selection::from_env()?;
+    let clock = clock::choose()?;
     let dir = std::env::var_os(layout::DIR_ENV).unwrap_or_else(|| layout::DEFAULT_DIR.into());
     let pid = std::process::id();
     let path = Path::new(&dir).join(layout::file_name(pid));
@@ -83,12 +87,19 @@ fn create() -> Result<Shared, AppError> {
         }
         populate(base as *mut u8, layout::RINGS_OFFSET);
         let header = base as *mut Header;
-        layout::init_header(header, pid, layout::now_ns());
+        let created = if clock == clock::COUNTER {
+            clock::pair()
+        } else {
+            let ns = clock::now_ns();
+            clock::Pair { counter: ns, ns }
+        };
+        layout::init_header(header, pid, clock, created);
         HEADER.store(header, Ordering::Release);
         Ok(Shared {
             header,
             path,
             selection,
+            clock,
         })
     }
 }
@@ -126,6 +137,8 @@ pub fn thread_init() -> Result<(), AppError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Point {
     id: u32,
+    /// 0 when disabled, else the process's clock ([`clock::MONOTONIC`] or
+    /// [`clock::COUNTER`]): one load tells both.
     enabled: u32,
 }
 
@@ -176,44 +189,50 @@ impl Point {
     pub fn begin_at(&self, deadline_ns: u64) -> Interval {
         Interval {
             point: *self,
-            begin_ns: self.start(),
+            begin: self.start(),
             deadline_ns,
         }
     }
 
-    /// The begin of an interval without a guard (0 when disabled); pass it to [`Point::end`].
+    /// The begin of an interval without a guard (0 when disabled), a stamp of the process's
+    /// record clock (not necessarily ns): pass it to [`Point::end`].
     #[inline]
     pub fn start(&self) -> u64 {
         if self.enabled == 0 {
             return 0;
         }
-        layout::now_ns()
+        clock::stamp(self.enabled)
     }
 
     /// Ends an interval begun with [`Point::start`].
     #[inline]
-    pub fn end(&self, begin_ns: u64) {
-        self.end_with_deadline(begin_ns, 0)
+    pub fn end(&self, begin: u64) {
+        self.end_with_deadline(begin, 0)
     }
 
     #[inline]
-    pub fn end_with_deadline(&self, begin_ns: u64, deadline_ns: u64) {
-        if self.enabled == 0 || begin_ns == 0 {
+    pub fn end_with_deadline(&self, begin: u64, deadline_ns: u64) {
+        if self.enabled == 0 || begin == 0 {
             return;
         }
-        let end = layout::now_ns();
+        let end = clock::stamp(self.enabled);
         emit(
             self.id,
             Kind::Interval,
-            begin_ns,
-            [end.saturating_sub(begin_ns), deadline_ns, 0, 0],
+            begin,
+            [end.saturating_sub(begin), deadline_ns, 0, 0],
         );
     }
 
     #[inline]
     pub fn event_u64(&self, value: u64) {
         if self.enabled != 0 {
-            emit(self.id, Kind::EventU64, layout::now_ns(), [value, 0, 0, 0]);
+            emit(
+                self.id,
+                Kind::EventU64,
+                clock::stamp(self.enabled),
+                [value, 0, 0, 0],
+            );
         }
     }
 
@@ -221,7 +240,12 @@ impl Point {
     pub fn event_f64(&self, value: f64) {
         if self.enabled != 0 {
             let bits = value.to_bits();
-            emit(self.id, Kind::EventF64, layout::now_ns(), [bits, 0, 0, 0]);
+            emit(
+                self.id,
+                Kind::EventF64,
+                clock::stamp(self.enabled),
+                [bits, 0, 0, 0],
+            );
         }
     }
 
@@ -231,7 +255,7 @@ impl Point {
             emit(
                 self.id,
                 Kind::Counter,
-                layout::now_ns(),
+                clock::stamp(self.enabled),
                 [increment, 0, 0, 0],
             );
         }
@@ -244,7 +268,7 @@ impl Point {
             let mut snapshot = [0u64; OBJECT_VALUES];
             let n = values.len().min(OBJECT_VALUES);
             snapshot[..n].copy_from_slice(&values[..n]);
-            emit(self.id, Kind::Object, layout::now_ns(), snapshot);
+            emit(self.id, Kind::Object, clock::stamp(self.enabled), snapshot);
         }
     }
 }
@@ -253,15 +277,14 @@ impl Point {
 #[must_use = "the interval is recorded when this guard is dropped"]
 pub struct Interval {
     point: Point,
-    begin_ns: u64,
+    begin: u64,
     deadline_ns: u64,
 }
 
 impl Drop for Interval {
     #[inline]
     fn drop(&mut self) {
-        self.point
-            .end_with_deadline(self.begin_ns, self.deadline_ns);
+        self.point.end_with_deadline(self.begin, self.deadline_ns);
     }
 }
 
@@ -285,7 +308,7 @@ pub(crate) fn register(name: &str, kind: Kind, period_ns: u64) -> Result<Point, 
             }
             return Ok(Point {
                 id: id as u32,
-                enabled: slot.enabled,
+                enabled: slot.enabled * shared.clock,
             });
         }
     }
@@ -308,7 +331,7 @@ pub(crate) fn register(name: &str, kind: Kind, period_ns: u64) -> Result<Point, 
         .store(used as u32 + 1, Ordering::Release);
     Ok(Point {
         id: used as u32,
-        enabled,
+        enabled: enabled * shared.clock,
     })
 }
 

@@ -1,6 +1,7 @@
 //! The collector's side: maps an application's file, reads its point table, drains its rings,
 //! counts what was lost and notices when the application is gone.
 
+use crate::clock::{self, Calibration};
 use crate::layout::{self, Header, Kind, Record, RingControl, MAX_POINTS, MAX_RINGS};
 use crate::producer::{ring_at, slot_name};
 use crate::AppError;
@@ -36,6 +37,8 @@ pub struct Reader {
     pid: u32,
     /// Whether this reader made its process the collector (and so gives the place up).
     claimed: bool,
+    /// The conversion of counter stamps (None: the records carry CLOCK_MONOTONIC).
+    calibration: Option<Calibration>,
 }
 
 // SAFETY: the mapping is owned by the reader; all shared fields are read through atomics or
@@ -110,6 +113,7 @@ impl Reader {
             path: path.to_path_buf(),
             pid: 0,
             claimed: false,
+            calibration: None,
         };
         // SAFETY: the mapping holds at least a header.
         let magic = unsafe { ptr::read_volatile(&reader.header().magic) };
@@ -129,7 +133,19 @@ impl Reader {
                 layout::LAYOUT_VERSION
             )));
         }
-        reader.pid = header.pid;
+        let (pid, clock, created) = (
+            header.pid,
+            header.clock,
+            clock::Pair {
+                counter: header.created_counter,
+                ns: header.created_ns,
+            },
+        );
+        reader.pid = pid;
+        if clock == clock::COUNTER {
+            let now = clock::pair_after(created.ns + clock::FIRST_RATE_SPAN_NS);
+            reader.calibration = Some(Calibration::new(created, now));
+        }
         reader.claimed = reader.become_collector()?;
         Ok(reader)
     }
@@ -178,6 +194,15 @@ impl Reader {
         &self.path
     }
 
+    /// What the application stamps its records with, as a result names it.
+    pub fn clock_name(&self) -> &'static str {
+        match (&self.calibration, cfg!(target_arch = "aarch64")) {
+            (None, _) => "CLOCK_MONOTONIC",
+            (Some(_), false) => "TSC, converted to CLOCK_MONOTONIC",
+            (Some(_), true) => "virtual counter, converted to CLOCK_MONOTONIC",
+        }
+    }
+
     /// CLOCK_MONOTONIC when the application created the file.
     pub fn created_ns(&self) -> u64 {
         self.header().created_ns
@@ -210,9 +235,13 @@ impl Reader {
     }
 
     /// [`Reader::drain`], with the thread id of the producer of each record (what a kernel
-    /// trace knows the thread by).
+    /// trace knows the thread by). Stamps are handed out as CLOCK_MONOTONIC ns.
     pub fn drain_by_thread(&mut self, mut each: impl FnMut(u32, &Record)) -> Drained {
         let mut drained = Drained::default();
+        if let Some(calibration) = &mut self.calibration {
+            calibration.update(clock::pair());
+        }
+        let calibration = self.calibration.as_ref();
         let registered = self.header().points_registered.load(Ordering::Acquire);
         for i in 0..MAX_RINGS {
             let ring = self.ring(i);
@@ -226,7 +255,7 @@ impl Reader {
             drained.malformed += from - tail;
             for n in from..head {
                 // SAFETY: slot n is within the ring and was released by the producer's head.
-                let record = unsafe {
+                let mut record = unsafe {
                     ptr::read_volatile(ring.slots().add(n as usize & (layout::RING_RECORDS - 1)))
                 };
                 if record.point >= registered || Kind::from_u32(record.kind).is_none() {
@@ -234,6 +263,12 @@ impl Reader {
                     continue;
                 }
                 drained.records += 1;
+                if let Some(calibration) = calibration {
+                    record.ts_ns = calibration.ns(record.ts_ns);
+                    if record.kind == Kind::Interval as u32 {
+                        record.values[0] = calibration.duration_ns(record.values[0]);
+                    }
+                }
                 each(tid, &record);
             }
             ring.tail.store(head.max(tail), Ordering::Release);

@@ -346,7 +346,7 @@ pub struct RunArgs {
     pub table: TableKind,
 
     /// The application the app probe starts and collects, after `--`: `rtgauge run app --
-    /// ./my-loop args`. It must be linked with rtgauge-app (docs/app-instrumentation.md).
+    /// ./my-loop args`. It must be linked with rtgauge-app (guide: app-instrumentation.md among the installed guides).
     #[arg(last = true, value_name = "APPLICATION")]
     pub application: Vec<String>,
 }

@@ -151,6 +151,67 @@ fn c_servo_compute_median_is_its_busy_section() {
     panic!("servo.compute median never within 5 % of 100 us: {attempts:?}");
 }
 
+/// Both record clocks (CLOCK_MONOTONIC and the CPU's counter, converted by the collector)
+/// give the same cycles, durations no shorter than the busy section, and periods around the
+/// servo's 1 ms; the result says which clock the application used.
+#[test]
+fn both_record_clocks_give_the_same_cycles() {
+    let _turn = common::exclusive();
+    for (clock, named) in [
+        ("monotonic", "CLOCK_MONOTONIC"),
+        ("counter", "converted to CLOCK_MONOTONIC"),
+    ] {
+        let (_dir, result) = scratch_result();
+        let out = rtgauge_process()
+            .env("RTGAUGE_APP_CLOCK", clock)
+            .args([
+                "run",
+                "app",
+                "-q",
+                "--no-report",
+                "-d",
+                "1s",
+                "--warmup",
+                "200ms",
+                "-o",
+            ])
+            .arg(&result)
+            .arg("--")
+            .arg(servo())
+            .args(["--busy-us", "100"])
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let r = read_result(&result);
+        let params = &r.runs[0].params;
+        assert!(params["timestamps"].contains(named), "{clock}: {params:?}");
+        let compute = series(&r, "servo.compute");
+        let cycle = series(&r, "servo.cycle");
+        let period = series(&r, "servo.cycle:period");
+        eprintln!(
+            "{clock}: {} cycles, compute min {:?} median {:?} ns, period median {:?} ns",
+            cycle.stats.count,
+            compute.stats.min_ns,
+            compute.stats.median_ns,
+            period.stats.median_ns
+        );
+        assert!(cycle.stats.count > 500, "{clock}: 1 s at 1 kHz");
+        assert_eq!(compute.stats.count, cycle.stats.count, "{clock}");
+        assert_eq!(period.stats.count + 1, cycle.stats.count, "{clock}");
+        assert!(
+            compute.stats.min_ns.unwrap() >= 100_000,
+            "{clock}: busy 100 us"
+        );
+        // A median period far from 1 ms would be a conversion error (a wrong rate scales
+        // every period; the VM's delays move only some).
+        let median = period.stats.median_ns.unwrap();
+        assert!(
+            (900_000..1_100_000).contains(&median),
+            "{clock}: period median {median} ns"
+        );
+    }
+}
+
 /// The application killed with SIGKILL: the run ends then, keeps what it drained and says the
 /// application ended early; the collector removes the file the application could not.
 #[test]

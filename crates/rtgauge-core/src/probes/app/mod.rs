@@ -355,6 +355,8 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
         end_ns.saturating_sub(start_ns),
     );
     out.params.insert("records-lost".into(), lost.to_string());
+    out.params
+        .insert("timestamps".into(), reader.clock_name().to_string());
     if let Some((how, _)) = ended {
         out.params.insert("ended-early".into(), how);
     }
