@@ -9,6 +9,7 @@
 
 use crate::io::ResultError;
 use crate::{Calibration, ProbeRun, RecordingInfo, RunResult, Series, SCHEMA_VERSION};
+use rtgauge_stats::evt::WorstCase;
 use rtgauge_stats::Summary;
 use std::fs;
 use std::path::{Component, Path};
@@ -216,7 +217,77 @@ fn validate_series(at: &str, series: &Series) -> Result<(), Problem> {
             ));
         }
     }
-    validate_stats(&format!("{at}.stats"), &series.stats)
+    validate_stats(&format!("{at}.stats"), &series.stats)?;
+    match &series.worst_case {
+        Some(wc) => validate_worst_case(&format!("{at}.worst_case"), wc),
+        None => Ok(()),
+    }
+}
+
+/// An estimate's figures as the estimator writes them: a positive scale, probabilities that
+/// are probabilities, bounds not below their point, return periods that grow (the report
+/// draws them on a log axis).
+fn validate_worst_case(at: &str, wc: &WorstCase) -> Result<(), Problem> {
+    let probability = |field: String, p: f64, closed: bool| {
+        if p > 0.0 && (p < 1.0 || closed && p == 1.0) {
+            Ok(())
+        } else {
+            Err(Problem::invalid(
+                field,
+                format!("is {p}, not a probability"),
+            ))
+        }
+    };
+    for (i, d) in wc.diagnostics.iter().enumerate() {
+        if !(0.0..=1.0).contains(&d.p_value) {
+            return Err(Problem::invalid(
+                format!("{at}.diagnostics[{i}].p_value"),
+                format!("is {}, not a probability", d.p_value),
+            ));
+        }
+    }
+    let Some(e) = wc.estimate() else {
+        return Ok(());
+    };
+    if !(e.scale_ns > 0.0) {
+        return Err(Problem::invalid(
+            format!("{at}.scale_ns"),
+            format!("is {}; a fitted scale is above 0", e.scale_ns),
+        ));
+    }
+    probability(format!("{at}.confidence"), e.confidence, false)?;
+    for (i, level) in e.return_levels.iter().enumerate() {
+        let field = format!("{at}.return_levels[{i}]");
+        probability(format!("{field}.probability"), level.probability, true)?;
+        if level.per != "hour" && level.per != "cycle" {
+            return Err(Problem::invalid(
+                format!("{field}.per"),
+                format!(
+                    "is {:?}; a return level is per \"hour\" or per \"cycle\"",
+                    level.per
+                ),
+            ));
+        }
+    }
+    for (i, point) in e.curve.iter().enumerate() {
+        let field = format!("{at}.curve[{i}]");
+        if point.lower_ns > point.upper_ns {
+            return Err(Problem::invalid(
+                format!("{field}.lower_ns"),
+                format!(
+                    "({}) is above upper_ns ({})",
+                    point.lower_ns, point.upper_ns
+                ),
+            ));
+        }
+        if i > 0 && point.return_period_ns <= e.curve[i - 1].return_period_ns {
+            return Err(Problem::invalid(
+                format!("{field}.return_period_ns"),
+                "is not above the previous point's; the curve is stored by growing return period",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The statistics of one series: counts that add up, a histogram that can be rebuilt, and

@@ -49,7 +49,7 @@ fn refused_saying(edit: impl FnOnce(&mut Value), said: &[&str]) {
 
 #[test]
 fn the_corpus_documents_are_accepted() {
-    for name in ["idle.json", "loaded.json", "clock.json"] {
+    for name in ["idle.json", "loaded.json", "clock.json", "worst_case.json"] {
         read_result(&corpus(name)).unwrap_or_else(|e| panic!("{name}: {e}"));
     }
 }
@@ -245,4 +245,64 @@ fn a_quoted_value_with_a_line_break_does_not_break_the_message() {
 fn a_unit_error_stays_on_one_line() {
     let err = rtgauge_result::units::parse_duration_ns("1\nfortnight").unwrap_err();
     assert!(!err.to_string().contains('\n'), "{err}");
+}
+
+/// The corpus document with an extreme-value estimate on its first series (60 synthetic
+/// Gumbel maxima, seeded), as the runner stores one.
+fn with_estimate() -> Value {
+    use rtgauge_stats::evt::{estimate_summary, sample, Gev};
+    let mut doc = idle();
+    let maxima: Vec<u64> = sample(&Gev::gumbel(300_000.0, 20_000.0), 60, 3)
+        .iter()
+        .map(|&v| v as u64)
+        .collect();
+    let stats = first_stats(&mut doc);
+    let top = *maxima.iter().max().unwrap();
+    if stats["max_ns"].as_u64().unwrap() < top {
+        stats["max_ns"] = json!(top);
+    }
+    stats["intervals"]["max_ns"] = json!(maxima);
+    let summary: rtgauge_stats::Summary = serde_json::from_value(stats.clone()).unwrap();
+    let estimate = estimate_summary(&summary).unwrap();
+    assert!(estimate.estimate().is_some(), "{estimate:?}");
+    doc["runs"][0]["series"][0]["worst_case"] = serde_json::to_value(estimate).unwrap();
+    doc
+}
+
+#[test]
+fn a_stored_estimate_is_accepted_and_a_damaged_one_refused() {
+    let doc = with_estimate();
+    parse_result(&serde_json::to_vec(&doc).unwrap()).expect("the estimator's own output");
+    let wc = "runs[0].series[0].worst_case";
+    for (edit, said) in [
+        (
+            Box::new(|w: &mut Value| w["scale_ns"] = json!(-1.0)) as Box<dyn Fn(&mut Value)>,
+            format!("{wc}.scale_ns is -1; a fitted scale is above 0"),
+        ),
+        (
+            Box::new(|w: &mut Value| w["confidence"] = json!(1.5)),
+            format!("{wc}.confidence is 1.5, not a probability"),
+        ),
+        (
+            Box::new(|w: &mut Value| w["return_levels"][0]["probability"] = json!(0.0)),
+            format!("{wc}.return_levels[0].probability is 0, not a probability"),
+        ),
+        (
+            Box::new(|w: &mut Value| w["curve"][3]["return_period_ns"] = json!(0)),
+            format!("{wc}.curve[3].return_period_ns is not above the previous point's"),
+        ),
+        (
+            Box::new(|w: &mut Value| w["curve"][0]["lower_ns"] = json!(u64::MAX)),
+            format!("{wc}.curve[0].lower_ns"),
+        ),
+        (
+            Box::new(|w: &mut Value| w["diagnostics"][0]["p_value"] = json!(2.0)),
+            format!("{wc}.diagnostics[0].p_value is 2, not a probability"),
+        ),
+    ] {
+        let mut damaged = doc.clone();
+        edit(&mut damaged["runs"][0]["series"][0]["worst_case"]);
+        let msg = refusal(&damaged);
+        assert!(msg.contains(&said), "expected {said:?} in: {msg}");
+    }
 }
