@@ -249,7 +249,8 @@ fn validate_worst_case(at: &str, wc: &WorstCase) -> Result<(), Problem> {
     let Some(e) = wc.estimate() else {
         return Ok(());
     };
-    if !(e.scale_ns > 0.0) {
+    // Written so that NaN is refused too.
+    if e.scale_ns.is_nan() || e.scale_ns <= 0.0 {
         return Err(Problem::invalid(
             format!("{at}.scale_ns"),
             format!("is {}; a fitted scale is above 0", e.scale_ns),
