@@ -2,7 +2,7 @@
 # Builds rtgauge's static release binaries and tarballs (docs/targets.md).
 #
 #   scripts/build-release.sh [--install] [--arch x86_64,aarch64] [--flavour full,small] [--out DIR]
-#                            [--deb] [--emulated-tests]
+#                            [--deb] [--emulated-tests] [--deny-warnings]
 #
 # For each architecture and flavour it writes a statically linked, stripped binary and
 #   DIR/rtgauge-VERSION-ARCH-linux[-small].tar.gz
@@ -13,7 +13,9 @@
 # --deb also packages each full build as DIR/rtgauge_VERSION-1_DEBARCH.deb (dpkg-deb; the
 # binary is static, so the package depends on nothing). --emulated-tests runs the unit tests of
 # the architecture-specific code (rtgauge-core) and the doctor's fixture tests
-# (rtgauge-sysinfo) built for each foreign architecture, under qemu-user.
+# (rtgauge-sysinfo) built for each foreign architecture, under qemu-user. --deny-warnings fails
+# the build on any compiler warning in rtgauge's own crates (CI: code that only another
+# architecture compiles is not seen by the host's clippy).
 #
 # Rustup cannot fetch other targets here, so the build uses Debian's Rust (rustc-web: the
 # compiler plus the arm64 standard library as a multiarch package), the aarch64 GNU linker and
@@ -29,6 +31,7 @@ out="target/release-static/dist"
 install=0
 deb=0
 emulated_tests=0
+deny_warnings=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --arch) arches="$2"; shift 2 ;;
@@ -36,8 +39,9 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --install) install=1; shift ;;
     --deb) deb=1; shift ;;
+    --deny-warnings) deny_warnings=" -D warnings"; shift ;;
     --emulated-tests) emulated_tests=1; shift ;;
-    -h|--help) sed -n '2,23s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "build-release.sh: unknown option '$1' (see --help)" >&2; exit 1 ;;
   esac
 done
@@ -140,7 +144,8 @@ for arch in ${arches//,/ }; do
   # host. Not position-independent: a static PIE gains nothing for a measuring tool and
   # `file` would not call it "statically linked". No debug info, symbols stripped: the binary
   # is meant to be copied to small boards.
-  export RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static" \
+  # Dependencies' lints are capped by cargo, so --deny-warnings reaches rtgauge's crates only.
+  export RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static$deny_warnings" \
     CARGO_PROFILE_RELEASE_DEBUG=0 \
     CARGO_PROFILE_RELEASE_STRIP=symbols
 

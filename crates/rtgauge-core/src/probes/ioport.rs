@@ -15,11 +15,16 @@
 //!
 //! Budget: `loops` is samples per series; a duration (and the warm-up) is split between them.
 
-use crate::clock::now_ns;
 use crate::probe::{About, ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
-use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
+use crate::threads::{describe_split, on_first_cpu, split, Cell};
 use rtgauge_result::Series;
-use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+// The measuring loop's needs: it exists on x86 only.
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+use {
+    crate::clock::now_ns,
+    crate::threads::warm_up,
+    rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS},
+};
 
 const PROBE: &str = "ioport";
 /// The POST-code port.
@@ -111,6 +116,7 @@ fn cap_effective(cap: u32) -> Option<bool> {
     Some(mask & (1 << cap) != 0)
 }
 
+#[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 const NO_KERNEL_SUPPORT: &str = "ioport: this kernel gives user space no I/O port access (ioperm returns ENOSYS: built without CONFIG_X86_IOPL_IOPERM); run on a kernel built with it";
 const NO_ACCESS_FIX: &str = "port access needs CAP_SYS_RAWIO: run as root, or grant it with `sudo setcap cap_sys_rawio+ep $(command -v rtgauge)`";
 
