@@ -312,7 +312,7 @@ fn compare_of_an_idle_and_a_cpu_loaded_run_flags_the_loaded_rows() {
         // A row is flagged when the comparison saw a difference: a verdict (slower, faster,
         // differs) or a difference it cannot tell from run-to-run variation (within_noise;
         // single runs on this VM often end there, as docs/compare.md explains). Identical
-        // configurations give "same" on such rows.
+        // configurations give "same" on most rows (the test above).
         let flagged = rows
             .iter()
             .filter(|r| r.1 != "same" && r.1 != "untested")
