@@ -494,6 +494,83 @@ fn late_cycles_are_explained_from_the_kernel_trace() {
     }
 }
 
+/// The servo started outside rtgauge (optionally pinned to `cpu` with taskset), once its
+/// shared-memory file exists.
+fn servo_outside(cpu: Option<usize>) -> Child {
+    let mut command = match cpu {
+        Some(cpu) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &cpu.to_string()]).arg(servo());
+            c
+        }
+        None => Command::new(servo()),
+    };
+    let child = command.stdout(Stdio::null()).spawn().unwrap();
+    let file = format!("/dev/shm/rtgauge-app-{}", child.id());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !Path::new(&file).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+/// `attach --trace` of the servo: returns the result, or None when this machine cannot trace.
+fn attach_traced(app: &mut Child, result: &Path) -> Option<RunResult> {
+    let out = rtgauge_process()
+        .args(["attach", &app.id().to_string(), "-c", "1", "-d", "1s"])
+        .args(["--warmup", "200ms", "--trace", "--trace-above", "1us"])
+        .args(["-q", "--no-report", "-o"])
+        .arg(result)
+        .output()
+        .unwrap();
+    kill(app.id(), libc::SIGTERM);
+    app.wait().unwrap();
+    let _ = std::fs::remove_file(format!("/dev/shm/rtgauge-app-{}", app.id()));
+    assert_success(&out);
+    let r = read_result(result);
+    let tracing = r.tracing.as_ref().expect("a traced run says how it traced");
+    if !tracing.active {
+        eprintln!(
+            "skipped: {}",
+            tracing.reason.as_deref().unwrap_or("no trace")
+        );
+        return None;
+    }
+    Some(r)
+}
+
+/// Under `attach`, a loop thread pinned to a measured CPU has its late cycles explained on
+/// that CPU; an unpinned one cannot be, and the result says what to do.
+#[test]
+fn attach_explains_late_cycles_of_a_loop_pinned_to_a_measured_cpu() {
+    let _turn = common::exclusive();
+    if rtgauge_sysinfo::online_cpus().len() < 2 {
+        eprintln!("skipped: needs two CPUs");
+        return;
+    }
+    let (_dir, result) = scratch_result();
+    let Some(r) = attach_traced(&mut servo_outside(Some(1)), &result) else {
+        return;
+    };
+    let spikes = &r.runs[0].spikes;
+    eprintln!("pinned: {} late cycles explained", spikes.len());
+    assert!(!spikes.is_empty(), "every cycle begins more than 1 us late");
+    assert!(spikes.iter().all(|s| s.cpu == 1), "{spikes:?}");
+
+    let (_dir, result) = scratch_result();
+    let Some(r) = attach_traced(&mut servo_outside(None), &result) else {
+        return;
+    };
+    assert!(r.runs[0].spikes.is_empty());
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.message.contains("not pinned to one measured CPU")),
+        "{:?}",
+        r.warnings
+    );
+}
+
 /// `--record app` keeps every record of the measurement as a raw sample, exported like any
 /// probe's: as many samples as the series counted.
 #[test]

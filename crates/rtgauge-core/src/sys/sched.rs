@@ -38,6 +38,21 @@ pub fn sched_setattr(attr: &SchedAttr) -> bool {
     unsafe { libc::syscall(libc::SYS_sched_setattr, 0, attr as *const SchedAttr, 0u32) == 0 }
 }
 
+/// The CPUs thread `tid` (of any process) may run on.
+pub fn affinity_of(tid: u32) -> std::io::Result<Vec<usize>> {
+    // SAFETY: cpu_set_t is plain data, filled by the kernel; CPU_ISSET reads within it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        if libc::sched_getaffinity(tid as libc::pid_t, size, &mut set) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((0..libc::CPU_SETSIZE as usize)
+            .filter(|&c| libc::CPU_ISSET(c, &set))
+            .collect())
+    }
+}
+
 /// Restricts the calling thread to `cpus` (those beyond the kernel's CPU set size are left
 /// out).
 pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {

@@ -16,7 +16,7 @@ use crate::probe::TypedProbe;
 use crate::probe::{About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput};
 use crate::units::{format_duration_ns, quote};
 use rtgauge_app::{AppError, Reader, Selection};
-use series::Accumulator;
+use series::{Accumulator, TraceCpu};
 use std::collections::BTreeMap;
 use std::os::fd::AsFd;
 use std::os::unix::process::ExitStatusExt;
@@ -274,10 +274,16 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
     let lost_before = reader.lost();
     let start_ns = now_ns() + ctx.warmup_ns;
     let mut acc = Accumulator::new(start_ns);
-    // The application's CPU is known only for one started here (the first measured one).
-    if let (Some(tap), Target::Started { .. }, Some(&cpu)) = (ctx.spikes, &target, ctx.cpus.first())
-    {
-        acc.trace_into(tap, cpu);
+    // A started application runs on the first measured CPU; an attached one is traced where
+    // its periodic thread is pinned, if that is a measured (traced) CPU.
+    if let Some(tap) = ctx.spikes {
+        match (&target, ctx.cpus.first()) {
+            (Target::Started { .. }, Some(&cpu)) => acc.trace_into(tap, TraceCpu::Known(cpu)),
+            (Target::Attached { .. }, _) => {
+                acc.trace_into(tap, TraceCpu::PinnedWithin(ctx.cpus.to_vec()))
+            }
+            _ => {}
+        }
     }
     let mut ended: Option<(String, u64)> = None;
     let mut recording_checked = false;
@@ -340,6 +346,12 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
         warnings.push(format!(
             "{} records of the {who} named no registered point and were skipped",
             acc.malformed()
+        ));
+    }
+    if !acc.untraced_threads().is_empty() {
+        warnings.push(format!(
+            "--trace: no late cycle of the {who} was explained: its threads {:?} are not pinned to one measured CPU; pin the loop's thread to one CPU (taskset -p -c CPU TID) and measure that CPU (--cpus CPU)",
+            acc.untraced_threads()
         ));
     }
     let series = acc.finish(&reader.points(), end_ns);

@@ -59,13 +59,24 @@ pub fn sample_value(r: &Record) -> u64 {
     r.values[0]
 }
 
+/// Where the traced thread runs.
+pub enum TraceCpu {
+    /// An application rtgauge started on this CPU.
+    Known(usize),
+    /// An attached application: the first thread with cycles that have an intended start and
+    /// is pinned to exactly one of these CPUs (the trace session's) is traced.
+    PinnedWithin(Vec<usize>),
+}
+
 /// Late cycles handed to the kernel's trace (`--trace`, `--break`).
 struct Spikes<'a> {
     tap: &'a SpikeTap,
-    cpu: usize,
+    cpu: TraceCpu,
     /// The thread traced: the first one with a cycle that has an intended start (0: none yet).
     owner: u32,
     producer: Option<SpikeProducer<'a>>,
+    /// Threads with such cycles found not pinned to one traced CPU (attach).
+    unpinned: Vec<u32>,
     broken: bool,
 }
 
@@ -76,8 +87,11 @@ impl Spikes<'_> {
             return;
         }
         if self.owner == 0 {
+            let Some(cpu) = self.cpu_of(tid) else {
+                return;
+            };
             self.owner = tid;
-            self.producer = self.tap.producer_for(0, self.cpu, tid);
+            self.producer = self.tap.producer_for(0, cpu, tid);
         }
         let owner = self.owner;
         let Some(producer) = self.producer.as_mut().filter(|_| owner == tid) else {
@@ -88,6 +102,25 @@ impl Spikes<'_> {
             producer.warm_up(latency);
         } else if latency > producer.floor() && producer.offer(deadline_ns, begin_ns) {
             self.broken = true;
+        }
+    }
+
+    /// The CPU thread `tid` runs on, if it can be traced there (once per thread).
+    fn cpu_of(&mut self, tid: u32) -> Option<usize> {
+        match &self.cpu {
+            TraceCpu::Known(cpu) => Some(*cpu),
+            TraceCpu::PinnedWithin(traced) => {
+                if self.unpinned.contains(&tid) {
+                    return None;
+                }
+                match crate::sys::sched::affinity_of(tid).as_deref() {
+                    Ok(&[cpu]) if traced.contains(&cpu) => Some(cpu),
+                    _ => {
+                        self.unpinned.push(tid);
+                        None
+                    }
+                }
+            }
         }
     }
 }
@@ -116,15 +149,25 @@ impl<'a> Accumulator<'a> {
         }
     }
 
-    /// Offers late cycles of periodic points to `tap`; the application runs on `cpu`.
-    pub fn trace_into(&mut self, tap: &'a SpikeTap, cpu: usize) {
+    /// Offers late cycles of periodic points to `tap`, from a thread on `cpu`.
+    pub fn trace_into(&mut self, tap: &'a SpikeTap, cpu: TraceCpu) {
         self.spikes = Some(Spikes {
             tap,
             cpu,
             owner: 0,
             producer: None,
+            unpinned: Vec::new(),
             broken: false,
         });
+    }
+
+    /// Threads with cycles to explain that could not be traced, when none could (attach):
+    /// their ids.
+    pub fn untraced_threads(&self) -> &[u32] {
+        match &self.spikes {
+            Some(s) if s.owner == 0 => &s.unpinned,
+            _ => &[],
+        }
     }
 
     /// Hands every record of the measurement to `recording` from now on.
