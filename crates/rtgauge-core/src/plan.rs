@@ -68,6 +68,17 @@ pub struct Plan {
     pub spikes: crate::spikes::SpikeSettings,
 }
 
+impl Plan {
+    /// The probes measured in `mode` (one of [`Plan::modes`]), in order: every probe in the
+    /// first mode, the mode-dependent ones in the others.
+    pub fn probes_in<'a>(&'a self, mode: &'a Mode) -> impl Iterator<Item = &'a ProbeRequest> {
+        let first = self.modes.first() == Some(mode);
+        self.probes
+            .iter()
+            .filter(move |r| first || !r.probe().mode_independent())
+    }
+}
+
 /// A problem with the plan: a bad suite, probe or parameter.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
@@ -900,6 +911,19 @@ mod tests {
             assert_eq!(m.name().parse::<ModeName>(), Ok(m));
         }
         assert!("fast".parse::<ModeName>().is_err());
+    }
+
+    #[test]
+    fn a_mode_independent_probe_runs_in_the_first_mode_only() {
+        let options = PlanOptions {
+            probes: vec!["cyclic".into(), "timerlat".into()],
+            modes: vec![ModeName::Normal, ModeName::Rt],
+            ..PlanOptions::default()
+        };
+        let plan = build(&options, &[0]).unwrap();
+        let names = |mode: &Mode| plan.probes_in(mode).map(|r| r.name).collect::<Vec<_>>();
+        assert_eq!(names(&plan.modes[0]), ["cyclic", "timerlat"]);
+        assert_eq!(names(&plan.modes[1]), ["cyclic"]);
     }
 
     #[test]

@@ -374,6 +374,10 @@ pub trait Probe: Sync {
     /// in, written back exactly (what the result records; it re-parses to the same values).
     fn resolve(&self, params: &Params) -> Result<BTreeMap<String, String>, ProbeError>;
     fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError>;
+    /// See [`About::mode_independent`].
+    fn mode_independent(&self) -> bool {
+        false
+    }
 }
 
 /// A probe's parameters as one typed value: parsed and validated once from their text form
@@ -406,6 +410,9 @@ pub struct About {
     /// Its parameters, documented: this one table drives `--help`, `rtgauge probes`, the docs
     /// and the refusal of unknown keys.
     pub params: &'static [ParamSpec],
+    /// What it measures does not depend on the run's mode (the kernel's own threads): it runs
+    /// once per load, in the run's first mode, not once per mode.
+    pub mode_independent: bool,
 }
 
 impl About {
@@ -418,6 +425,15 @@ impl About {
             name,
             description,
             params,
+            mode_independent: false,
+        }
+    }
+
+    /// See [`About::mode_independent`].
+    pub const fn mode_independent(self) -> About {
+        About {
+            mode_independent: true,
+            ..self
         }
     }
 }
@@ -455,6 +471,10 @@ impl<P: TypedProbe> Probe for P {
 
     fn parameters(&self) -> &'static [ParamSpec] {
         P::ABOUT.params
+    }
+
+    fn mode_independent(&self) -> bool {
+        P::ABOUT.mode_independent
     }
 
     fn availability(&self) -> Result<(), String> {

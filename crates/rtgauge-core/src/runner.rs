@@ -143,7 +143,7 @@ pub fn execute(
                     return Err(e.into());
                 }
             };
-            for request in &plan.probes {
+            for request in plan.probes_in(mode) {
                 if signals::stop_requested() {
                     break;
                 }

@@ -31,7 +31,8 @@ use std::time::Duration;
 const PROBE: &str = "timerlat";
 const DESCRIPTION: &str =
     "the kernel's own timer latency (timerlat tracer): IRQ and kernel-thread context, per CPU";
-const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
+// The tracer's kernel threads do not run in rtgauge's mode.
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS).mode_independent();
 const PARAMS: [ParamSpec; 2] = [
     ParamSpec::new(
         "period",

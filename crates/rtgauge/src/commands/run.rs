@@ -467,19 +467,13 @@ fn warnings_text(result: &RunResult, mode_left_to_rtgauge: bool) -> String {
 }
 
 /// How long each probe run should take (warm-up + duration), in the runner's order: every
-/// probe, in every mode, under every load. None where only a sample count bounds it.
+/// probe, in every mode (once for a mode-independent one), under every load. None where only
+/// a sample count bounds it.
 fn probe_run_estimates(plan: &Plan) -> Vec<Option<u64>> {
-    let per_pass: Vec<Option<u64>> = plan
-        .probes
-        .iter()
+    let loads = plan.loads.len().max(1);
+    (0..loads)
+        .flat_map(|_| plan.modes.iter().flat_map(|mode| plan.probes_in(mode)))
         .map(|r| r.budget.duration_ns.map(|d| d.saturating_add(r.warmup_ns)))
-        .collect();
-    let passes = plan.loads.len().max(1) * plan.modes.len().max(1);
-    per_pass
-        .iter()
-        .copied()
-        .cycle()
-        .take(per_pass.len() * passes)
         .collect()
 }
 
