@@ -584,7 +584,9 @@ fn raw_records_are_recorded_and_exported() {
         .iter()
         .map(|name| series(&r, name).stats.count)
         .sum::<u64>()
-        + series(&r, "servo.cycles").counters["total"];
+        + series(&r, "servo.cycles").counters["total"]
+        // A snapshot is recorded as one sample per value (four).
+        + 4 * series(&r, "servo.state").stats.count;
     let recording = &r.recordings[0];
     eprintln!(
         "{} samples recorded, {counted} counted",
@@ -611,4 +613,20 @@ fn raw_records_are_recorded_and_exported() {
         .lines()
         .skip(1)
         .any(|l| l.contains(",servo.compute,interval,")));
+    // The servo's snapshot holds its cycle count and its busy time (100 us).
+    let state: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains(",servo.state,object,"))
+        .collect();
+    assert_eq!(
+        state.len() as u64,
+        4 * series(&r, "servo.state").stats.count
+    );
+    assert!(
+        state
+            .iter()
+            .any(|l| l.contains(",servo.state,object,1,") && l.ends_with(",100000")),
+        "{:?}",
+        &state[..4]
+    );
 }
