@@ -63,6 +63,8 @@ pub enum AppError {
     Incompatible { path: String, reason: String },
     #[error("RTGAUGE_APP_CLOCK='{value}' is refused; use monotonic or counter (the CPU's counter, x86_64 and aarch64 only), or unset it")]
     InvalidClock { value: String },
+    #[error("point '{name}' cannot be registered in a child forked by an instrumented process: its shared memory is the parent's; register points in the parent, or in the child after it execs")]
+    ForkedChild { name: String },
     #[error("process {pid} is already being collected by rtgauge process {collector}; stop that one first")]
     Busy { pid: u32, collector: u32 },
 }

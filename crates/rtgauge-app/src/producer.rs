@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::ffi::CString;
 use std::path::{Path, PathBuf};
 use std::ptr;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// This process's shared memory, created at the first registration.
@@ -31,6 +31,18 @@ static SHARED: OnceLock<Result<Shared, AppError>> = OnceLock::new();
 static HEADER: AtomicPtr<Header> = AtomicPtr::new(ptr::null_mut());
 /// Registration writes the point table under this; recording never takes it.
 static REGISTRATION: Mutex<()> = Mutex::new(());
+/// Set in a child forked by this process: the file and its rings are the parent's, so the
+/// child records nothing into them and registers nothing.
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+/// Runs in the child after fork(2), on its only thread (async-signal-safe: stores only).
+extern "C" fn after_fork_in_child() {
+    FORKED.store(true, Ordering::Relaxed);
+    HEADER.store(ptr::null_mut(), Ordering::Relaxed);
+    // The forking thread's ring is its parent's: forget it (a record then finds no ring and,
+    // without a header, is not counted either).
+    let _ = THREAD_RING.try_with(|r| r.0.set(ptr::null()));
+}
 
 fn shared() -> Result<&'static Shared, AppError> {
     SHARED.get_or_init(create).as_ref().map_err(Clone::clone)
@@ -86,6 +98,8 @@ fn create() -> Result<Shared, AppError> {
             return Err(e);
         }
         populate(base as *mut u8, layout::RINGS_OFFSET);
+        // Once per process (this runs once): a forked child must not write into these rings.
+        libc::pthread_atfork(None, None, Some(after_fork_in_child));
         let header = base as *mut Header;
         let created = if clock == clock::COUNTER {
             clock::pair()
@@ -118,6 +132,9 @@ pub fn file_path() -> Option<&'static Path> {
 
 /// Removes this process's file (call at exit): a collector that has it open keeps reading.
 pub fn shutdown() {
+    if FORKED.load(Ordering::Relaxed) {
+        return; // the file is the parent's
+    }
     if let Some(path) = file_path() {
         let _ = std::fs::remove_file(path);
     }
@@ -291,6 +308,9 @@ impl Drop for Interval {
 /// Registers `name` (or returns the point already registered under it).
 pub(crate) fn register(name: &str, kind: Kind, period_ns: u64) -> Result<Point, AppError> {
     validate_name(name)?;
+    if FORKED.load(Ordering::Relaxed) {
+        return Err(AppError::ForkedChild { name: name.into() });
+    }
     let shared = shared()?;
     let _guard = REGISTRATION.lock().unwrap_or_else(|e| e.into_inner());
     // SAFETY: the header is mapped for the life of the process; the table is only written
