@@ -274,6 +274,7 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
     let lost_before = reader.lost();
     let start_ns = now_ns() + ctx.warmup_ns;
     let mut acc = Accumulator::new(start_ns);
+    acc.show_on(ctx.live);
     // A started application runs on the first measured CPU; an attached one is traced where
     // its periodic thread is pinned, if that is a measured (traced) CPU.
     if let Some(tap) = ctx.spikes {

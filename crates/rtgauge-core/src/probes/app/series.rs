@@ -125,15 +125,56 @@ impl Spikes<'_> {
     }
 }
 
+impl Live<'_> {
+    /// Interval records before a point without an intended start is shown instead.
+    const PATIENCE: u32 = 1000;
+
+    fn interval(&mut self, r: &Record, names: &[String]) {
+        let deadline = r.values[1];
+        if self.shown.is_none() {
+            // Prefer a cycle's start latency, the figure cyclic shows.
+            self.waited += 1;
+            if deadline == 0 && self.waited < Self::PATIENCE {
+                return;
+            }
+            let name = names.get(r.point as usize).map_or("?", String::as_str);
+            let figure = if deadline != 0 { "latency" } else { "duration" };
+            let cell = self.board.register(format!("app {name} {figure}"));
+            self.shown = Some((r.point, cell));
+        }
+        if let Some((point, cell)) = &self.shown {
+            if *point == r.point {
+                let value = if deadline != 0 {
+                    r.ts_ns.saturating_sub(deadline)
+                } else {
+                    r.values[0]
+                };
+                cell.publish(value, 0);
+            }
+        }
+    }
+}
+
 /// The series of every point of one application.
 pub struct Accumulator<'a> {
     start_ns: u64,
     points: Vec<PointSeries>,
-    /// Declared periods by point id, learnt from the point table as ids appear.
+    /// Declared periods and names by point id, learnt from the point table as ids appear.
     periods: Vec<u64>,
+    names: Vec<String>,
     malformed: u64,
     spikes: Option<Spikes<'a>>,
     recording: Option<Recording>,
+    live: Option<Live<'a>>,
+}
+
+/// The live view's figure: the first interval point measured, its start latency when it
+/// gives an intended start, else its duration.
+struct Live<'a> {
+    board: &'a crate::live::LiveBoard,
+    shown: Option<(u32, std::sync::Arc<crate::live::LiveCell>)>,
+    /// Interval records seen before one was shown.
+    waited: u32,
 }
 
 impl<'a> Accumulator<'a> {
@@ -143,10 +184,21 @@ impl<'a> Accumulator<'a> {
             start_ns,
             points: Vec::new(),
             periods: Vec::new(),
+            names: Vec::new(),
             malformed: 0,
             spikes: None,
             recording: None,
+            live: None,
         }
+    }
+
+    /// Shows the first interval point measured on `board` while the run goes on.
+    pub fn show_on(&mut self, board: &'a crate::live::LiveBoard) {
+        self.live = Some(Live {
+            board,
+            shown: None,
+            waited: 0,
+        });
     }
 
     /// Offers late cycles of periodic points to `tap`, from a thread on `cpu`.
@@ -194,7 +246,9 @@ impl<'a> Accumulator<'a> {
             .iter()
             .any(|(_, r)| r.point as usize >= self.periods.len())
         {
-            self.periods = reader.points().iter().map(|p| p.period_ns).collect();
+            let points = reader.points();
+            self.periods = points.iter().map(|p| p.period_ns).collect();
+            self.names = points.into_iter().map(|p| p.name).collect();
         }
         for (tid, record) in &records {
             self.add(record);
@@ -248,6 +302,9 @@ impl<'a> Accumulator<'a> {
         let p = &mut self.points[id];
         match kind {
             Kind::Interval => {
+                if let Some(live) = self.live.as_mut() {
+                    live.interval(r, &self.names);
+                }
                 recorder(&mut p.values).record(r.values[0], at);
                 if r.values[1] != 0 {
                     recorder(&mut p.latency).record(r.ts_ns.saturating_sub(r.values[1]), at);
@@ -386,6 +443,36 @@ mod tests {
 
     fn named<'a>(series: &'a [Series], name: &str) -> &'a Series {
         series.iter().find(|s| s.name == name).unwrap()
+    }
+
+    #[test]
+    fn the_live_view_shows_a_cycles_start_latency_rather_than_a_duration() {
+        let board = crate::live::LiveBoard::default();
+        let mut acc = Accumulator::new(10 * MS);
+        acc.show_on(&board);
+        acc.periods = vec![0, MS];
+        acc.names = vec!["servo.compute".into(), "servo.cycle".into()];
+        // The compute section ends first in every cycle; the cycle gives its intended start.
+        for begin in [10, 11] {
+            acc.add(&interval(0, begin * MS + 30_000, 100_000, 0));
+            acc.add(&interval(1, begin * MS + 20_000, 200_000, begin * MS));
+        }
+        let (_, cells) = board.snapshot();
+        assert_eq!(cells.len(), 1, "{cells:?}");
+        assert_eq!(cells[0].0, "app servo.cycle latency");
+        assert_eq!((cells[0].1.count, cells[0].1.last), (2, 20_000));
+
+        // Without any intended start, the first interval's duration, after a while.
+        let board = crate::live::LiveBoard::default();
+        let mut acc = Accumulator::new(0);
+        acc.show_on(&board);
+        acc.names = vec!["servo.compute".into()];
+        for i in 0..Live::PATIENCE as u64 + 1 {
+            acc.add(&interval(0, i * MS, 100_000, 0));
+        }
+        let (_, cells) = board.snapshot();
+        assert_eq!(cells[0].0, "app servo.compute duration");
+        assert_eq!(cells[0].1.last, 100_000);
     }
 
     #[test]
