@@ -494,13 +494,18 @@ fn late_cycles_are_explained_from_the_kernel_trace() {
     }
 }
 
-/// The servo started outside rtgauge (optionally pinned to `cpu` with taskset), once its
-/// shared-memory file exists.
+/// The servo started outside rtgauge, once its shared-memory file exists: pinned to `cpu`
+/// with taskset and, as root, at SCHED_FIFO 20 with chrt, as a real-time loop would be; or
+/// as an ordinary process.
 fn servo_outside(cpu: Option<usize>) -> Child {
     let mut command = match cpu {
         Some(cpu) => {
             let mut c = Command::new("taskset");
-            c.args(["-c", &cpu.to_string()]).arg(servo());
+            c.args(["-c", &cpu.to_string()]);
+            if common::is_root() {
+                c.args(["chrt", "-f", "20"]);
+            }
+            c.arg(servo());
             c
         }
         None => Command::new(servo()),
@@ -556,12 +561,21 @@ fn attach_explains_late_cycles_of_a_loop_pinned_to_a_measured_cpu() {
     eprintln!("pinned: {} late cycles explained", spikes.len());
     assert!(!spikes.is_empty(), "every cycle begins more than 1 us late");
     assert!(spikes.iter().all(|s| s.cpu == 1), "{spikes:?}");
+    // The result says how the application's loop runs, not how rtgauge's collector does.
+    let obtained = &r.runs[0].obtained;
+    assert!(obtained.pinned, "{obtained:?}");
+    assert_eq!((obtained.policy.as_str(), obtained.priority), ("fifo", 20));
 
     let (_dir, result) = scratch_result();
     let Some(r) = attach_traced(&mut servo_outside(None), &result) else {
         return;
     };
     assert!(r.runs[0].spikes.is_empty());
+    let obtained = &r.runs[0].obtained;
+    assert!(
+        !obtained.pinned && obtained.policy == "other",
+        "{obtained:?}"
+    );
     assert!(
         r.warnings
             .iter()

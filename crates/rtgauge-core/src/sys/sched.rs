@@ -53,6 +53,29 @@ pub fn affinity_of(tid: u32) -> std::io::Result<Vec<usize>> {
     }
 }
 
+/// Scheduling policy (`other`, `fifo`, `rr`, `deadline`; batch and idle are `other`) and
+/// real-time priority of thread `tid` of any process.
+pub fn scheduling_of(tid: u32) -> std::io::Result<(&'static str, i32)> {
+    // SAFETY: plain queries of another thread; sched_param is plain data.
+    unsafe {
+        let policy = libc::sched_getscheduler(tid as libc::pid_t);
+        if policy < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut param: libc::sched_param = std::mem::zeroed();
+        if libc::sched_getparam(tid as libc::pid_t, &mut param) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let name = match policy & !libc::SCHED_RESET_ON_FORK {
+            libc::SCHED_FIFO => "fifo",
+            libc::SCHED_RR => "rr",
+            6 => "deadline", // SCHED_DEADLINE
+            _ => "other",
+        };
+        Ok((name, param.sched_priority))
+    }
+}
+
 /// Restricts the calling thread to `cpus` (those beyond the kernel's CPU set size are left
 /// out).
 pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {

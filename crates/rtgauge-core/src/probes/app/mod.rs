@@ -16,6 +16,7 @@ use crate::probe::TypedProbe;
 use crate::probe::{About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput};
 use crate::units::{format_duration_ns, quote};
 use rtgauge_app::{AppError, Reader, Selection};
+use rtgauge_result::Obtained;
 use series::{Accumulator, TraceCpu};
 use std::collections::BTreeMap;
 use std::os::fd::AsFd;
@@ -56,7 +57,42 @@ impl TypedProbe for App {
             }
             collect(ctx, target)
         })?;
+        // Attached, the result says how the application's loop runs (collect found it).
+        let obtained = if cfg.attached() {
+            out.obtained.clone()
+        } else {
+            obtained
+        };
         Ok(ProbeOutput { obtained, ..out })
+    }
+}
+
+/// How thread `tid` of process `pid` runs, read from outside: its policy, priority and
+/// affinity, whether the process locked memory and holds /dev/cpu_dma_latency open.
+fn application_obtained(pid: u32, tid: u32) -> Obtained {
+    let (policy, priority) = crate::sys::sched::scheduling_of(tid).unwrap_or(("other", 0));
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let locked_kb = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmLck:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    let holds_dma_latency = std::fs::read_dir(format!("/proc/{pid}/fd")).is_ok_and(|fds| {
+        fds.flatten().any(|fd| {
+            std::fs::read_link(fd.path())
+                .is_ok_and(|target| target == std::path::Path::new("/dev/cpu_dma_latency"))
+        })
+    });
+    let timer_slack_ns = std::fs::read_to_string(format!("/proc/{pid}/task/{tid}/timerslack_ns"))
+        .ok()
+        .and_then(|v| v.trim().parse().ok());
+    Obtained {
+        policy: policy.into(),
+        priority,
+        memory_locked: locked_kb.is_some_and(|kb| kb > 0),
+        cpu_dma_latency_held: holds_dma_latency,
+        pinned: crate::sys::sched::affinity_of(tid).is_ok_and(|cpus| cpus.len() == 1),
+        timer_slack_ns,
+        shortfalls: Vec::new(),
     }
 }
 
@@ -78,6 +114,13 @@ pub struct Config {
     source: Option<Source>,
     /// The `points` globs as given (validated).
     points: Option<String>,
+}
+
+impl Config {
+    /// Joining a running process (`rtgauge attach`), not starting one.
+    fn attached(&self) -> bool {
+        matches!(self.source, Some(Source::Pid(_)))
+    }
 }
 
 fn invalid(message: impl Into<String>) -> ProbeError {
@@ -355,18 +398,19 @@ fn collect(ctx: &ProbeContext, mut target: Target) -> Result<ProbeOutput, ProbeE
             acc.untraced_threads()
         ));
     }
+    let loop_thread = acc.loop_thread();
     let series = acc.finish(&reader.points(), end_ns);
     if series.is_empty() {
         warnings.push(format!(
             "the {who} registered no enabled point; check RTGAUGE_POINTS or the points parameter"
         ));
     }
-    let mut out = ProbeOutput::measured(
-        Default::default(),
-        series,
-        warnings,
-        end_ns.saturating_sub(start_ns),
-    );
+    let obtained = match (&target, loop_thread) {
+        (Target::Attached { pid }, Some(tid)) => application_obtained(*pid, tid),
+        _ => Obtained::default(),
+    };
+    let mut out =
+        ProbeOutput::measured(obtained, series, warnings, end_ns.saturating_sub(start_ns));
     out.params.insert("records-lost".into(), lost.to_string());
     out.params
         .insert("timestamps".into(), reader.clock_name().to_string());

@@ -166,6 +166,9 @@ pub struct Accumulator<'a> {
     spikes: Option<Spikes<'a>>,
     recording: Option<Recording>,
     live: Option<Live<'a>>,
+    /// The application's loop thread: the first to record a cycle with an intended start,
+    /// else the first to record anything.
+    loop_thread: Option<(u32, bool)>,
 }
 
 /// The live view's figure: the first interval point measured, its start latency when it
@@ -189,7 +192,13 @@ impl<'a> Accumulator<'a> {
             spikes: None,
             recording: None,
             live: None,
+            loop_thread: None,
         }
+    }
+
+    /// See [`Accumulator::loop_thread`].
+    pub fn loop_thread(&self) -> Option<u32> {
+        self.loop_thread.map(|(tid, _)| tid)
     }
 
     /// Shows the first interval point measured on `board` while the run goes on.
@@ -251,6 +260,12 @@ impl<'a> Accumulator<'a> {
             self.names = points.into_iter().map(|p| p.name).collect();
         }
         for (tid, record) in &records {
+            let cycle = record.kind == Kind::Interval as u32 && record.values[1] != 0;
+            if *tid != 0 && !matches!(self.loop_thread, Some((_, true))) {
+                if cycle || self.loop_thread.is_none() {
+                    self.loop_thread = Some((*tid, cycle));
+                }
+            }
             self.add(record);
             if let Some(recording) = self.recording.as_mut() {
                 recording.push(record);
