@@ -261,10 +261,10 @@ impl<'a> Accumulator<'a> {
         }
         for (tid, record) in &records {
             let cycle = record.kind == Kind::Interval as u32 && record.values[1] != 0;
-            if *tid != 0 && !matches!(self.loop_thread, Some((_, true))) {
-                if cycle || self.loop_thread.is_none() {
-                    self.loop_thread = Some((*tid, cycle));
-                }
+            // A thread with cycles replaces one without; the first with cycles stays.
+            let found_cycles = matches!(self.loop_thread, Some((_, true)));
+            if *tid != 0 && !found_cycles && (cycle || self.loop_thread.is_none()) {
+                self.loop_thread = Some((*tid, cycle));
             }
             self.add(record);
             if let Some(recording) = self.recording.as_mut() {
