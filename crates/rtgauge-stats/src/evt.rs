@@ -676,7 +676,8 @@ pub fn estimate(input: &Input) -> WorstCase {
         return refuse(
             Vec::new(),
             format!(
-                "only {n} interval maxima, {MIN_MAXIMA} needed: measure at least {} ({block} intervals)",
+                "only {n} interval {}, {MIN_MAXIMA} needed: measure at least {} ({block} intervals)",
+                if n == 1 { "maximum" } else { "maxima" },
                 duration_label(input.block_ns.saturating_mul(MIN_MAXIMA as u64))
             ),
         );
