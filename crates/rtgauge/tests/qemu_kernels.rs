@@ -40,9 +40,10 @@ traced_result cat /tmp/c.json
 /// Debian's `rtla` beside `rtgauge run timerlat` in the PREEMPT_RT guest: the same CPUs (all of
 /// the guest's) and the same 2 ms period as the `timerlat` command above, after it (the
 /// tracer's settings are global, so not at the same time). 1 µs buckets up to 1 ms so the
-/// median comes from the histogram.
+/// median comes from the histogram. rtla 6.1 once went on for minutes under emulation and
+/// ignored the guest's SIGTERM (one boot in 13): killed after 60 s, so the guest still ends.
 const RT_GUEST_COMMANDS: &str = "\
-rtla rtla timerlat hist -c 0-1 -p 2000 -d 2s -b 1 -E 1000
+rtla timeout -s KILL 60 rtla timerlat hist -c 0-1 -p 2000 -d 2s -b 1 -E 1000
 ";
 
 struct Guest {
@@ -437,6 +438,12 @@ const MEDIAN_FACTOR: f64 = 20.0;
 fn check_rtla_beside_rtgauge(guest: &Guest) {
     let f = guest.flavour;
     let rtla_out = guest.read("rtla.out");
+    if guest.rc("rtla") == 137 {
+        // rtla's stall is rtla's, not rtgauge's: said, and the comparison left for the next
+        // boot (rtgauge's own timerlat run is checked by check_timerlat regardless).
+        eprintln!("{f}: rtla timerlat hist did not end within 60 s and was killed; rtla vs rtgauge not compared in this boot");
+        return;
+    }
     assert_eq!(
         guest.rc("rtla"),
         0,
