@@ -479,6 +479,9 @@ pub enum Verdict {
     Pass,
     Fail,
     NotApplicable,
+    /// Against a baseline: worse beyond the margin as measured, but these runs cannot tell it
+    /// from their own variation. Neither a pass nor a failure: `check --inconclusive` decides.
+    Inconclusive,
 }
 
 /// One bound evaluated on one series.
@@ -522,7 +525,7 @@ impl CheckCase {
         Some(
             self.bounds
                 .iter()
-                .filter(|b| b.verdict == Verdict::Fail)
+                .filter(|b| matches!(b.verdict, Verdict::Fail | Verdict::Inconclusive))
                 .map(|b| b.message.clone())
                 .collect::<Vec<_>>()
                 .join("; "),
@@ -545,6 +548,26 @@ pub struct CheckReport {
 }
 
 impl CheckReport {
+    /// Counts every case that could not be decided as failed (`check --inconclusive fail`).
+    pub fn fail_inconclusive(&mut self) {
+        for c in &mut self.cases {
+            if c.bounds.iter().any(|b| b.verdict == Verdict::Inconclusive) {
+                c.passed = false;
+                self.passed = false;
+            }
+        }
+    }
+
+    /// Bounds that could not be decided (against a baseline), in cases that did not fail.
+    pub fn inconclusive(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|c| c.passed)
+            .flat_map(|c| &c.bounds)
+            .filter(|b| b.verdict == Verdict::Inconclusive)
+            .count()
+    }
+
     /// Failed cases, plus one for an incomplete result that was not allowed.
     pub fn failures(&self) -> usize {
         self.cases.iter().filter(|c| !c.passed).count() + usize::from(self.incomplete_fails())
@@ -963,8 +986,8 @@ pub fn check_against_baseline(
         else {
             continue;
         };
-        // Slower, or different with distributions that cross (a faster body, a longer
-        // tail): the comparison has separated the row from run-to-run variation.
+        // Documents without block histograms (older ones) keep the earlier rule: the
+        // comparison must declare the row slower, or different with crossing distributions.
         let declared_slower = matches!(
             row.outcome,
             crate::compare::Outcome::Slower | crate::compare::Outcome::Differs
@@ -972,48 +995,22 @@ pub fn check_against_baseline(
         let bounds: Vec<BoundResult> = stats
             .iter()
             .map(|name| {
-                let (a, b) = (named_stat(&sa, name), named_stat(&sb, name));
-                let rel = a.zip(b).and_then(|(a, b)| (a > 0.0).then(|| (b - a) / a));
-                let shown = |v: Option<f64>| {
-                    v.map(|v| format_duration_ns(v.round() as u64))
-                        .unwrap_or_else(|| "–".into())
-                };
-                let change = format!(
-                    "{name} {} → {}{}",
-                    shown(a),
-                    shown(b),
-                    rel.map(|r| format!(" ({})", crate::compare::percent(r)))
-                        .unwrap_or_default()
-                );
-                let (verdict, message) = match rel {
-                    None => (
-                        Verdict::NotApplicable,
-                        format!("{change}: not in both results"),
-                    ),
-                    Some(r) if r > regress && declared_slower => (
-                        Verdict::Fail,
-                        format!("{change}: regressed beyond {limit_text} ({})", row.verdict),
-                    ),
-                    Some(r) if r > regress => (
-                        Verdict::Pass,
-                        format!("{change}: worse, but not a regression: {}", row.verdict),
-                    ),
-                    Some(_) => (Verdict::Pass, change),
-                };
-                BoundResult {
-                    stat: name.clone(),
-                    limit: limit_text.clone(),
-                    value: b,
-                    verdict,
-                    message,
-                }
+                baseline_bound(
+                    &sa,
+                    &sb,
+                    name,
+                    regress,
+                    &limit_text,
+                    declared_slower,
+                    &row.verdict,
+                )
             })
             .collect();
         let passed = bounds.iter().all(|b| b.verdict != Verdict::Fail);
         cases.push(CheckCase {
             limit: cases.len() + 1,
             line: 0,
-            name: Some(format!("regress {limit_text}")),
+            name: Some(format!("regress +{} %", regress * 100.0)),
             probe: row.probe.clone(),
             mode: row.mode.clone(),
             load: row.load.clone(),
@@ -1031,6 +1028,99 @@ pub fn check_against_baseline(
         incomplete,
         incomplete_allowed: allow_incomplete,
         cases,
+    }
+}
+
+/// One statistic of the baseline gate: failed when the test declares it worse than the
+/// baseline by more than `regress`, inconclusive when it moved past that as measured but the
+/// test cannot tell it from the baseline's own variation, passed otherwise; every message says
+/// how large a change this pair of runs could have seen.
+fn baseline_bound(
+    sa: &Series,
+    sb: &Series,
+    name: &str,
+    regress: f64,
+    limit_text: &str,
+    declared_slower: bool,
+    row_verdict: &str,
+) -> BoundResult {
+    use crate::verdict::{duration_to_decide, label, test_stat};
+    use rtgauge_stats::shift::Direction;
+    let (a, b) = (named_stat(sa, name), named_stat(sb, name));
+    let rel = a.zip(b).and_then(|(a, b)| (a > 0.0).then(|| (b - a) / a));
+    let shown = |v: Option<f64>| {
+        v.map(|v| format_duration_ns(v.round() as u64))
+            .unwrap_or_else(|| "–".into())
+    };
+    let mut change = format!(
+        "{name} {} → {}{}",
+        shown(a),
+        shown(b),
+        rel.map(|r| format!(" ({})", crate::compare::percent(r)))
+            .unwrap_or_default()
+    );
+    let test = test_stat(sa, sb, name, Direction::Worse, regress);
+    if let Some(t) = test.as_ref().filter(|t| label(name, t) != name) {
+        if let Some(c) = t.change {
+            let _ = write!(
+                change,
+                ", {} {}",
+                label(name, t),
+                crate::compare::percent(c)
+            );
+        }
+    }
+    let power = |t: &rtgauge_stats::shift::ShiftTest| match t.detectable {
+        Some(d) => format!(
+            "could detect ≥ {} in {}",
+            crate::compare::percent(d),
+            label(name, t)
+        ),
+        None => format!("could detect no change in {}", label(name, t)),
+    };
+    let (verdict, message) = match (rel, &test) {
+        (None, _) => (
+            Verdict::NotApplicable,
+            format!("{change}: not in both results"),
+        ),
+        (Some(_), Some(t)) if t.declared => (
+            Verdict::Fail,
+            format!(
+                "{change}: regressed beyond {limit_text} (p {}; {})",
+                crate::compare::format_p(t.p_value),
+                power(t)
+            ),
+        ),
+        (Some(_), Some(t)) if t.beyond_margin => {
+            let measured = sa.stats.blocks.as_ref().map_or(0, |bl| bl.block_ns * bl.len() as u64);
+            let fix = duration_to_decide(t, measured)
+                .map(|ns| format!("measure ≥ {} per run", format_duration_ns(ns)))
+                .unwrap_or_else(|| "measure longer".into());
+            (
+                Verdict::Inconclusive,
+                format!(
+                    "{change}: worse beyond {limit_text} as measured, but within what these runs vary ({}); to decide, {fix} or repeat both runs (`run --repeat 3`, `compare … --vs …`)",
+                    power(t)
+                ),
+            )
+        }
+        (Some(_), Some(t)) => (Verdict::Pass, format!("{change} ({})", power(t))),
+        (Some(r), None) if r > regress && declared_slower => (
+            Verdict::Fail,
+            format!("{change}: regressed beyond {limit_text} ({row_verdict})"),
+        ),
+        (Some(r), None) if r > regress => (
+            Verdict::Inconclusive,
+            format!("{change}: worse beyond {limit_text} as measured, but these runs cannot be tested against each other ({row_verdict}); measure longer or repeat both runs"),
+        ),
+        (Some(_), None) => (Verdict::Pass, change),
+    };
+    BoundResult {
+        stat: name.to_string(),
+        limit: limit_text.to_string(),
+        value: b,
+        verdict,
+        message,
     }
 }
 
@@ -1058,22 +1148,34 @@ fn case_bounds_text(c: &CheckCase) -> String {
         .join("; ")
 }
 
-/// Terminal table or Markdown: one line per case, then the totals.
+/// Terminal table or Markdown: one line per case with its result and the number of its note,
+/// then the notes (what was measured against which limit, and why it passed or not) and the
+/// totals. The table stays narrow; the explanations wrap below it.
 pub fn render_text(r: &CheckReport, style: Style) -> String {
     let md = style == Style::Markdown;
     let mut t = new_table(style);
-    t.set_header(vec![
-        "Limit", "Probe", "Mode", "Load", "Series", "Result", "Details",
-    ]);
+    t.set_header(vec!["Limit", "Probe run", "Series", "Result", "Note"]);
+    let mut notes = Vec::new();
     for c in &r.cases {
+        let result = if !c.passed {
+            "FAIL"
+        } else if c.bounds.iter().any(|b| b.verdict == Verdict::Inconclusive) {
+            "INCONCLUSIVE"
+        } else {
+            "pass"
+        };
+        notes.push(case_bounds_text(c));
         t.add_row(vec![
             case_title(c),
-            c.probe.clone(),
-            c.mode.clone(),
-            c.load.clone(),
+            [c.probe.as_str(), c.mode.as_str(), c.load.as_str()]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" "),
             c.series.clone(),
-            if c.passed { "pass" } else { "FAIL" }.to_string(),
-            case_bounds_text(c),
+            result.to_string(),
+            notes.len().to_string(),
         ]);
     }
     let mut out = String::new();
@@ -1083,16 +1185,28 @@ pub fn render_text(r: &CheckReport, style: Style) -> String {
         let _ = writeln!(out, "check against {}", r.spec);
     }
     let _ = writeln!(out, "{t}\n");
+    out.push_str(&crate::format::numbered_notes(&notes, md));
     if let Some(m) = r.incomplete_message() {
         let _ = writeln!(out, "{m}");
     }
-    let _ = writeln!(
+    let inconclusive = r.inconclusive();
+    let _ = write!(
         out,
         "{}: {} of {} checks failed",
-        if r.passed { "PASS" } else { "FAIL" },
+        if !r.passed {
+            "FAIL"
+        } else if inconclusive > 0 {
+            "INCONCLUSIVE"
+        } else {
+            "PASS"
+        },
         r.failures(),
         r.total()
     );
+    if inconclusive > 0 {
+        let _ = write!(out, ", {inconclusive} could not be decided from these runs");
+    }
+    out.push('\n');
     out
 }
 
@@ -1127,6 +1241,7 @@ pub fn render_csv(r: &CheckReport) -> String {
                 Verdict::Pass => "pass",
                 Verdict::Fail => "fail",
                 Verdict::NotApplicable => "not_applicable",
+                Verdict::Inconclusive => "inconclusive",
             };
             let value = b
                 .value
@@ -1204,7 +1319,17 @@ pub fn render_junit(r: &CheckReport) -> String {
             xml_escape(&limit_name),
             xml_escape(&c.series)
         );
+        let undecided = c.bounds.iter().any(|b| b.verdict == Verdict::Inconclusive);
         match c.failure_message() {
+            None if undecided => {
+                let _ = writeln!(out, ">");
+                let _ = writeln!(
+                    out,
+                    "      <skipped message=\"inconclusive: {}\"/>",
+                    xml_escape(&case_bounds_text(c))
+                );
+                let _ = writeln!(out, "    </testcase>");
+            }
             None => {
                 let _ = writeln!(out, ">");
                 let _ = writeln!(

@@ -169,6 +169,14 @@ pub struct CompareRow {
     pub runs: Option<[usize; 2]>,
     pub outcome: Outcome,
     pub verdict: String,
+    /// The smallest change of each tested statistic this pair of single runs could have
+    /// declared: `could detect ≥ +35 % in p99.9, …`. Empty without tests.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub power: String,
+    /// Single runs with block histograms: each statistic tested against the baseline's own
+    /// variation, both ways (docs/compare.md).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<crate::verdict::StatTest>,
     /// The extreme-value estimate of each side (baseline, candidate) of a wake-up, response
     /// or stall series: `predicted 1-h max ≤ …` or `no estimate: …`. Absent when neither
     /// result has one.
@@ -427,7 +435,30 @@ fn compare_series(
         ks_test(&da, &db).with_blocks(block_maxima(a).len() as u64, block_maxima(b).len() as u64)
     });
     let median_shift = stats[1].relative;
+    // Runs that kept block histograms: every statistic against the baseline's own variation.
+    let tested: Vec<&str> = stats
+        .iter()
+        .map(|s| s.stat.as_str())
+        .filter(|s| *s != "min")
+        .collect();
+    let tests = if enough && without_histogram.is_empty() {
+        crate::verdict::test_row(a, b, &tested)
+    } else {
+        Vec::new()
+    };
     let (outcome, verdict) = match ks {
+        Some(_) if !tests.is_empty() => {
+            let (judgement, text) = crate::verdict::judge(&tests, bn);
+            use crate::verdict::Judgement;
+            let outcome = match judgement {
+                Judgement::Slower => Outcome::Slower,
+                Judgement::Faster => Outcome::Faster,
+                Judgement::Differs => Outcome::Differs,
+                Judgement::WithinNoise => Outcome::WithinNoise,
+                Judgement::Same => Outcome::Same,
+            };
+            (outcome, text)
+        }
         None if !without_histogram.is_empty() => (
             Outcome::Untested,
             format!(
@@ -519,6 +550,8 @@ fn compare_series(
         runs: None,
         outcome,
         verdict,
+        power: crate::verdict::power_text(&tests),
+        tests,
         worst_case: worst_case_pair(a, b),
     })
 }

@@ -191,3 +191,32 @@ mod tests {
         assert_eq!(TimeUnit::Us.format_opt(None), "–");
     }
 }
+
+/// Numbered notes below a table (`1. text`), each wrapped to [`NOTE_WIDTH`] columns with its
+/// continuation lines indented; Markdown gets a numbered list. Empty notes are skipped (their
+/// numbers stay, so a table's Note column still points at the right one).
+pub fn numbered_notes(notes: &[String], markdown: bool) -> String {
+    let mut out = String::new();
+    for (i, note) in notes.iter().enumerate() {
+        if note.is_empty() {
+            continue;
+        }
+        let text = format!("{}. {note}", i + 1);
+        if markdown {
+            out.push_str(&text);
+            out.push('\n');
+        } else {
+            for line in crate::summary::wrap(&text, NOTE_WIDTH) {
+                out.push_str(&line);
+                out.push('\n');
+            }
+        }
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+/// Width of the notes below terminal tables: they fit a 100-column terminal.
+pub const NOTE_WIDTH: usize = 100;

@@ -22,6 +22,7 @@ pub mod table;
 pub mod timeline;
 pub mod trend;
 pub mod units;
+pub mod verdict;
 pub mod worst_case;
 
 pub use check::{check_result, CheckReport, Spec, SpecError};

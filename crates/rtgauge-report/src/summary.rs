@@ -167,7 +167,7 @@ fn heading(result: &RunResult) -> String {
 
 /// Breaks `text` between words into lines of at most `width` characters, continuation lines
 /// indented; a word longer than a line is cut.
-fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(crate) fn wrap(text: &str, width: usize) -> Vec<String> {
     const INDENT: &str = "  ";
     let mut lines = Vec::new();
     let mut current = String::new();

@@ -10,9 +10,11 @@
 //! to their value; it uses constant memory and 64-bit counts, so it never overflows. Values
 //! above [`HISTOGRAM_MAX_NS`] are counted in the top bucket (and in `max_ns` exactly).
 
+pub mod blocks;
 pub mod evt;
 mod interval;
 pub mod ks;
+pub mod shift;
 mod summary;
 
 pub use interval::{IntervalMaxima, SerializedIntervals, INTERVAL_SLOTS};
@@ -40,6 +42,7 @@ pub struct Recorder {
     sum: u128,
     sum_squares: u128,
     intervals: IntervalMaxima,
+    blocks: blocks::BlockHistograms,
 }
 
 impl std::fmt::Debug for Recorder {
@@ -77,6 +80,7 @@ impl Recorder {
             sum: 0,
             sum_squares: 0,
             intervals: IntervalMaxima::new(interval_ns),
+            blocks: blocks::BlockHistograms::default(),
         }
     }
 
@@ -98,6 +102,7 @@ impl Recorder {
         self.sum += v;
         self.sum_squares += v * v;
         self.intervals.record(value_ns, at_ns);
+        self.blocks.record(value_ns, at_ns);
     }
 
     /// Adds the samples of `other` (another thread's recorder of the same quantity).
@@ -117,6 +122,7 @@ impl Recorder {
         self.sum += other.sum;
         self.sum_squares += other.sum_squares;
         self.intervals.merge(&other.intervals);
+        self.blocks.merge(&other.blocks);
     }
 
     pub fn count(&self) -> u64 {
@@ -169,6 +175,10 @@ impl Recorder {
 
     pub fn intervals(&self) -> &IntervalMaxima {
         &self.intervals
+    }
+
+    pub fn blocks(&self) -> &blocks::BlockHistograms {
+        &self.blocks
     }
 
     /// The serialisable summary of everything recorded.
@@ -267,8 +277,12 @@ mod tests {
             b in prop::collection::vec(0u64..10_000_000, 0..500),
         ) {
             let (mut ra, mut rb, mut all) = (Recorder::default(), Recorder::default(), Recorder::default());
-            for (i, &s) in a.iter().enumerate() { ra.record(s, i as u64 * 7_000_000); all.record(s, i as u64 * 7_000_000); }
-            for (i, &s) in b.iter().enumerate() { rb.record(s, i as u64 * 3_000_000); all.record(s, i as u64 * 3_000_000); }
+            let mut events = Vec::new();
+            for (i, &s) in a.iter().enumerate() { ra.record(s, i as u64 * 7_000_000); events.push((i as u64 * 7_000_000, s)); }
+            for (i, &s) in b.iter().enumerate() { rb.record(s, i as u64 * 3_000_000); events.push((i as u64 * 3_000_000, s)); }
+            // One recorder sees samples in time order, as a measuring thread does.
+            events.sort_by_key(|e| e.0);
+            for (at, s) in events { all.record(s, at); }
             ra.merge(&rb);
             prop_assert_eq!(ra.summary(), all.summary());
         }

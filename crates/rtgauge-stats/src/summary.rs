@@ -1,5 +1,6 @@
 //! The serialisable statistics of one series of samples.
 
+use crate::blocks::{BlockHistograms, SerializedBlocks};
 use crate::interval::SerializedIntervals;
 use crate::{Recorder, HISTOGRAM_SIGNIFICANT_DIGITS};
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,11 @@ pub struct Summary {
     pub percentiles: Percentiles,
     pub histogram: SparseHistogram,
     pub intervals: SerializedIntervals,
+    /// A coarse histogram per 100-ms block, from which comparisons count the samples above
+    /// another run's percentiles block by block (docs/compare.md). Absent in documents written
+    /// before rtgauge kept them, and in imported results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<SerializedBlocks>,
 }
 
 impl Summary {
@@ -112,6 +118,7 @@ impl Summary {
                     .collect(),
             },
             intervals: r.intervals().to_serialized(),
+            blocks: (n > 0).then(|| r.blocks().to_serialized()),
         }
     }
 
@@ -126,6 +133,16 @@ impl Summary {
             .first()
             .map_or(crate::DEFAULT_INTERVAL_NS, |(_, s)| s.intervals.interval_ns);
         let mut whole = Recorder::new(interval_ns);
+        // Blocks as wide as the widest part's, so a long part's merged blocks are not spread
+        // over narrower, partly empty ones.
+        if let Some(width) = parts
+            .iter()
+            .filter_map(|(_, s)| s.blocks.as_ref())
+            .map(|b| b.block_ns)
+            .max()
+        {
+            whole.blocks = BlockHistograms::new(width);
+        }
         for &(start_ns, part) in parts {
             let (Some(min), Some(max)) = (part.min_ns, part.max_ns) else {
                 continue;
@@ -146,6 +163,9 @@ impl Summary {
             whole.count += part.count;
             whole.sum += n * mean;
             whole.sum_squares += n.saturating_sub(1) * stddev * stddev + n * mean * mean;
+            if let Some(blocks) = &part.blocks {
+                whole.blocks.append(blocks, start_ns);
+            }
             let width = part.intervals.interval_ns;
             for (i, interval_max) in part.intervals.max_ns.iter().enumerate() {
                 if let Some(value) = *interval_max {

@@ -9,8 +9,9 @@ use std::path::PathBuf;
 
 const AFTER_HELP: &str = "\
 Exit status: 0 success, 1 error (bad input, a setting that cannot be applied, I/O), 2 a \
-threshold was exceeded (--max-latency, check --spec), check was given an incomplete result, \
-or doctor found a failing check; 130/143 a run interrupted by SIGINT/SIGTERM (its result is saved).
+threshold was exceeded (--max-latency, check --spec, a regression check --baseline declared), \
+check was given an incomplete result, or doctor found a failing check; 3 check --baseline could \
+not decide a statistic from these runs (see check --inconclusive); 130/143 a run interrupted by SIGINT/SIGTERM (its result is saved).
 
 Documentation: `man rtgauge` and one page per command (`man rtgauge-run`). The guides (method, \
 result format, suites) are installed in /usr/share/doc/rtgauge by the Debian package and are in \
@@ -463,6 +464,17 @@ pub struct CompareArgs {
     pub output: Option<PathBuf>,
 }
 
+/// The exit status of an inconclusive baseline check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InconclusiveOutcome {
+    /// Exit 3: the gate could not decide.
+    Status,
+    /// Exit 0, as if the statistic had passed.
+    Pass,
+    /// Exit 2, as if it had failed.
+    Fail,
+}
+
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The result document to check.
@@ -474,11 +486,18 @@ pub struct CheckArgs {
     pub spec: Option<PathBuf>,
 
     /// Check against an earlier run instead of (or beside) limits: a stored run's ID,
-    /// `previous`, a baseline name (`rtgauge baseline set`) or a result file. A row fails
-    /// when a statistic got worse by more than --regress and the comparison declares the
-    /// row slower (noise alone does not fail a build).
+    /// `previous`, a baseline name (`rtgauge baseline set`) or a result file. A statistic
+    /// fails (exit 2) when it is worse than the baseline's by more than --regress beyond the
+    /// baseline's own variation; it is inconclusive (exit 3, see --inconclusive) when it is
+    /// worse by more than that as measured but these runs cannot tell it from their variation.
+    /// Every statistic says the smallest change the two runs could have detected.
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
+
+    /// What a statistic that cannot be decided from these runs means for the exit status:
+    /// `status` exits 3 (neither pass nor fail), `pass` exits 0, `fail` exits 2.
+    #[arg(long, value_enum, default_value = "status", value_name = "OUTCOME")]
+    pub inconclusive: InconclusiveOutcome,
 
     /// How much worse a statistic may get against --baseline (e.g. 10%).
     #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]

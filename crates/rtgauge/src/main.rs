@@ -13,6 +13,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_ERROR: u8 = 1;
 /// Exit status when a threshold was exceeded (or doctor found a failing check).
 pub const EXIT_THRESHOLD: u8 = 2;
+/// Exit status of `check --baseline` when a statistic could not be decided from the runs.
+pub const EXIT_INCONCLUSIVE: u8 = 3;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();

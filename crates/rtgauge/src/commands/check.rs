@@ -1,5 +1,7 @@
-//! `rtgauge check`: a result against a spec of limits. Exit 0 pass, 2 a limit exceeded or
-//! an incomplete result (without --allow-incomplete), 1 error (unreadable result, bad spec).
+//! `rtgauge check`: a result against a spec of limits or a baseline run. Exit 0 pass, 2 a
+//! limit exceeded, a regression declared or an incomplete result (without
+//! --allow-incomplete), 3 a statistic the runs could not decide (`--inconclusive`), 1 error
+//! (unreadable result, bad spec).
 
 use super::history::resolve;
 use crate::cli::{CheckArgs, CheckFormat};
@@ -52,6 +54,10 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         (Some(a), None) | (None, Some(a)) => a,
         (None, None) => anyhow::bail!("check needs --spec FILE or --baseline RUN"),
     };
+    let mut report = report;
+    if args.inconclusive == crate::cli::InconclusiveOutcome::Fail {
+        report.fail_inconclusive();
+    }
     let format = match args.format {
         CheckFormat::Table => Format::Text(crate::display::text_style()),
         CheckFormat::Markdown => Format::Text(Style::Markdown),
@@ -63,9 +69,13 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         write_bytes_atomically(path, report.render(Format::Junit)?.trim_end().as_bytes())
             .with_context(|| format!("cannot write the JUnit report {}", path.display()))?;
     }
-    Ok(if report.passed {
-        crate::EXIT_OK
-    } else {
-        crate::EXIT_THRESHOLD
-    })
+    use crate::cli::InconclusiveOutcome;
+    Ok(
+        match (report.passed, report.inconclusive(), args.inconclusive) {
+            (false, _, _) => crate::EXIT_THRESHOLD,
+            (true, 0, _) | (true, _, InconclusiveOutcome::Pass) => crate::EXIT_OK,
+            (true, _, InconclusiveOutcome::Fail) => crate::EXIT_THRESHOLD,
+            (true, _, InconclusiveOutcome::Status) => crate::EXIT_INCONCLUSIVE,
+        },
+    )
 }
