@@ -19,7 +19,6 @@
 use crate::dist::Dist;
 use crate::format::{csv_field, csv_num, per_op, TimeUnit};
 use crate::ks::{ks_test, KsTest};
-use comfy_table::CellAlignment;
 use rtgauge_result::SeriesKey;
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 use serde::Serialize;
@@ -760,6 +759,14 @@ fn scalar(v: &serde_json::Value) -> String {
 /// What describes the circumstances of a result, flattened: fingerprint, configuration, tool,
 /// clock, what each probe run obtained, doctor verdicts and warning codes.
 pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
+    environment_fields_named(r, &|run: &ProbeRun| run.key().to_string())
+}
+
+/// [`environment_fields`] with each probe run's fields named by `name_of`.
+fn environment_fields_named(
+    r: &RunResult,
+    name_of: &dyn Fn(&ProbeRun) -> String,
+) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
     // An interrupted result beside a complete one is the first difference to know about.
     out.insert("status".into(), r.status.to_string());
@@ -780,11 +787,12 @@ pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
         r.calibration.resolution_ns.to_string(),
     );
     for run in &r.runs {
+        let name = name_of(run);
         if let Ok(v) = serde_json::to_value(&run.obtained) {
-            flatten(&format!("obtained[{}]", run.key()), &v, &mut out);
+            flatten(&format!("obtained[{name}]"), &v, &mut out);
         }
         for (k, v) in &run.params {
-            out.insert(format!("params[{}].{k}", run.key()), v.clone());
+            out.insert(format!("params[{name}].{k}"), v.clone());
         }
     }
     for c in &r.checks {
@@ -797,9 +805,27 @@ pub fn environment_fields(r: &RunResult) -> BTreeMap<String, String> {
     out
 }
 
-/// Fields whose values are not the same in every result.
+/// Fields whose values are not the same in every result. Two results whose probes each ran
+/// once (an idle run against a loaded one, rt against normal, two hosts) name their probe runs
+/// by probe alone, so what differs is listed once (`config.loads: none → messaging`), not as
+/// every field of a run present on one side only.
 pub fn environment_differences(results: &[RunResult]) -> Vec<EnvDifference> {
-    let fields: Vec<BTreeMap<String, String>> = results.iter().map(environment_fields).collect();
+    let once_each = |title: &str| {
+        results
+            .iter()
+            .all(|r| r.runs.iter().filter(|run| run.title() == title).count() == 1)
+    };
+    let name_of = |run: &ProbeRun| {
+        if results.len() == 2 && once_each(&run.title()) {
+            run.title()
+        } else {
+            run.key().to_string()
+        }
+    };
+    let fields: Vec<BTreeMap<String, String>> = results
+        .iter()
+        .map(|r| environment_fields_named(r, &name_of))
+        .collect();
     let mut keys: Vec<&String> = fields.iter().flat_map(|f| f.keys()).collect();
     keys.sort();
     keys.dedup();
@@ -839,19 +865,13 @@ pub fn row_unit(row: &CompareRow) -> TimeUnit {
 /// Table style of the text renderings.
 pub use crate::format::Style;
 
-/// Terminal table or Markdown: environment differences, then one table per probe, then what
-/// could not be compared and the rule.
+/// Terminal table or Markdown: environment differences, then one table per probe (each row's
+/// verdict in a word and the number of its note), the notes, what could not be compared and
+/// the rule. Terminal tables fit [`crate::format::NOTE_WIDTH`] columns: the explanations are
+/// the numbered notes below each table.
 pub fn render_text(c: &Comparison, style: Style) -> String {
     let md = style == Style::Markdown;
     let mut out = String::new();
-    let heading = |out: &mut String, level: &str, text: &str| {
-        if md {
-            let _ = writeln!(out, "{level} {text}\n");
-        } else {
-            let _ = writeln!(out, "{text}");
-        }
-    };
-    let new_table = || crate::format::new_table(style);
     if md {
         out.push_str("## Comparison\n\n");
     }
@@ -859,27 +879,8 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
         let _ = writeln!(out, "{}{}", if md { "- " } else { "" }, r.describe());
     }
     out.push('\n');
-
-    heading(&mut out, "###", "Environment and configuration differences");
-    if c.environment.is_empty() {
-        out.push_str("none\n\n");
-    } else {
-        let mut t = new_table();
-        let mut header = vec!["Field".to_string()];
-        header.extend(c.results.iter().map(|r| r.name.clone()));
-        t.set_header(header);
-        for d in &c.environment {
-            let mut row = vec![d.field.clone()];
-            row.extend(
-                d.values
-                    .iter()
-                    .map(|v| v.clone().unwrap_or_else(|| "(absent)".into())),
-            );
-            t.add_row(row);
-        }
-        let _ = writeln!(out, "{t}\n");
-    }
-
+    heading(&mut out, md, "Environment and configuration differences");
+    out.push_str(&environment_table(c, style));
     let mut probes: Vec<&str> = Vec::new();
     for r in &c.rows {
         if !probes.contains(&r.probe.as_str()) {
@@ -887,156 +888,257 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
         }
     }
     for probe in probes {
-        heading(&mut out, "###", probe);
         let rows: Vec<&CompareRow> = c.rows.iter().filter(|r| r.probe == probe).collect();
-        let tail_label = if rows
-            .iter()
-            .all(|r| r.stats.len() < 4 || r.stats[2].stat == "p99.99")
-        {
-            "p99.99".to_string()
-        } else {
-            "p99.99 (or highest common)".to_string()
-        };
-        let mut t = new_table();
-        t.set_header(vec![
-            "Mode".to_string(),
-            "Load".into(),
-            "Series".into(),
-            "Compared".into(),
-            "Min".into(),
-            "Median".into(),
-            tail_label,
-            "Max".into(),
-            "KS D".into(),
-            "p (blocks)".into(),
-            "Verdict".into(),
-        ]);
-        for r in rows {
-            let unit = row_unit(r);
-            let cell = |name: &str| {
-                r.stat(name)
-                    .map(|s| format!("{} {}", fmt_stat(s, unit), unit.label()))
-                    .unwrap_or_else(|| "–".into())
-            };
-            let tail = r
-                .stats
-                .iter()
-                .find(|s| s.stat.starts_with('p'))
-                .map(|s| {
-                    let prefix = if s.stat == "p99.99" {
-                        String::new()
-                    } else {
-                        format!("{}: ", s.stat)
-                    };
-                    format!("{prefix}{} {}", fmt_stat(s, unit), unit.label())
-                })
-                .unwrap_or_else(|| "–".into());
-            t.add_row(vec![
-                r.mode.clone(),
-                r.load.clone(),
-                r.display_series(),
-                format!("{} vs {}", r.candidate, r.baseline),
-                cell("min"),
-                cell("median"),
-                tail,
-                cell("max"),
-                r.ks.map(|k| format!("{:.3}", k.d))
-                    .unwrap_or_else(|| "–".into()),
-                r.ks.map(|k| format_p(k.p_value_blocks))
-                    .unwrap_or_else(|| "–".into()),
-                r.verdict.clone(),
-            ]);
-        }
-        for i in 4..10 {
-            if let Some(col) = t.column_mut(i) {
-                col.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-        let _ = writeln!(out, "{t}\n");
-        let estimated: Vec<&CompareRow> = c
-            .rows
-            .iter()
-            .filter(|r| r.probe == probe && r.worst_case.is_some())
-            .collect();
-        if !estimated.is_empty() {
-            let mut t = new_table();
-            t.set_header(vec![
-                "Mode".to_string(),
-                "Load".into(),
-                "Series".into(),
-                "Worst case predicted by the baseline".into(),
-                "by the candidate".into(),
-            ]);
-            for r in estimated {
-                let [baseline, candidate] = r.worst_case.clone().unwrap_or_default();
-                t.add_row(vec![
-                    r.mode.clone(),
-                    r.load.clone(),
-                    r.display_series(),
-                    format!("{}: {baseline}", r.baseline),
-                    format!("{}: {candidate}", r.candidate),
-                ]);
-            }
-            let _ = writeln!(out, "{t}\n");
-        }
+        out.push_str(&probe_section(probe, &rows, style));
     }
     if !c.causes.is_empty() {
         heading(
             &mut out,
-            "###",
+            md,
             "Why spikes were late (dominant causes of explained spikes)",
         );
-        let mut t = new_table();
-        let mut header = vec!["Probe run".to_string(), "Cause".to_string()];
-        header.extend(c.results.iter().map(|r| r.name.clone()));
-        t.set_header(header);
-        for m in &c.causes {
-            let mut row = vec![m.run.clone(), m.cause.clone()];
-            row.extend(m.counts.iter().zip(&m.longest_ns).map(|(&n, &ns)| match n {
-                0 => "-".to_string(),
-                n => format!(
-                    "{n} (up to {})",
-                    rtgauge_result::units::format_duration_ns(ns)
-                ),
-            }));
-            t.add_row(row);
-        }
-        let _ = writeln!(out, "{t}\n");
+        out.push_str(&causes_table(c, style));
     }
     if !c.unmatched.is_empty() {
-        heading(&mut out, "###", "Not compared");
+        heading(&mut out, md, "Not compared");
         for u in &c.unmatched {
             let _ = writeln!(out, "- {u}");
         }
         out.push('\n');
     }
-    if c.rule.runs_as_unit {
-        let _ = writeln!(
-            out,
-            "{}Rule: each run is one value per statistic; a row differs when Welch's t-test on the runs' logarithms gives p < {} and the median moved by {} % or more (or a tail percentile by {} % or more); the run-to-run variation is measured from these runs (docs/compare.md).",
-            if md { "_" } else { "" },
-            c.rule.alpha,
-            c.rule.min_median_shift * 100.0,
-            c.rule.min_tail_shift * 100.0
-        );
-    } else {
-        let _ = writeln!(
-        out,
-        "{}Rule: a row differs when the two-sample Kolmogorov–Smirnov test gives p < {} counting each run's one-second time blocks (not its correlated samples) as the independent units, and KS D ≥ {}; or when the per-interval maxima (at least {} intervals each) differ by a rank test at p < {} and {} % or more; a smaller difference cannot be separated from run-to-run variation (docs/compare.md).",
-        if md { "_" } else { "" },
-        c.rule.alpha,
-        c.rule.min_ks_d,
-        c.rule.min_blocks,
-        c.rule.alpha,
-        c.rule.min_tail_shift * 100.0
-    );
-    }
+    let rule = rule_text(&c.rule);
     if md {
-        // Close the emphasis opened above.
-        out.truncate(out.trim_end().len());
-        out.push_str("_\n");
+        let _ = writeln!(out, "_{rule}_");
+    } else {
+        for line in crate::summary::wrap(&rule, crate::format::NOTE_WIDTH) {
+            let _ = writeln!(out, "{line}");
+        }
     }
     out
+}
+
+fn heading(out: &mut String, md: bool, text: &str) {
+    if md {
+        let _ = writeln!(out, "### {text}\n");
+    } else {
+        let _ = writeln!(out, "{text}");
+    }
+}
+
+/// A table fitted to the notes' width: cells wrap rather than widen the terminal.
+fn fitted_table(style: Style) -> comfy_table::Table {
+    let mut t = crate::format::new_table(style);
+    if style != Style::Markdown {
+        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+        t.set_width(crate::format::NOTE_WIDTH as u16);
+    }
+    t
+}
+
+fn environment_table(c: &Comparison, style: Style) -> String {
+    if c.environment.is_empty() {
+        return "none\n\n".into();
+    }
+    let mut t = fitted_table(style);
+    let mut header = vec!["Field".to_string()];
+    header.extend(c.results.iter().map(|r| r.name.clone()));
+    t.set_header(header);
+    for d in &c.environment {
+        let mut row = vec![d.field.clone()];
+        row.extend(
+            d.values
+                .iter()
+                .map(|v| v.clone().unwrap_or_else(|| "(absent)".into())),
+        );
+        t.add_row(row);
+    }
+    format!("{t}\n\n")
+}
+
+/// `66.0 → 96.2 +46 %` in the row's unit.
+fn stat_cell(s: Option<&StatDiff>, unit: TimeUnit) -> String {
+    let Some(s) = s else {
+        return "–".into();
+    };
+    let f = |v: Option<f64>| v.map(|v| unit.format(v)).unwrap_or_else(|| "–".into());
+    let mut text = format!("{} → {}", f(s.baseline_ns), f(s.candidate_ns));
+    if let Some(r) = s.relative {
+        // Without the space, so a narrow cell never breaks the number from its sign.
+        let _ = write!(text, " {}", percent(r).replace(' ', ""));
+    }
+    text
+}
+
+/// The verdict of a row in a word or two.
+fn outcome_word(o: Outcome) -> &'static str {
+    match o {
+        Outcome::Same => "same",
+        Outcome::Slower => "SLOWER",
+        Outcome::Faster => "faster",
+        Outcome::Differs => "DIFFERS",
+        Outcome::WithinNoise => "noise?",
+        Outcome::Untested => "untested",
+    }
+}
+
+/// One probe's rows: mode and load in the heading when every row shares them, the verdict in
+/// a word with the number of its note, then the notes and the worst-case estimates.
+fn probe_section(probe: &str, rows: &[&CompareRow], style: Style) -> String {
+    let md = style == Style::Markdown;
+    let mut out = String::new();
+    let shared = |f: fn(&CompareRow) -> &str| {
+        let first = f(rows[0]);
+        rows.iter().all(|r| f(r) == first).then_some(first)
+    };
+    let (mode, load) = (shared(|r| &r.mode), shared(|r| &r.load));
+    let mut title = probe.to_string();
+    for part in [mode, load].into_iter().flatten() {
+        let _ = write!(title, " · {part}");
+    }
+    heading(&mut out, md, &title);
+    let tail = shared(|r| {
+        r.stats
+            .iter()
+            .find(|s| s.stat.starts_with('p'))
+            .map_or("", |s| s.stat.as_str())
+    })
+    .filter(|t| !t.is_empty());
+    let mut header: Vec<String> = Vec::new();
+    if mode.is_none() {
+        header.push("Mode".into());
+    }
+    if load.is_none() {
+        header.push("Load".into());
+    }
+    header.extend([
+        "Series".to_string(),
+        "Unit".into(),
+        "Median".into(),
+        tail.unwrap_or("Tail").to_string(),
+        "Max".into(),
+        "Verdict".into(),
+    ]);
+    let mut t = fitted_table(style);
+    t.set_header(header);
+    let mut notes = Vec::new();
+    for r in rows {
+        let unit = row_unit(r);
+        let tail_stat = r.stats.iter().find(|s| s.stat.starts_with('p'));
+        let mut cells: Vec<String> = Vec::new();
+        if mode.is_none() {
+            cells.push(r.mode.clone());
+        }
+        if load.is_none() {
+            cells.push(r.load.clone());
+        }
+        let mut tail_cell = stat_cell(tail_stat, unit);
+        if tail.is_none() {
+            if let Some(s) = tail_stat {
+                tail_cell = format!("{}: {tail_cell}", s.stat);
+            }
+        }
+        let mut note = r.verdict.clone();
+        if !r.power.is_empty() && !note.contains(&r.power) {
+            let _ = write!(note, "; {}", r.power);
+        }
+        if r.candidate != "B" || r.baseline != "A" {
+            note = format!("{} against {}: {note}", r.candidate, r.baseline);
+        }
+        notes.push(note);
+        cells.extend([
+            r.display_series(),
+            unit.label().to_string(),
+            stat_cell(r.stat("median"), unit),
+            tail_cell,
+            stat_cell(r.stat("max"), unit),
+            format!("{} ({})", outcome_word(r.outcome), notes.len()),
+        ]);
+        t.add_row(cells);
+    }
+    let _ = writeln!(out, "{t}\n");
+    out.push_str(&crate::format::numbered_notes(&notes, md));
+    out.push_str(&worst_case_lines(rows, md));
+    out
+}
+
+/// The extreme-value estimates of both sides, one line per row that has one; rows where
+/// neither side could make one are summed up in one line.
+fn worst_case_lines(rows: &[&CompareRow], md: bool) -> String {
+    let mut out = String::new();
+    let mut without = 0;
+    for r in rows {
+        let Some([a, b]) = &r.worst_case else {
+            continue;
+        };
+        if a.starts_with("no estimate") && b.starts_with("no estimate") {
+            without += 1;
+            continue;
+        }
+        let line = format!(
+            "worst case, {}: {} {a}; {} {b}",
+            r.display_series(),
+            r.baseline,
+            r.candidate
+        );
+        if md {
+            let _ = writeln!(out, "- {line}");
+        } else {
+            for l in crate::summary::wrap(&line, crate::format::NOTE_WIDTH) {
+                let _ = writeln!(out, "{l}");
+            }
+        }
+    }
+    if without > 0 {
+        let _ = writeln!(
+            out,
+            "{}worst case beyond the runs: no estimate for {without} row{} (runs of at least 30 s make one)",
+            if md { "- " } else { "" },
+            if without == 1 { "" } else { "s" }
+        );
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out
+}
+
+fn causes_table(c: &Comparison, style: Style) -> String {
+    let mut t = fitted_table(style);
+    let mut header = vec!["Probe run".to_string(), "Cause".to_string()];
+    header.extend(c.results.iter().map(|r| r.name.clone()));
+    t.set_header(header);
+    for m in &c.causes {
+        let mut row = vec![m.run.clone(), m.cause.clone()];
+        row.extend(m.counts.iter().zip(&m.longest_ns).map(|(&n, &ns)| match n {
+            0 => "-".to_string(),
+            n => format!(
+                "{n} (up to {})",
+                rtgauge_result::units::format_duration_ns(ns)
+            ),
+        }));
+        t.add_row(row);
+    }
+    format!("{t}\n\n")
+}
+
+/// The verdict rule in one paragraph.
+fn rule_text(rule: &Rule) -> String {
+    if rule.runs_as_unit {
+        format!(
+            "Rule: each run is one value per statistic; a row differs when Welch's t-test on the runs' logarithms gives p < {} and the median moved by {} % or more (or a tail percentile by {} % or more); the run-to-run variation is measured from these runs (docs/compare.md).",
+            rule.alpha,
+            rule.min_median_shift * 100.0,
+            rule.min_tail_shift * 100.0
+        )
+    } else {
+        format!(
+            "Rule: each statistic of B is tested against A's own variation over its {} blocks: the median and the tail percentile by the share of each block's samples above A's value moved by {} %, the maximum by the blocks' maxima; a rank test at p < {} (one-sided, widened for neighbouring blocks that resemble each other) declares it slower or faster. \"could detect\" is the smallest change each test declares nine times in ten; \"noise?\" means a statistic moved past {} % but these runs cannot tell it from their variation. Results written without block histograms keep the earlier rule (docs/compare.md).",
+            rtgauge_result::units::format_duration_ns(rtgauge_stats::blocks::BLOCK_NS),
+            crate::verdict::COMPARE_MARGIN * 100.0,
+            rtgauge_stats::shift::ALPHA,
+            crate::verdict::COMPARE_MARGIN * 100.0,
+        )
+    }
 }
 
 /// Compares repeated runs of two configurations (`run --repeat`, or alternated runs) with

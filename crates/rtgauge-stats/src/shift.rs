@@ -228,10 +228,7 @@ pub fn test_shift(
             };
             let expected = 1.0 - p;
             let observed = share_above(candidate, threshold)?;
-            let beyond = match direction {
-                Direction::Worse => observed > expected,
-                Direction::Better => observed < expected,
-            };
+            let change = quantile(candidate, p).map(|v| v / base - 1.0);
             Some(ShiftTest {
                 statistic,
                 direction,
@@ -242,11 +239,11 @@ pub fn test_shift(
                 z,
                 p_value: normal().sf(z),
                 declared: normal().sf(z) < ALPHA,
-                beyond_margin: beyond,
+                beyond_margin: change.is_some_and(|c| beyond(direction, margin, c)),
                 detectable: detectable(direction, margin, z_at),
                 blocks: [ia.len(), ib.len()],
                 block_ns: a.block_ns,
-                change: quantile(candidate, p).map(|v| v / base - 1.0),
+                change,
             })
         }
         Statistic::BlockMax => {
@@ -282,16 +279,22 @@ pub fn test_shift(
                 z,
                 p_value: normal().sf(z),
                 declared: normal().sf(z) < ALPHA,
-                beyond_margin: match direction {
-                    Direction::Worse => observed_median > threshold,
-                    Direction::Better => observed_median < threshold,
-                },
+                beyond_margin: base > 0.0
+                    && beyond(direction, margin, observed_median / base - 1.0),
                 detectable: detectable(direction, margin, z_at),
                 blocks: [xa.len(), xb.len()],
                 block_ns: a.block_ns,
                 change: (base > 0.0).then(|| observed_median / base - 1.0),
             })
         }
+    }
+}
+
+/// Whether a measured relative change goes past the margin in `direction`.
+fn beyond(direction: Direction, margin: f64, change: f64) -> bool {
+    match direction {
+        Direction::Worse => change > margin,
+        Direction::Better => 1.0 + change < 1.0 / (1.0 + margin),
     }
 }
 
