@@ -40,6 +40,12 @@ fn regenerate_fixtures() {
         let json = serde_json::to_vec(&common::build(loaded)).unwrap();
         rtgauge_result::write_bytes_atomically(&common::fixture(name), &json).unwrap();
     }
+    // A pair the baseline gate cannot decide (the command-line tests read it).
+    let (a, b) = common::gate_pair(1, 1.3, 0.25);
+    for (name, result) in [("gate-baseline.json", a), ("gate-undecided.json", b)] {
+        let json = serde_json::to_vec(&result).unwrap();
+        rtgauge_result::write_bytes_atomically(&common::fixture(name), &json).unwrap();
+    }
 }
 
 #[test]
@@ -48,6 +54,10 @@ fn fixtures_match_their_builder() {
     let (a, b) = fixtures();
     assert_eq!(a, common::build(false));
     assert_eq!(b, common::build(true));
+    let (a, b) = common::gate_pair(1, 1.3, 0.25);
+    let read = |name: &str| rtgauge_result::read_result(&common::fixture(name)).unwrap();
+    assert_eq!(read("gate-baseline.json"), a);
+    assert_eq!(read("gate-undecided.json"), b);
 }
 
 #[test]

@@ -417,6 +417,57 @@ pub fn validate_stats(at: &str, s: &Summary) -> Result<(), Problem> {
             "is 0 although interval maxima are stored; an interval lasts at least 1 ns",
         ));
     }
+    if let Some(blocks) = &s.blocks {
+        check_blocks(blocks).map_err(|why| Problem::invalid(field("blocks"), why))?;
+    }
+    Ok(())
+}
+
+/// The block histograms a comparison reads: a width, one maximum per block, and per block
+/// `bucket, count` pairs in increasing bucket order within the bucket range.
+fn check_blocks(b: &rtgauge_stats::blocks::SerializedBlocks) -> Result<(), String> {
+    use rtgauge_stats::blocks::{BUCKETS, BUCKETS_PER_OCTAVE};
+    if b.block_ns == 0 && !b.counts.is_empty() {
+        return Err("block_ns is 0 although blocks are stored; a block lasts at least 1 ns".into());
+    }
+    if b.buckets_per_octave != BUCKETS_PER_OCTAVE {
+        return Err(format!(
+            "buckets_per_octave is {}, this rtgauge reads {BUCKETS_PER_OCTAVE}",
+            b.buckets_per_octave
+        ));
+    }
+    if b.max_ns.len() != b.counts.len() {
+        return Err(format!(
+            "has {} blocks of counts but {} maxima; one maximum per block",
+            b.counts.len(),
+            b.max_ns.len()
+        ));
+    }
+    for (i, pairs) in b.counts.iter().enumerate() {
+        if pairs.len() % 2 != 0 {
+            return Err(format!("block {i}: counts come in bucket, count pairs"));
+        }
+        let buckets: Vec<u64> = pairs.iter().step_by(2).copied().collect();
+        if buckets.iter().any(|&x| x >= BUCKETS as u64) || buckets.windows(2).any(|w| w[0] >= w[1])
+        {
+            return Err(format!(
+                "block {i}: buckets must increase and stay below {BUCKETS}"
+            ));
+        }
+        if pairs
+            .iter()
+            .skip(1)
+            .step_by(2)
+            .any(|&c| c > u64::from(u32::MAX))
+        {
+            return Err(format!("block {i}: a count exceeds {}", u32::MAX));
+        }
+        if pairs.is_empty() != b.max_ns[i].is_none() {
+            return Err(format!(
+                "block {i}: a maximum is stored exactly when the block has samples"
+            ));
+        }
+    }
     Ok(())
 }
 

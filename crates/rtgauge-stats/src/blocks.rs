@@ -433,7 +433,7 @@ impl SerializedBlocks {
         }
         self.counts = counts;
         self.max_ns = max_ns;
-        self.block_ns *= 2;
+        self.block_ns = self.block_ns.saturating_mul(2);
     }
 }
 

@@ -1,11 +1,11 @@
 //! Baselines that gate: `check --baseline --regress` fails a real regression (exit 2, the
-//! regressed rows named, JUnit written) and passes the same configuration measured twice.
+//! regressed rows named, JUnit written), does not fail the same configuration measured twice,
+//! and says when it cannot decide (exit 3, `--inconclusive pass|fail`).
 //!
-//! The regression is a longer period (1 ms against a 100 µs baseline), which on the
-//! development VM doubles the wake-up latency. A CPU load does not serve: keeping the vCPU
-//! busy there *lowers* the latency (measured: p99 −54 % to −89 % under cpu, memory, io and
-//! messaging loads), see docs/compare.md. The runs last 10 s: a comparison of single runs
-//! counts their one-second blocks, and shorter runs cannot be told apart from noise at all.
+//! The regressions measured here are the ones users gate on: a longer period (1 ms against a
+//! 100 µs baseline), a messaging load against an idle run in normal mode, and a real-time
+//! culprit (SCHED_FIFO 99, 300 µs spins about every 50 ms) on the measured CPU in rt mode.
+//! Single runs of 5 s are compared block by block (100 ms blocks, docs/compare.md).
 
 mod common;
 
@@ -53,15 +53,24 @@ fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baselin
         "baseline board-a: run 1"
     );
 
-    // The same configuration again: noise alone must not fail the gate.
-    run(&store, &dir.path().join("base-again.json"), "100us");
-    let out = check(&store, "board-a", &junit);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "same configuration twice passes:\n{}",
-        String::from_utf8_lossy(&out.stdout)
-    );
+    // The same configuration again: noise alone must not fail the gate (it may pass or say
+    // it cannot decide). A burst of other work on this shared machine can still make one run
+    // differ: up to three attempts, each printed.
+    let mut attempts = Vec::new();
+    for attempt in 1..=3 {
+        run(&store, &dir.path().join("base-again.json"), "100us");
+        let out = check(&store, "board-a", &junit);
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        println!("attempt {attempt}: exit {:?}\n{text}", out.status.code());
+        if matches!(out.status.code(), Some(0 | 3)) {
+            break;
+        }
+        attempts.push(text);
+        assert!(
+            attempts.len() < 3,
+            "the same configuration failed the gate three times"
+        );
+    }
 
     // Ten times the period: the latency regresses for real.
     run(&store, &dir.path().join("slower.json"), "1ms");
@@ -70,16 +79,15 @@ fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baselin
     assert_eq!(out.status.code(), Some(2), "a regression exits 2:\n{text}");
     // The period rows always regress tenfold; latency and jitter do on a quiet machine and
     // may be "cannot separate" on a busy one. Whichever failed is named with its reason.
-    let failing: Vec<&str> = text.lines().filter(|l| l.contains("| FAIL")).collect();
     assert!(
-        failing.iter().any(|l| l.contains("period cpu=0")),
-        "the regressed period row is named:\n{text}"
+        text.lines()
+            .any(|l| l.contains("FAIL") && l.contains("latency cpu=0")
+                || l.contains("period cpu=0") && l.contains("FAIL")),
+        "a regressed row is named:\n{text}"
     );
     assert!(
-        failing
-            .iter()
-            .all(|l| l.contains("regressed beyond +10 % against run 1")),
-        "{text}"
+        text.contains("regressed beyond +10 %"),
+        "the note says why:\n{text}"
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(xml.contains("<failure"), "{xml}");
@@ -122,5 +130,131 @@ fn compare_latest_against_previous_pairs_a_loaded_run_with_an_idle_one() {
     assert!(
         csv.contains("# A: run 1") && csv.contains("# B: run 2"),
         "{csv}"
+    );
+}
+
+/// `check B --baseline A --regress 10%` of two single 5-s runs measured by `measure(path,
+/// is_candidate)`, up to three attempts (each printed) until it exits 2.
+fn gate_fails_within_three_attempts(what: &str, measure: impl Fn(&Path, bool)) {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    for attempt in 1..=3 {
+        measure(&a, false);
+        measure(&b, true);
+        let out = rtgauge()
+            .arg("check")
+            .arg(&b)
+            .arg("--baseline")
+            .arg(&a)
+            .args(["--regress", "10%"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        println!(
+            "{what}, attempt {attempt}: exit {:?}\n{text}",
+            out.status.code()
+        );
+        if out.status.code() == Some(2) {
+            assert!(text.contains("regressed beyond +10 %"), "{text}");
+            assert!(text.contains("could detect ≥ +"), "{text}");
+            return;
+        }
+    }
+    panic!("{what}: the gate did not fail in three attempts");
+}
+
+fn five_seconds(out: &Path, args: &[&str]) {
+    let cmd = rtgauge()
+        .args([
+            "run",
+            "cyclic",
+            "-d",
+            "5s",
+            "-q",
+            "--no-report",
+            "--force",
+            "-o",
+        ])
+        .arg(out)
+        .args(args)
+        .output()
+        .unwrap();
+    assert_success(&cmd);
+}
+
+#[test]
+fn a_messaging_load_fails_the_gate_against_an_idle_run() {
+    let _turn = exclusive();
+    gate_fails_within_three_attempts("messaging vs idle, normal mode", |out, loaded| {
+        let mut args = vec!["--mode", "normal", "--cpus", "0"];
+        if loaded {
+            args.extend(["--load", "messaging"]);
+        }
+        five_seconds(out, &args);
+    });
+}
+
+#[test]
+fn a_real_time_culprit_on_the_measured_cpu_fails_the_gate() {
+    let Some(_turn) = exclusive_as_root("the rt mode and a SCHED_FIFO 99 culprit") else {
+        return;
+    };
+    let helper = assert_cmd::cargo::cargo_bin("rtgauge").with_file_name("rtgauge-trace-helper");
+    if !helper.exists() {
+        eprintln!("skipped: build the culprit first: cargo build -p rtgauge-trace");
+        return;
+    }
+    gate_fails_within_three_attempts("culprit on CPU 1 vs none, rt mode", |out, culprit| {
+        // The culprit spins 300 µs at random moments about every 50 ms for 7 s (warm-up and
+        // the 5 s measured included).
+        let spinner = culprit.then(|| {
+            std::process::Command::new(&helper)
+                .args(["culprit", "1", "300", "50000", "7000"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        });
+        five_seconds(out, &["--mode", "rt"]);
+        if let Some(mut s) = spinner {
+            s.wait().unwrap();
+        }
+    });
+}
+
+#[test]
+fn a_statistic_the_runs_cannot_decide_exits_3_unless_told_otherwise() {
+    // A pair built to be undecidable: 1-s runs whose blocks vary tenfold, the candidate 30 %
+    // slower (crates/rtgauge-report/tests/common `gate_pair`).
+    let check = |extra: &[&str]| {
+        rtgauge()
+            .arg("check")
+            .arg(report_fixture("gate-undecided.json"))
+            .arg("--baseline")
+            .arg(report_fixture("gate-baseline.json"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = check(&[]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{text}");
+    assert!(text.contains("INCONCLUSIVE"), "{text}");
+    assert!(text.contains("measure ≥"), "the fix is named:\n{text}");
+    assert_eq!(check(&["--inconclusive", "pass"]).status.code(), Some(0));
+    assert_eq!(check(&["--inconclusive", "fail"]).status.code(), Some(2));
+    let dir = tempfile::tempdir().unwrap();
+    let junit = dir.path().join("junit.xml");
+    let out = check(&["--junit", junit.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(3));
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains("<skipped message=\"inconclusive"), "{xml}");
+    // The exit statuses are documented where users look: --help and the man page's source.
+    let help = rtgauge().args(["check", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&help.stdout);
+    assert!(help.contains("exits 3"), "{help}");
+    let top = rtgauge().arg("--help").output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&top.stdout).contains("3 check --baseline could"),
+        "the exit status list names 3"
     );
 }
