@@ -176,22 +176,6 @@ impl TimeUnit {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn units_and_precision() {
-        assert_eq!(TimeUnit::for_max(9_999), TimeUnit::Ns);
-        assert_eq!(TimeUnit::for_max(50_000), TimeUnit::Us);
-        assert_eq!(TimeUnit::Us.format(1_234.0), "1.23");
-        assert_eq!(TimeUnit::Us.format(56_789.0), "56.8");
-        assert_eq!(TimeUnit::Us.format(456_789.0), "457");
-        assert_eq!(TimeUnit::Ns.format(42.4), "42");
-        assert_eq!(TimeUnit::Us.format_opt(None), "–");
-    }
-}
-
 /// Numbered notes below a table (`1. text`), each wrapped to [`NOTE_WIDTH`] columns with its
 /// continuation lines indented; Markdown gets a numbered list. Empty notes are skipped (their
 /// numbers stay, so a table's Note column still points at the right one).
@@ -220,3 +204,19 @@ pub fn numbered_notes(notes: &[String], markdown: bool) -> String {
 
 /// Width of the notes below terminal tables: they fit a 100-column terminal.
 pub const NOTE_WIDTH: usize = 100;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_and_precision() {
+        assert_eq!(TimeUnit::for_max(9_999), TimeUnit::Ns);
+        assert_eq!(TimeUnit::for_max(50_000), TimeUnit::Us);
+        assert_eq!(TimeUnit::Us.format(1_234.0), "1.23");
+        assert_eq!(TimeUnit::Us.format(56_789.0), "56.8");
+        assert_eq!(TimeUnit::Us.format(456_789.0), "457");
+        assert_eq!(TimeUnit::Ns.format(42.4), "42");
+        assert_eq!(TimeUnit::Us.format_opt(None), "–");
+    }
+}

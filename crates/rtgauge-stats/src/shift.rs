@@ -218,7 +218,11 @@ pub fn test_shift(
             };
             let own = shares(&a, baseline, &ia, base);
             let observed_blocks = shares(&b, candidate, &ib, threshold);
-            let deff = design_effect(&own);
+            // The candidate's correlation is read at its own percentile, like the baseline's.
+            let candidate_own = quantile(candidate, p)
+                .map(|q| shares(&b, candidate, &ib, q))
+                .unwrap_or_default();
+            let deff = design_effect(&own).max(design_effect(&candidate_own));
             let z = sign * rank_z(&own, &observed_blocks) / deff.sqrt();
             // The same comparison with the baseline itself stretched by `stretch` in place of
             // the candidate: how far a change must go before the test sees it.
@@ -260,12 +264,14 @@ pub fn test_shift(
             let moved = |stretch: f64| xa.iter().map(|v| v * stretch).collect::<Vec<f64>>();
             let reference = moved(factor);
             // Runs of late blocks (a load that comes and goes) make neighbouring blocks alike:
-            // the variance widens by the baseline's own lag-1 correlation.
-            let flags: Vec<f64> = xa
-                .iter()
-                .map(|&v| if v > base { 1.0 } else { 0.0 })
-                .collect();
-            let deff = design_effect(&flags);
+            // the variance widens by the runs' correlation of "above its own median".
+            let above_median = |x: &[f64]| {
+                let m = median(x);
+                x.iter()
+                    .map(|&v| if v > m { 1.0 } else { 0.0 })
+                    .collect::<Vec<f64>>()
+            };
+            let deff = design_effect(&above_median(&xa)).max(design_effect(&above_median(&xb)));
             let z = sign * rank_z(&reference, &xb) / deff.sqrt();
             let z_at = |stretch: f64| sign * rank_z(&reference, &moved(stretch)) / deff.sqrt();
             let (threshold, observed_median) = (base * factor, median(&xb));
@@ -298,10 +304,35 @@ fn beyond(direction: Direction, margin: f64, change: f64) -> bool {
     }
 }
 
-/// The variance factor of neighbouring blocks that resemble each other: 1 + 2 × the lag-1
-/// correlation of the baseline's blocks, never below 1.
+/// Blocks per stretch in [`design_effect`]'s long-range term: one second of 100-ms blocks.
+const STRETCH_BLOCKS: usize = 10;
+
+/// How much a run's block values resemble their neighbours, as a factor on the variance of
+/// their mean: the larger of 1 + 2 × the lag-1 correlation (short runs of late blocks) and
+/// the variance of one-second stretches' means against independent blocks' (a machine that
+/// changes for seconds at a time, as a shared machine does). Never below 1.
 fn design_effect(blocks: &[f64]) -> f64 {
-    (1.0 + 2.0 * lag1_correlation(blocks)).max(1.0)
+    let short = 1.0 + 2.0 * lag1_correlation(blocks);
+    let stretches = blocks.len() / STRETCH_BLOCKS;
+    let long = if stretches >= 2 {
+        let var = |x: &[f64]| {
+            let mean = x.iter().sum::<f64>() / x.len() as f64;
+            x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (x.len() - 1) as f64
+        };
+        let means: Vec<f64> = blocks
+            .chunks_exact(STRETCH_BLOCKS)
+            .map(|c| c.iter().sum::<f64>() / STRETCH_BLOCKS as f64)
+            .collect();
+        let per_block = var(blocks);
+        if per_block > 0.0 {
+            STRETCH_BLOCKS as f64 * var(&means) / per_block
+        } else {
+            1.0
+        }
+    } else {
+        1.0
+    };
+    short.max(long).max(1.0)
 }
 
 /// The smallest relative change (the baseline stretched, or shrunk for `Better`) whose test
@@ -414,7 +445,7 @@ mod tests {
         let n = noise(seed);
         move |i| {
             let body = 20_000 + n(i) % 5_000;
-            if late_every > 0 && (n(i ^ 0xABCD) % late_every) == 0 {
+            if late_every > 0 && n(i ^ 0xABCD).is_multiple_of(late_every) {
                 body + late_ns + n(i ^ 0x1234) % late_ns.max(1)
             } else {
                 body
