@@ -380,6 +380,8 @@ pub enum ShowFormat {
     Csv,
     /// One object per series, times in ns per operation.
     Json,
+    /// rt-tests JSON, as cyclictest --json writes it (for scripts that read cyclictest's).
+    RtTests,
 }
 
 /// Where the run history lives.
@@ -620,10 +622,15 @@ pub enum BaselineAction {
 pub enum ImportFormat {
     /// Decide from the content.
     Auto,
-    /// `cyclictest --json=FILE` (with its histogram when `-h` was given).
+    /// rt-tests `--json=FILE` (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest,
+    /// sigwaittest, svsematest), cyclictest's `-h`/`-H`/`--histfile` text, oslat's text.
+    #[value(alias = "rt-tests")]
     Cyclictest,
-    /// `rtla timerlat hist` text output.
+    /// rtla timerlat or osnoise, hist or top, text output.
+    #[value(alias = "rtla")]
     Timerlat,
+    /// hwlatdetect's output.
+    Hwlatdetect,
     /// jitterdebugger's `results.json`, or its samples file.
     Jitterdebugger,
     /// An rtgauge result document.
