@@ -350,7 +350,15 @@ pub fn parse_json(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             }
         }
     }
-    let probe = if pairs { "response" } else { "cyclic" };
+    // rtgauge's own export names the probe it came from.
+    let exported_probe = threads
+        .values()
+        .find_map(|t| t.get("rtgauge")?.get("probe")?.as_str());
+    let probe = match exported_probe {
+        Some(p) => p,
+        None if pairs => "response",
+        None => "cyclic",
+    };
     let mut shell = shell_of(&doc, &tool, &args);
     settings(&mut shell, &tool, &opts, &priorities, pairs);
     if oslat {

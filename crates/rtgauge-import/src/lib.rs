@@ -348,7 +348,22 @@ pub(crate) fn series_of(
         let (p25, p75) = (quantile(0.25), quantile(0.75));
         // The stored histogram holds every sample, as a measured one does: the overflow at
         // the limit, the least it can be (the percentiles above say they are unknown).
-        let mut histogram = values.clone();
+        // Each bucket is stored at its lower edge (the lowest value it holds), as a
+        // measured histogram is, inside the source's extremes.
+        let mut histogram: Vec<(u64, u64)> = Vec::with_capacity(buckets.len());
+        for &(lower, count) in &buckets {
+            let mut v = lower;
+            if let Some(min) = r.min_ns {
+                v = v.max(min);
+            }
+            if let Some(max) = r.max_ns {
+                v = v.min(max);
+            }
+            match histogram.last_mut() {
+                Some(last) if last.0 == v => last.1 += count,
+                _ => histogram.push((v, count)),
+            }
+        }
         if overflow > 0 {
             let at = r
                 .limit_ns

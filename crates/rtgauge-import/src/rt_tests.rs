@@ -77,7 +77,7 @@ pub fn export(result: &RunResult) -> String {
                 .and_then(|c| c.parse().ok())
                 .unwrap_or(-1);
             let own = json!({
-                "probe": run.key().to_string(),
+                "probe": run.probe,
                 "series": series.name,
                 "labels": series.labels,
                 "min_ns": s.min_ns,

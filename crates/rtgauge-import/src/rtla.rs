@@ -276,6 +276,28 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
         duration_ns,
         ..Default::default()
     };
+    // -P d:runtime:period (deadline), f:PRIO, r:PRIO, o:NICE: the threads' scheduling.
+    if let Some(p) = shell
+        .command_line
+        .iter()
+        .position(|a| a == "-P" || a == "--priority")
+    {
+        let value = shell.command_line.get(p + 1).cloned().unwrap_or_default();
+        let mut f = value.split(':');
+        let (kind, prio) = (
+            f.next().unwrap_or(""),
+            f.next().and_then(|v| v.parse().ok()),
+        );
+        let (policy, priority) = match kind.to_ascii_lowercase().as_str() {
+            "d" => (Some("deadline"), Some(0)),
+            "f" => (Some("fifo"), prio),
+            "r" => (Some("rr"), prio),
+            "o" => (Some("other"), Some(0)),
+            _ => (None, None),
+        };
+        shell.policy = policy.map(String::from);
+        shell.priority = priority;
+    }
     if width > 1 {
         shell
             .params
