@@ -360,6 +360,10 @@ pub fn parse_json(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         None => "cyclic",
     };
     let mut shell = shell_of(&doc, &tool, &args);
+    // rtgauge's export writes "rtgauge 0.1.0" there.
+    if let Some(v) = shell.version.strip_prefix(&format!("{tool} ")) {
+        shell.version = v.to_string();
+    }
     settings(&mut shell, &tool, &opts, &priorities, pairs);
     if oslat {
         shell.duration_ns = threads

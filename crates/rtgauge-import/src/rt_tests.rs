@@ -3,7 +3,8 @@
 //! unchanged.
 //!
 //! Every series with samples becomes one entry of `thread`, numbered in the order of the
-//! result. Probes that time a sender waking a receiver (`response`) take the layout of
+//! result; of a run with `latency` rows only those (the cyclic probe's period and jitter
+//! rows would read as more threads). Probes that time a sender waking a receiver (`response`) take the layout of
 //! ptsematest and pmqtest (`sender` with `samples`, `receiver` with `min`, `avg`, `max`);
 //! every other probe the layout of cyclictest (`cycles`, `min`, `avg`, `max`, `cpu`,
 //! `node`, `histogram` in 1 µs buckets). As cyclictest, `min` and `max` are whole µs
@@ -69,7 +70,14 @@ pub fn export(result: &RunResult) -> String {
             .get("period")
             .and_then(|p| period_us(p))
             .unwrap_or(0);
-        for series in run.series.iter().filter(|s| s.stats.count > 0) {
+        // A run's latency rows are what cyclictest's threads hold; its other rows (the
+        // period and jitter beside the cyclic probe's latency) would read as more threads.
+        let has_latency = run.series.iter().any(|s| s.name == "latency");
+        for series in run
+            .series
+            .iter()
+            .filter(|s| s.stats.count > 0 && (!has_latency || s.name == "latency"))
+        {
             let s = &series.stats;
             let cpu: i64 = series
                 .labels
