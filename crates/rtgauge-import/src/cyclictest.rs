@@ -623,19 +623,24 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             format!("{columns} histogram columns for {threads} threads (the Min Latencies line)"),
         ));
     }
-    let limit_ns = rows.last().map(|r| (r.0 + 1) * 1000);
+    let limit_ns = rows
+        .last()
+        .map(|r| r.0.saturating_add(1).saturating_mul(1000));
     let at = |key: &str, t: usize| summary.get(key).and_then(|v| v.1.get(t).copied());
     let mut warnings = Vec::new();
     let mut series = Vec::new();
     for t in 0..threads {
-        let buckets: Vec<(u64, u64)> = rows.iter().map(|r| (r.0 * 1000, r.1[t])).collect();
-        let in_hist: u64 = buckets.iter().map(|b| b.1).sum();
+        let buckets: Vec<(u64, u64)> = rows
+            .iter()
+            .map(|r| (r.0.saturating_mul(1000), r.1[t]))
+            .collect();
+        let in_hist: u64 = buckets.iter().fold(0u64, |a, b| a.saturating_add(b.1));
         let overflow = at("Histogram Overflows:", t);
         let cycles = status.get(&t).map(|s| s.1);
         let count = match (at("Total:", t), overflow) {
-            (Some(total), Some(o)) => total + o,
+            (Some(total), Some(o)) => total.saturating_add(o),
             (Some(total), None) => total,
-            (None, Some(o)) => in_hist + o,
+            (None, Some(o)) => in_hist.saturating_add(o),
             (None, None) => cycles.unwrap_or(in_hist),
         };
         let r = Reported {
@@ -643,8 +648,8 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             count,
             overflow: overflow.or_else(|| cycles.map(|c| c.saturating_sub(in_hist))),
             limit_ns: limit_ns.filter(|_| !rows.is_empty()),
-            min_ns: at("Min Latencies:", t).map(|v| v * 1000),
-            max_ns: at("Max Latencies:", t).map(|v| v * 1000),
+            min_ns: at("Min Latencies:", t).map(|v| v.saturating_mul(1000)),
+            max_ns: at("Max Latencies:", t).map(|v| v.saturating_mul(1000)),
             mean_ns: avg
                 .as_ref()
                 .and_then(|a| a.get(t))

@@ -26,7 +26,7 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         let line = raw.trim();
         if let Some(d) = line.strip_prefix("hwlatdetect:  test duration") {
             let secs: Option<u64> = d.split_whitespace().next().and_then(|s| s.parse().ok());
-            shell.duration_ns = secs.map(|s| s * 1_000_000_000);
+            shell.duration_ns = secs.map(|s| s.saturating_mul(1_000_000_000));
         } else if let Some(t) = line.strip_prefix("Latency threshold:") {
             threshold = us(t);
         } else if let Some(m) = line.strip_prefix("Max Latency:") {
@@ -84,15 +84,21 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
     let r = Reported {
         count,
         buckets: if complete {
-            samples.iter().map(|&s| (s * 1000, 1)).collect()
+            samples
+                .iter()
+                .map(|&s| (s.saturating_mul(1000), 1))
+                .collect()
         } else {
             Vec::new()
         },
         min_ns: complete
-            .then(|| samples.iter().min().map(|m| m * 1000))
+            .then(|| samples.iter().min().map(|m| m.saturating_mul(1000)))
             .flatten(),
-        max_ns: max.map(|m| m * 1000),
-        mean_ns: complete.then(|| (samples.iter().sum::<u64>() * 1000) / samples.len() as u64),
+        max_ns: max.map(|m| m.saturating_mul(1000)),
+        mean_ns: complete.then(|| {
+            let sum: f64 = samples.iter().map(|&s| s as f64).sum();
+            (sum * 1000.0 / samples.len() as f64).round() as u64
+        }),
         ..Default::default()
     };
     let series = vec![series_of("latency", &[], &r, &mut warnings, "hwlatdetect")];
@@ -104,4 +110,45 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         ));
     }
     Ok(document(path, shell, "hwlat", series, warnings))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines hwlatdetect prints (its `info` calls and one line per sample of the tracer
+    /// detector), not a recorded run: hwlatdetect could not run where this was written.
+    const PRINTED: &str = "hwlatdetect:  test duration 60 seconds
+   detector: tracer
+   parameters:
+        Latency threshold: 10us
+        Sample window:     1000000us
+        Sample width:      500000us
+     Non-sampling period:  500000us
+        Output File:       None
+
+Starting test
+test finished
+Max Latency: 19us
+Samples recorded: 3
+Samples exceeding threshold: 3
+ts: 1519068452.160767591, inner:15, outer:16
+ts: 1519068453.160767591, inner:19, outer:12, cpu:1
+ts: 1519068454.160767591, inner:11, outer:11, cpu:0
+";
+
+    #[test]
+    fn samples_above_the_threshold_make_the_series() {
+        let r = parse(Path::new("hwlat.txt"), PRINTED).unwrap();
+        let s = &r.runs[0].series[0];
+        assert_eq!(s.stats.count, 3);
+        assert_eq!(s.stats.max_ns, Some(19_000));
+        assert_eq!(s.stats.min_ns, Some(11_000));
+        assert_eq!(s.stats.mean_ns, Some(15_333));
+        assert_eq!(r.runs[0].measured_ns, 60_000_000_000);
+        assert!(r.warnings.iter().any(|w| w.code == "imported_threshold"));
+        let below = "Max Latency: Below threshold\nSamples recorded: 0\n";
+        let r = parse(Path::new("hwlat.txt"), below).unwrap();
+        assert_eq!(r.runs[0].series[0].stats.count, 0);
+    }
 }

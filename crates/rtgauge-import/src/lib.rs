@@ -254,8 +254,10 @@ pub(crate) fn series_of(
 ) -> Series {
     let mut buckets: Vec<(u64, u64)> = r.buckets.iter().copied().filter(|b| b.1 > 0).collect();
     buckets.sort_unstable();
-    let in_histogram: u64 = buckets.iter().map(|b| b.1).sum();
-    let total = r.count.max(in_histogram + r.overflow.unwrap_or(0));
+    let in_histogram: u64 = buckets.iter().fold(0u64, |a, b| a.saturating_add(b.1));
+    let total = r
+        .count
+        .max(in_histogram.saturating_add(r.overflow.unwrap_or(0)));
     let overflow = total - in_histogram;
     let mut counters = BTreeMap::new();
     let stats = if in_histogram == 0 {
@@ -277,7 +279,7 @@ pub(crate) fn series_of(
         // its own value), never outside the extremes the tool measured.
         let width = r.bucket_ns.max(r.unit_ns);
         let value = |lower: u64| {
-            let mut v = lower + width - r.unit_ns;
+            let mut v = lower.saturating_add(width).saturating_sub(r.unit_ns);
             if let Some(max) = r.max_ns {
                 v = v.min(max);
             }
@@ -631,7 +633,7 @@ pub(crate) fn json_histogram(
     };
     h.iter()
         .map(|(us, count)| match (us.parse::<u64>(), count.as_u64()) {
-            (Ok(us), Some(count)) => Ok((us * scale, count)),
+            (Ok(us), Some(count)) if us.checked_mul(scale).is_some() => Ok((us * scale, count)),
             _ => Err(malformed(
                 path,
                 line,
@@ -688,7 +690,13 @@ pub(crate) fn dhms_ns(text: &str) -> Option<u64> {
         .map(|x| x.parse().ok())
         .collect::<Option<_>>()?;
     let [h, m, s] = f[..] else { return None };
-    Some((((days * 24 + h) * 60 + m) * 60 + s) * 1_000_000_000)
+    days.checked_mul(24)?
+        .checked_add(h)?
+        .checked_mul(60)?
+        .checked_add(m)?
+        .checked_mul(60)?
+        .checked_add(s)?
+        .checked_mul(1_000_000_000)
 }
 
 #[cfg(test)]

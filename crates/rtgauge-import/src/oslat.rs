@@ -116,12 +116,15 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         for (us, counts, over) in &buckets {
             if *over {
                 r.overflow = Some(counts[c]);
-                r.limit_ns = Some(us * 1000);
+                r.limit_ns = Some(us.saturating_mul(1000));
             } else {
-                r.buckets.push((us * 1000, counts[c]));
+                r.buckets.push((us.saturating_mul(1000), counts[c]));
             }
         }
-        r.count = r.buckets.iter().map(|b| b.1).sum::<u64>() + r.overflow.unwrap_or(0);
+        r.count = r
+            .buckets
+            .iter()
+            .fold(r.overflow.unwrap_or(0), |a, b| a.saturating_add(b.1));
         r.min_ns = figure("min", c).and_then(|v| to_ns(v, 1000));
         r.mean_ns = figure("avg", c).and_then(|v| to_ns(v, 1000));
         r.max_ns = figure("max", c).and_then(|v| to_ns(v, 1000));

@@ -223,25 +223,30 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
     let width = bucket_option(&command)
         .unwrap_or_else(|| rows.iter().fold(0, |g, r| gcd(g, r.0)))
         .max(1);
-    let limit = rows.last().map(|r| (r.0 + width) * scale);
+    let limit = rows
+        .last()
+        .map(|r| r.0.saturating_add(width).saturating_mul(scale));
     let figure = |key: &str, c: usize| -> Option<u64> {
         // Parsed in thousandths of the unit: counts back to whole, times to ns.
         let v = figures.get(key)?.get(c).copied().flatten()?;
         Some(if key == "count" || key == "over" {
             v / 1000
         } else {
-            v * scale / 1000
+            v.saturating_mul(scale) / 1000
         })
     };
     let mut warnings = Vec::new();
     let mut series = Vec::new();
     for (c, (name, cpu)) in columns.iter().enumerate() {
-        let buckets: Vec<(u64, u64)> = rows.iter().map(|r| (r.0 * scale, r.1[c])).collect();
+        let buckets: Vec<(u64, u64)> = rows
+            .iter()
+            .map(|r| (r.0.saturating_mul(scale), r.1[c]))
+            .collect();
         let over = figure("over", c);
         let r = Reported {
             count: figure("count", c).unwrap_or(0),
             buckets,
-            bucket_ns: width * scale,
+            bucket_ns: width.saturating_mul(scale),
             unit_ns: scale,
             overflow: over,
             limit_ns: limit.filter(|_| over.unwrap_or(0) > 0),
