@@ -299,6 +299,22 @@ fn an_imported_result_is_shown_as_imported_with_its_own_date_and_limit() {
     assert!(!text.contains("measure at least"), "{text}");
     // 208 of 5000 samples beyond 20 µs: p99 is only known to be at least 20.
     assert!(text.contains("≥ 20"), "{text}");
+    // The full tables and the HTML report say it too.
+    let out = rtgauge().arg("show").arg(&result).output().unwrap();
+    assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("imported from cyclictest 2.40"), "{text}");
+    assert!(text.contains("≥ 20.0"), "{text}");
+    let html = dir.path().join("r.html");
+    let out = rtgauge()
+        .args(["report", "-o"])
+        .arg(&html)
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<td>imported</td><td>cyclictest 2.40</td>"));
 }
 
 #[test]
