@@ -317,7 +317,18 @@ pub(crate) fn series_of(
         };
         // Every sample is in the histogram at the tool's resolution: mean and deviation
         // can be computed from it where the tool gave none.
-        let exact = overflow == 0 && width == r.unit_ns;
+        // A maximum beyond the histogram with no overflow count stated (older cyclictest):
+        // samples are missing from it, how many the file does not say.
+        let missing = r.overflow.is_none()
+            && overflow == 0
+            && matches!((r.max_ns, r.limit_ns), (Some(max), Some(limit)) if max >= limit);
+        if missing {
+            warnings.push(Warning::new(
+                "imported_histogram_incomplete",
+                format!("{what}: the maximum lies beyond the histogram and the file does not say how many samples do: count and percentiles cover the histogram only"),
+            ));
+        }
+        let exact = overflow == 0 && width == r.unit_ns && !missing;
         let n = in_histogram as f64;
         let hist_mean = values
             .iter()

@@ -320,3 +320,39 @@ fn export_then_import_keeps_count_min_max_and_mean_of_every_series() {
         assert_eq!(back.runs[0].probe, original.runs[0].probe, "{name}");
     }
 }
+
+#[test]
+fn a_preempt_rt_kernel_is_stored_as_preempt_rt() {
+    // The real cyclictest document with its sysinfo as an RT kernel writes it.
+    let text = std::fs::read_to_string(fixture("cyclictest-no-histogram.json"))
+        .unwrap()
+        .replace("\"realtime\": 0", "\"realtime\": 1")
+        .replace("PREEMPT_DYNAMIC", "PREEMPT_RT");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rt.json");
+    std::fs::write(&file, text).unwrap();
+    let r = import_file(&file, None).unwrap().result;
+    assert!(r.fingerprint.preempt_rt);
+    assert_eq!(r.fingerprint.preemption_model, "rt");
+    let (_, plain) = import("cyclictest-no-histogram.json");
+    assert!(!plain.fingerprint.preempt_rt);
+    assert_eq!(plain.fingerprint.preemption_model, "dynamic");
+}
+
+#[test]
+fn an_older_histogram_without_avg_and_overflow_lines_keeps_what_it_has() {
+    // Older cyclictest versions print fewer `#` lines after the rows.
+    let text: String = std::fs::read_to_string(fixture("cyclictest-histfile.txt"))
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("# Avg") && !l.starts_with("# Histogram Overflow"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("old.txt");
+    std::fs::write(&file, text).unwrap();
+    let r = import_file(&file, None).unwrap().result;
+    let s = &r.runs[0].series[0];
+    // # Total: 996, Min 11, Max 1393; no average, no overflow count.
+    assert_eq!(figures(s), (996, us(11), None, us(1393)));
+}

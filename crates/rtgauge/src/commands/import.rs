@@ -64,7 +64,10 @@ pub fn import(args: ImportArgs) -> Result<u8> {
         }
         // Said again wherever the result is shown (show, report, history).
         for w in i.result.warnings.iter().filter(|w| w.code != "imported") {
-            line.push_str(&format!("\n  note: {}", w.message));
+            line.push_str(&format!(
+                "\n  note: {}",
+                w.message.replace('\n', "\n        ")
+            ));
         }
         println!("{line}");
     }
