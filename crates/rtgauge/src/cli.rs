@@ -94,8 +94,9 @@ pub enum Command {
     /// Measure two configurations in alternating rounds (A B B A …) and compare them run by
     /// run: the way to tell a small change from run-to-run variation.
     Ab(AbArgs),
-    /// Read results of cyclictest, rtla timerlat, jitterdebugger or rtgauge into the run
-    /// history (and optionally write them as rtgauge result files).
+    /// Read results of rt-tests (cyclictest, oslat, ptsematest…), rtla, hwlatdetect,
+    /// jitterdebugger or rtgauge into the run history (and optionally write them as rtgauge
+    /// result files).
     Import(ImportArgs),
     /// Show one series (e.g. `cyclic latency cpu=1`) over the stored runs: median, p99 and
     /// max as a terminal sparkline table or an HTML chart, kernel and machine changes marked.
