@@ -356,3 +356,33 @@ fn an_older_histogram_without_avg_and_overflow_lines_keeps_what_it_has() {
     // # Total: 996, Min 11, Max 1393; no average, no overflow count.
     assert_eq!(figures(s), (996, us(11), None, us(1393)));
 }
+
+#[test]
+fn rtla_10us_buckets_keep_the_sources_minimum_and_user_rows() {
+    let (_, r) = import("rtla-timerlat-hist-b10-user-arcaflow.txt");
+    let s = series(&r);
+    let names: Vec<String> = s
+        .iter()
+        .map(|s| format!("{} {}", s.name, s.labels["cpu"]))
+        .collect();
+    assert_eq!(
+        names,
+        ["irq 1", "thread 1", "user 1", "irq 2", "thread 2", "user 2"],
+        "the ALL: block is not a CPU"
+    );
+    // Thr-001: count 1000, min 3, avg 7, max 21 — not 0, the first bucket's lower edge.
+    assert_eq!(figures(&s[1]), (1000, us(3), us(7), us(21)));
+    // Usr-001: 1000, 4, 10, 24; IRQ-002: 999, 0, 0, 3
+    assert_eq!(figures(&s[2]), (1000, us(4), us(10), us(24)));
+    assert_eq!(figures(&s[3]), (999, us(0), us(0), us(3)));
+    // 944 of 1000 in 0–9 µs: the median is that bucket's upper edge; 999 within 19 µs.
+    assert_eq!(s[1].stats.median_ns, us(9));
+    assert_eq!(s[1].stats.percentiles.p99_9_ns, us(19));
+    // IRQ-002's one bucket is clamped to its maximum of 3 µs.
+    assert_eq!(s[3].stats.median_ns, us(3));
+    for s in s {
+        within_extremes(s);
+    }
+    assert_eq!(r.runs[0].params["bucket"], "10000ns");
+    assert_eq!(r.runs[0].measured_ns, 2_000_000_000);
+}
