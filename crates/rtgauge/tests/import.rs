@@ -205,6 +205,12 @@ fn rtla_timerlat_and_jitterdebugger_results_import_with_every_row() {
         .as_u64()
         .unwrap();
     assert!((4000..=4004).contains(&median), "{median}");
+    // Neither file has a date: the history says so rather than 1970, and marks both imports.
+    let out = rtgauge_with_store(&store).arg("history").output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(listing.matches("not recorded").count(), 2, "{listing}");
+    assert_eq!(listing.matches("imported").count(), 2, "{listing}");
+    assert!(!listing.contains("1970"), "{listing}");
 }
 
 #[test]
