@@ -84,8 +84,15 @@ pub enum ImportError {
         line: usize,
         message: String,
     },
-    #[error("{path}: {looks}; rtgauge imports {SUPPORTED}")]
+    #[error("{path}: {looks}; rtgauge imports {SUPPORTED} (not cyclictest's status lines alone, rt-migrate-test, or rtla's saved traces)")]
     Unknown { path: PathBuf, looks: String },
+    #[error("{path}: {series}: {field} {problem}; the file's figures contradict each other (was it edited?)")]
+    Impossible {
+        path: PathBuf,
+        series: String,
+        field: String,
+        problem: String,
+    },
     #[error(transparent)]
     Result(#[from] rtgauge_result::ResultError),
 }
@@ -105,6 +112,17 @@ pub fn import_file(path: &Path, source: Option<Source>) -> Result<Imported, Impo
         path: path.to_path_buf(),
         source,
     })?;
+    import_text(path, &text, source)
+}
+
+/// [`import_file`] on text already read; `path` names it in messages (an rtgauge result is
+/// read from `path` itself).
+pub fn import_text(
+    path: &Path,
+    text: &str,
+    source: Option<Source>,
+) -> Result<Imported, ImportError> {
+    let text = text.to_string();
     let detected = detect(&text);
     let source = match (source, detected) {
         (Some(Source::RtTests), Some(Source::CyclictestText)) => Source::CyclictestText,
@@ -126,8 +144,37 @@ pub fn import_file(path: &Path, source: Option<Source>) -> Result<Imported, Impo
         Source::Hwlatdetect => hwlat::parse(path, &text)?,
         Source::Jitterdebugger => jitterdebugger::parse_results(path, &text)?,
         Source::JitterdebuggerSamples => jitterdebugger::parse_samples(path, &text)?,
-        Source::Rtgauge => rtgauge_result::read_result(path)?,
+        Source::Rtgauge => {
+            return Ok(Imported {
+                source,
+                result: rtgauge_result::read_result(path)?,
+            })
+        }
     };
+    // What rtgauge would refuse to read back is refused now, before anything is written.
+    if let Err(rtgauge_result::read::Problem::Invalid { field, problem }) =
+        rtgauge_result::read::validate(&result)
+    {
+        let series = field
+            .strip_prefix("runs[0].series[")
+            .and_then(|rest| rest.split(']').next()?.parse::<usize>().ok())
+            .and_then(|i| result.runs.first()?.series.get(i))
+            .map(|s| {
+                let labels: Vec<String> =
+                    s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("{} {}", s.name, labels.join(" "))
+                    .trim_end()
+                    .to_string()
+            })
+            .unwrap_or_else(|| "the result".into());
+        let field = field.rsplit('.').next().unwrap_or(&field).to_string();
+        return Err(ImportError::Impossible {
+            path: path.to_path_buf(),
+            series,
+            field,
+            problem,
+        });
+    }
     Ok(Imported { source, result })
 }
 
@@ -292,16 +339,16 @@ pub(crate) fn series_of(
         for &(lower, count) in &buckets {
             let v = value(lower);
             match values.last_mut() {
-                Some(last) if last.0 == v => last.1 += count,
+                Some(last) if last.0 == v => last.1 = last.1.saturating_add(count),
                 _ => values.push((v, count)),
             }
         }
         // The value at rank ⌈q·total⌉, when the histogram holds that rank.
         let quantile = |q: f64| -> Option<u64> {
             let rank = ((q * total as f64).ceil() as u64).max(1);
-            let mut seen = 0;
+            let mut seen = 0u64;
             for &(v, c) in &values {
-                seen += c;
+                seen = seen.saturating_add(c);
                 if seen >= rank {
                     return Some(v);
                 }
@@ -373,7 +420,7 @@ pub(crate) fn series_of(
                 v = v.min(max);
             }
             match histogram.last_mut() {
-                Some(last) if last.0 == v => last.1 += count,
+                Some(last) if last.0 == v => last.1 = last.1.saturating_add(count),
                 _ => histogram.push((v, count)),
             }
         }
@@ -384,7 +431,7 @@ pub(crate) fn series_of(
                 .unwrap_or_else(|| values.last().map_or(0, |v| v.0));
             let at = r.max_ns.map_or(at, |m| at.min(m));
             match histogram.iter_mut().find(|b| b.0 == at) {
-                Some(b) => b.1 += overflow,
+                Some(b) => b.1 = b.1.saturating_add(overflow),
                 None => histogram.push((at, overflow)),
             }
             histogram.sort_unstable();

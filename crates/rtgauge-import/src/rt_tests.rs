@@ -51,7 +51,8 @@ fn us_avg(ns: Option<u64>) -> Value {
 fn histogram_us(series: &Series) -> Value {
     let mut buckets: std::collections::BTreeMap<u64, u64> = Default::default();
     for &(value, count) in &series.stats.histogram.buckets {
-        *buckets.entry(value / 1000).or_default() += count;
+        let b = buckets.entry(value / 1000).or_default();
+        *b = b.saturating_add(count);
     }
     let mut map = Map::new();
     for (us, count) in buckets {

@@ -386,3 +386,83 @@ fn rtla_10us_buckets_keep_the_sources_minimum_and_user_rows() {
     assert_eq!(r.runs[0].params["bucket"], "10000ns");
     assert_eq!(r.runs[0].measured_ns, 2_000_000_000);
 }
+
+/// Every fixture cut short, with its numbers replaced by huge, negative or non-numbers, and
+/// with lines dropped: each reader answers (a result or one line naming the file), never
+/// panics.
+#[test]
+fn damaged_fixtures_are_refused_or_read_never_panic() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json" || e == "txt"))
+        .collect();
+    files.sort();
+    let mut tried = 0;
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut variants: Vec<String> = Vec::new();
+        for k in 1..12 {
+            let mut cut = text.len() * k / 12;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            variants.push(text[..cut].to_string());
+        }
+        for replacement in [
+            "99999999999999999999999",
+            "-1",
+            "nan",
+            "18446744073709551615",
+        ] {
+            let mut v = String::new();
+            let mut in_number = false;
+            for c in text.chars() {
+                if c.is_ascii_digit() {
+                    if !in_number {
+                        v.push_str(replacement);
+                    }
+                    in_number = true;
+                } else {
+                    in_number = false;
+                    v.push(c);
+                }
+            }
+            variants.push(v);
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for skip in [1, 2, 3, 5, 8] {
+            variants.push(
+                lines
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| i % skip != 0)
+                    .map(|(_, l)| format!("{l}\n"))
+                    .collect(),
+            );
+        }
+        for v in variants {
+            tried += 1;
+            match rtgauge_import::import_text(&file, &v, None) {
+                Ok(_) => {}
+                Err(e) => assert_eq!(e.to_string().lines().count(), 1, "{e}"),
+            }
+        }
+    }
+    assert!(tried > 100, "{tried} variants");
+}
+
+#[test]
+fn figures_that_contradict_each_other_are_refused() {
+    let text = std::fs::read_to_string(fixture("cyclictest-no-histogram.json"))
+        .unwrap()
+        .replace("\"min\": 10", "\"min\": 500");
+    let e = rtgauge_import::import_text(Path::new("edited.json"), &text, None)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        e,
+        "edited.json: latency cpu=0: min_ns (500000) is above max_ns (265000); the file's figures contradict each other (was it edited?)"
+    );
+}
