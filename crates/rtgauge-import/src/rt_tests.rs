@@ -10,7 +10,8 @@
 //! `node`, `histogram` in 1 µs buckets). As cyclictest, `min` and `max` are whole µs
 //! (truncated) and `avg` has two decimals; each entry's `rtgauge` object adds what the
 //! rt-tests layout cannot hold: the exact figures in ns and the series' probe, name and
-//! labels, so `rtgauge import` of the file gives back count, min, max and mean exactly.
+//! labels and its run's mode and load, so `rtgauge import` of the file gives back count,
+//! min, max and mean exactly.
 //! `return_code` is 1 when the run did not complete or a probe failed, else 0.
 
 use rtgauge_result::{ProbeStatus, RunResult, RunStatus, Series};
@@ -87,6 +88,8 @@ pub fn export(result: &RunResult) -> String {
                 .unwrap_or(-1);
             let own = json!({
                 "probe": run.probe,
+                "mode": run.mode,
+                "load": run.load,
                 "series": series.name,
                 "labels": series.labels,
                 "min_ns": s.min_ns,
