@@ -1,20 +1,197 @@
-//! `cyclictest --json=FILE`: one entry per thread with cycles, min, avg and max in µs, and
-//! the histogram (µs → count) when `-h US` was given.
+//! rt-tests output: the `--json=FILE` document every rt-tests program writes (cyclictest,
+//! cyclicdeadline and oslat: one entry per measuring thread with min, avg, max and a
+//! histogram; ptsematest, pmqtest, sigwaittest and svsematest: a sender and a receiver per
+//! pair) and cyclictest's histogram text (`-h US`/`-H US` on stdout, after its status lines
+//! unless `-q`, or `--histfile`).
 
-use crate::{document, malformed, rfc2822_ns, series_of, us_thread_report, ImportError, Shell};
-use rtgauge_result::RunResult;
+use crate::{
+    document, json_histogram, malformed, rfc2822_ns, series_of, strip_escapes, to_ns, ImportError,
+    Reported, Shell,
+};
+use rtgauge_result::{RunResult, Warning};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
+/// The options of an rt-tests command line as the program parsed them: long name → value
+/// (empty for a flag). Short options, clustered (`-Sp98`) or not, become their long names.
+#[derive(Debug, Default)]
+pub(crate) struct Options(BTreeMap<String, String>);
+
+/// Short option → (long name, takes a value: 0 no, 1 yes, 2 optional).
+fn short_option(tool: &str, c: char) -> Option<(&'static str, u8)> {
+    let common = match c {
+        'a' => ("affinity", 2),
+        'b' => ("breaktrace", 1),
+        'd' => ("distance", 1),
+        'D' => ("duration", 1),
+        'i' => ("interval", 1),
+        'l' => ("loops", 1),
+        'p' => ("priority", 1),
+        'q' => ("quiet", 0),
+        'S' => ("smp", 0),
+        't' => ("threads", 2),
+        _ => ("", 0),
+    };
+    let specific = match (tool, c) {
+        ("oslat", 'b') => ("bucket-size", 1),
+        ("oslat", 'c') => ("cpu-list", 1),
+        ("oslat", 'C') => ("cpu-main-thread", 1),
+        ("oslat", 'f') => ("rtprio", 1),
+        ("oslat", 'm') => ("workload-mem", 1),
+        ("oslat", 'w') => ("workload", 1),
+        ("oslat", 'T') => ("trace-threshold", 1),
+        ("oslat", 'B' | 'z' | 's') => ("flag", 0),
+        ("cyclicdeadline", 's') => ("step", 1),
+        ("cyclicdeadline", 't') => ("threads", 1),
+        ("cyclictest", 'A') => ("aligned", 1),
+        ("cyclictest", 'c') => ("clock", 1),
+        ("cyclictest", 'h') => ("histogram", 1),
+        ("cyclictest", 'H') => ("histofall", 1),
+        ("cyclictest", 'm') => ("mlockall", 0),
+        ("cyclictest", 'N') => ("nsecs", 0),
+        ("cyclictest", 'o') => ("oscope", 1),
+        ("cyclictest", 'M' | 'r' | 'R' | 's' | 'u' | 'v' | 'x') => ("flag", 0),
+        _ => ("", 0),
+    };
+    let (name, arg) = if specific.0.is_empty() {
+        common
+    } else {
+        specific
+    };
+    (!name.is_empty()).then_some((name, arg))
+}
+
+/// Long options that take their value from the next argument when not written `--x=V`.
+const LONG_WITH_VALUE: &[&str] = &[
+    "aligned",
+    "breaktrace",
+    "bucket-size",
+    "clock",
+    "cpu-list",
+    "cpu-main-thread",
+    "distance",
+    "duration",
+    "histfile",
+    "histofall",
+    "histogram",
+    "interval",
+    "json",
+    "latency",
+    "loops",
+    "mainaffinity",
+    "policy",
+    "prio",
+    "priority",
+    "rtprio",
+    "spike",
+    "spike-nodes",
+    "step",
+    "trace-threshold",
+    "workload",
+    "workload-mem",
+];
+
+impl Options {
+    pub(crate) fn parse(tool: &str, args: &[String]) -> Options {
+        let mut out = BTreeMap::new();
+        let optional_value = |next: Option<&String>| {
+            next.filter(|v| v.starts_with(|c: char| c.is_ascii_digit()))
+                .cloned()
+        };
+        let mut i = 1;
+        while i < args.len() {
+            let a = &args[i];
+            i += 1;
+            if let Some(long) = a.strip_prefix("--") {
+                let (name, value) = match long.split_once('=') {
+                    Some((n, v)) => (n.to_string(), v.to_string()),
+                    None if LONG_WITH_VALUE.contains(&long) => {
+                        i += 1;
+                        (
+                            long.to_string(),
+                            args.get(i - 1).cloned().unwrap_or_default(),
+                        )
+                    }
+                    None if long == "affinity" || long == "threads" => {
+                        let v = optional_value(args.get(i));
+                        if v.is_some() {
+                            i += 1;
+                        }
+                        (long.to_string(), v.unwrap_or_default())
+                    }
+                    None => (long.to_string(), String::new()),
+                };
+                let name = if name == "prio" {
+                    "priority".into()
+                } else {
+                    name
+                };
+                out.insert(name, value);
+                continue;
+            }
+            let Some(cluster) = a.strip_prefix('-') else {
+                continue;
+            };
+            let chars: Vec<char> = cluster.chars().collect();
+            for (k, &c) in chars.iter().enumerate() {
+                let Some((name, arg)) = short_option(tool, c) else {
+                    continue;
+                };
+                let rest: String = chars[k + 1..].iter().collect();
+                match arg {
+                    0 => {
+                        out.insert(name.to_string(), String::new());
+                    }
+                    _ if !rest.is_empty() => {
+                        out.insert(name.to_string(), rest);
+                        break;
+                    }
+                    1 => {
+                        out.insert(name.to_string(), args.get(i).cloned().unwrap_or_default());
+                        i += 1;
+                        break;
+                    }
+                    _ => {
+                        let v = optional_value(args.get(i));
+                        if v.is_some() {
+                            i += 1;
+                        }
+                        out.insert(name.to_string(), v.unwrap_or_default());
+                        break;
+                    }
+                }
+            }
+        }
+        Options(out)
+    }
+
+    pub(crate) fn has(&self, name: &str) -> bool {
+        self.0.contains_key(name)
+    }
+
+    pub(crate) fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .get(name)
+            .map(String::as_str)
+            .filter(|v| !v.is_empty())
+    }
+
+    fn number(&self, name: &str) -> Option<u64> {
+        self.get(name)?.parse().ok()
+    }
+}
+
+/// The first line of `text` holding `"key`, for errors.
+fn line_of(text: &str, key: &str) -> usize {
+    text.find(&format!("\"{key}\""))
+        .map(|at| text[..at].matches('\n').count() + 1)
+        .unwrap_or(1)
+}
+
+pub fn parse_json(path: &Path, text: &str) -> Result<RunResult, ImportError> {
     let doc: Value = serde_json::from_str(text)
         .map_err(|e| malformed(path, e.line(), format!("not JSON: {e}")))?;
-    let line_of = |key: &str| {
-        text.find(&format!("\"{key}"))
-            .map(|at| text[..at].matches('\n').count() + 1)
-            .unwrap_or(1)
-    };
     let threads = doc
         .get("thread")
         .and_then(Value::as_object)
@@ -22,110 +199,549 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             malformed(
                 path,
                 1,
-                "no \"thread\" object: not cyclictest --json output",
+                "no \"thread\" object: not the --json output of an rt-tests program",
             )
         })?;
     let command = doc
         .get("cmdline:")
         .or_else(|| doc.get("cmdline"))
         .and_then(Value::as_str)
-        .unwrap_or("cyclictest")
+        .unwrap_or("")
         .to_string();
     let args: Vec<String> = command.split_whitespace().map(str::to_string).collect();
-    let mut params = BTreeMap::new();
-    // The period: -i/--interval in µs (default 1000).
-    let interval_us = option_value(&args, &["-i", "--interval"]).unwrap_or_else(|| "1000".into());
-    params.insert("period".to_string(), format!("{interval_us}us"));
-    let priority: i32 = option_value(&args, &["-p", "--priority", "--prio"])
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
+    let tool = args
+        .first()
+        .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
+        .unwrap_or_default();
+    let opts = Options::parse(&tool, &args);
+    let pairs = threads.values().any(|t| t.get("receiver").is_some());
+    let oslat = tool == "oslat" || threads.values().any(|t| t.get("freq").is_some());
+    let tool = match tool.as_str() {
+        "" if pairs => "rt-tests (sender/receiver)".to_string(),
+        "" if oslat => "oslat".to_string(),
+        "" => "cyclictest".to_string(),
+        t => t.to_string(),
+    };
+    // cyclictest -N writes nanoseconds; every other figure is in µs.
+    let scale = if tool == "cyclictest" && opts.has("nsecs") {
+        1
+    } else {
+        1000
+    };
     let mut warnings = Vec::new();
     let mut series = Vec::new();
+    let mut priorities = Vec::new();
+    let mut cpus = Vec::new();
+    let histogram_limit = opts
+        .number("histogram")
+        .or_else(|| opts.number("histofall"));
     for (index, thread) in threads {
-        let line = line_of(index);
-        let field = |name: &str| thread.get(name).and_then(Value::as_f64);
-        let cycles = field("cycles")
-            .ok_or_else(|| malformed(path, line, format!("thread {index}: no \"cycles\"")))?;
-        let cpu = thread
-            .get("cpu")
-            .and_then(Value::as_u64)
-            .map(|c| c.to_string())
-            .unwrap_or_else(|| index.clone());
-        let reported = us_thread_report(path, line, index, thread, cycles)?;
-        let what = format!("cyclictest thread {index} (cpu {cpu})");
-        series.push(series_of(
-            "latency",
-            &[("cpu", cpu)],
-            &reported,
-            &mut warnings,
-            &what,
+        let line = line_of(text, index);
+        let (stats, count, cpu) = if pairs {
+            let sender = thread.get("sender");
+            let receiver = thread.get("receiver").ok_or_else(|| {
+                malformed(path, line, format!("pair {index}: no \"receiver\" object"))
+            })?;
+            let count = sender
+                .and_then(|s| s.get("samples"))
+                .and_then(Value::as_f64)
+                .ok_or_else(|| {
+                    malformed(
+                        path,
+                        line,
+                        format!("pair {index}: no \"sender\".\"samples\""),
+                    )
+                })?;
+            if let Some(p) = receiver.get("priority").and_then(Value::as_i64) {
+                priorities.push(p as i32);
+            }
+            (receiver, count, receiver.get("cpu").and_then(Value::as_i64))
+        } else {
+            let count = match thread.get("cycles").and_then(Value::as_f64) {
+                Some(c) => c,
+                // oslat counts no cycles: its histogram holds every sample.
+                None if oslat => 0.0,
+                None => {
+                    return Err(malformed(
+                        path,
+                        line,
+                        format!("thread {index}: no \"cycles\" (nor a \"receiver\", as ptsematest, pmqtest, sigwaittest and svsematest write)"),
+                    ))
+                }
+            };
+            (thread, count, thread.get("cpu").and_then(Value::as_i64))
+        };
+        let field = |name: &str| {
+            stats
+                .get(name)
+                .and_then(Value::as_f64)
+                .and_then(|v| to_ns(v, scale))
+        };
+        let mut r = Reported {
+            buckets: json_histogram(
+                path,
+                line,
+                &format!("thread {index}"),
+                stats.get("histogram"),
+                scale,
+            )?,
+            unit_ns: scale,
+            bucket_ns: scale,
+            count: count as u64,
+            min_ns: field("min"),
+            max_ns: field("max"),
+            mean_ns: field("avg"),
+            ..Default::default()
+        };
+        if oslat {
+            // oslat's last bucket counts everything from its value up (its overflow).
+            if let Some(last) = r.buckets.iter().map(|b| b.0).max() {
+                let over = r.buckets.iter().find(|b| b.0 == last).map_or(0, |b| b.1);
+                r.buckets.retain(|b| b.0 != last);
+                r.overflow = Some(over);
+                r.limit_ns = Some(last);
+            }
+        } else if let Some(limit) = histogram_limit.filter(|_| !r.buckets.is_empty()) {
+            r.limit_ns = Some(limit * scale);
+        }
+        let mut labels = Vec::new();
+        // What rtgauge's own export adds: the exact figures and the series' name.
+        let mut name = "latency".to_string();
+        if let Some(own) = thread.get("rtgauge") {
+            let exact = |k: &str| own.get(k).and_then(Value::as_u64);
+            r.min_ns = exact("min_ns").or(r.min_ns);
+            r.max_ns = exact("max_ns").or(r.max_ns);
+            r.mean_ns = exact("mean_ns").or(r.mean_ns);
+            if let Some(n) = own.get("series").and_then(Value::as_str) {
+                name = n.to_string();
+            }
+            if let Some(l) = own.get("labels").and_then(Value::as_object) {
+                for (k, v) in l {
+                    labels.push((k.clone(), v.as_str().unwrap_or_default().to_string()));
+                }
+            }
+        }
+        if labels.is_empty() {
+            if let Some(c) = cpu.filter(|c| *c >= 0) {
+                cpus.push(c);
+            }
+            labels.push((
+                "cpu".to_string(),
+                cpu.filter(|c| *c >= 0)
+                    .map(|c| c.to_string())
+                    .unwrap_or_else(|| index.clone()),
+            ));
+            labels.push(("thread".to_string(), index.clone()));
+        }
+        let what = format!("{tool} thread {index}");
+        let label_refs: Vec<(&str, String)> = labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.clone()))
+            .collect();
+        series.push(series_of(&name, &label_refs, &r, &mut warnings, &what));
+    }
+    // The thread number tells series apart only where two threads share a CPU.
+    cpus.sort_unstable();
+    let shared = cpus.windows(2).any(|w| w[0] == w[1]);
+    if !shared {
+        for s in &mut series {
+            if s.labels.contains_key("cpu") {
+                s.labels.remove("thread");
+            }
+        }
+    }
+    // rtgauge's own export names the probe it came from.
+    let exported_probe = threads
+        .values()
+        .find_map(|t| t.get("rtgauge")?.get("probe")?.as_str());
+    let probe = match exported_probe {
+        Some(p) => p,
+        None if pairs => "response",
+        None => "cyclic",
+    };
+    let mut shell = shell_of(&doc, &tool, &args);
+    // rtgauge's export writes "rtgauge 0.1.0" there.
+    if let Some(v) = shell.version.strip_prefix(&format!("{tool} ")) {
+        shell.version = v.to_string();
+    }
+    settings(&mut shell, &tool, &opts, &priorities, pairs);
+    if oslat {
+        shell.duration_ns = threads
+            .values()
+            .filter_map(|t| t.get("duration")?.as_f64())
+            .fold(None, |a: Option<f64>, d| Some(a.map_or(d, |a| a.max(d))))
+            .map(|s| (s * 1e9).round() as u64)
+            .or(shell.duration_ns);
+    }
+    if doc.get("return_code").and_then(Value::as_i64).unwrap_or(0) != 0 {
+        warnings.push(Warning::new(
+            "imported_return_code",
+            format!(
+                "{tool} ended with return code {}",
+                doc["return_code"].as_i64().unwrap_or(0)
+            ),
         ));
     }
+    Ok(document(path, shell, probe, series, warnings))
+}
+
+/// The header every rt-tests JSON document has.
+fn shell_of(doc: &Value, tool: &str, args: &[String]) -> Shell {
     let sysinfo = doc.get("sysinfo");
-    let text_of = |v: Option<&Value>, key: &str| {
-        v.and_then(|s| s.get(key))
+    let text_of = |key: &str| {
+        sysinfo
+            .and_then(|s| s.get(key))
             .and_then(Value::as_str)
             .unwrap_or("")
             .to_string()
     };
     let time_of = |key: &str| doc.get(key).and_then(Value::as_str).and_then(rfc2822_ns);
-    let started = time_of("start_time").unwrap_or(0);
-    Ok(document(
-        Shell {
-            tool: "cyclictest",
-            version: doc
-                .get("rt_test_version:")
-                .or_else(|| doc.get("rt_test_version"))
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
-            command_line: args,
-            hostname: text_of(sysinfo, "nodename"),
-            kernel_release: text_of(sysinfo, "release"),
-            started_unix_ns: started,
-            finished_unix_ns: time_of("end_time").unwrap_or(started),
-            priority,
-            params,
-        },
-        "cyclic",
-        series,
-        warnings,
-    ))
+    Shell {
+        tool: tool.to_string(),
+        version: doc
+            .get("rt_test_version:")
+            .or_else(|| doc.get("rt_test_version"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string(),
+        command_line: args.to_vec(),
+        hostname: text_of("nodename"),
+        kernel_release: text_of("release"),
+        kernel_version: text_of("version"),
+        machine: text_of("machine"),
+        preempt_rt: sysinfo
+            .and_then(|s| s.get("realtime"))
+            .and_then(Value::as_i64)
+            .map(|v| v == 1),
+        started_unix_ns: time_of("start_time"),
+        finished_unix_ns: time_of("end_time"),
+        ..Default::default()
+    }
 }
 
-/// The value of `-x V`, `-xV`, `--long=V` or `--long V`.
-fn option_value(args: &[String], names: &[&str]) -> Option<String> {
-    for (i, a) in args.iter().enumerate() {
-        for n in names {
-            if a == n {
-                return args.get(i + 1).cloned();
-            }
-            if let Some(v) = a.strip_prefix(&format!("{n}=")) {
-                return Some(v.to_string());
-            }
-            if n.len() == 2 && a.len() > 2 && a.starts_with(n) && !a.starts_with("--") {
-                return Some(a[2..].to_string());
+/// Scheduling, memory and placement as the command line states them.
+fn settings(shell: &mut Shell, tool: &str, opts: &Options, priorities: &[i32], pairs: bool) {
+    if shell.command_line.is_empty() {
+        return;
+    }
+    let pinned = opts.has("affinity") || opts.has("smp");
+    match tool {
+        "cyclictest" => {
+            let priority = opts
+                .get("priority")
+                .and_then(|p| p.parse::<i32>().ok())
+                .unwrap_or(0);
+            shell.priority = Some(priority);
+            shell.policy = Some(match opts.get("policy") {
+                Some("normal") => "other".to_string(),
+                Some(p) => p.to_string(),
+                None if priority > 0 => "fifo".to_string(),
+                None => "other".to_string(),
+            });
+            shell.memory_locked = Some(opts.has("mlockall"));
+            shell.pinned = Some(pinned);
+            let interval = opts.get("interval").unwrap_or("1000");
+            shell
+                .params
+                .insert("period".into(), format!("{interval}us"));
+            if let Some(d) = opts.get("distance") {
+                shell.params.insert("distance".into(), format!("{d}us"));
             }
         }
+        "cyclicdeadline" => {
+            shell.policy = Some("deadline".into());
+            shell.priority = Some(0);
+            shell.pinned = Some(pinned);
+            let interval = opts.get("interval").unwrap_or("1000");
+            shell
+                .params
+                .insert("period".into(), format!("{interval}us"));
+        }
+        "oslat" => {
+            let prio = opts.get("rtprio").and_then(|p| p.parse::<i32>().ok());
+            shell.priority = Some(prio.unwrap_or(0));
+            shell.policy = Some(if prio.is_some() { "fifo" } else { "other" }.into());
+            // oslat binds each measuring thread to one CPU of its list.
+            shell.pinned = Some(true);
+        }
+        _ if pairs => {
+            if let Some(&p) = priorities.first() {
+                shell.priority = Some(p);
+                shell.policy = Some(if p > 0 { "fifo" } else { "other" }.into());
+            }
+            shell.pinned = Some(pinned);
+            if let Some(i) = opts.get("interval") {
+                shell.params.insert("period".into(), format!("{i}us"));
+            }
+            if let Some(d) = opts.get("distance") {
+                shell.params.insert("distance".into(), format!("{d}us"));
+            }
+        }
+        _ => {}
     }
-    None
+}
+
+/// cyclictest's histogram text: `# Histogram`, one row per µs (`000012 000040 000033`, a
+/// column per thread, with `-H` one more for all threads), then `# Total:`, `# Min
+/// Latencies:`, `# Avg Latencies:`, `# Max Latencies:`, `# Histogram Overflows:` (the
+/// older versions lack some of them). Status lines (`T: 0 (1234) P:95 I:1000 C: …`) before
+/// the histogram give the priority, interval and cycles.
+pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
+    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
+    let mut summary: BTreeMap<&str, (usize, Vec<u64>)> = BTreeMap::new();
+    let mut avg: Option<Vec<f64>> = None;
+    let mut status: BTreeMap<usize, (i32, u64, u64)> = BTreeMap::new();
+    let mut policy = None;
+    let mut in_histogram = false;
+    for (i, raw) in text.lines().enumerate() {
+        let line_no = i + 1;
+        // Status lines move the cursor with escape sequences; the text around them counts.
+        let cleaned = strip_escapes(raw);
+        let line = cleaned.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if let Some(rest) = line.find("policy:").map(|at| &line[at + 7..]) {
+            policy = rest.split(':').next().map(|p| p.trim().to_string());
+            continue;
+        }
+        if let Some(t) = line.find("T:").map(|at| &line[at..]) {
+            if let Some(s) = status_line(t) {
+                status.insert(s.0, (s.1, s.2, s.3));
+                continue;
+            }
+        }
+        if line == "# Histogram" {
+            in_histogram = true;
+            continue;
+        }
+        if let Some(comment) = line.strip_prefix('#') {
+            let comment = comment.trim();
+            for key in [
+                "Total:",
+                "Min Latencies:",
+                "Max Latencies:",
+                "Histogram Overflows:",
+            ] {
+                if let Some(values) = comment.strip_prefix(key) {
+                    let parsed = values
+                        .split_whitespace()
+                        .map(|v| v.parse::<u64>())
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|_| {
+                            malformed(
+                                path,
+                                line_no,
+                                format!(
+                                    "`# {key}` is followed by `{}`, not whole numbers",
+                                    values.trim()
+                                ),
+                            )
+                        })?;
+                    summary.insert(key, (line_no, parsed));
+                }
+            }
+            if let Some(values) = comment.strip_prefix("Avg Latencies:") {
+                avg = Some(
+                    values
+                        .split_whitespace()
+                        .map(|v| v.parse::<f64>())
+                        .collect::<Result<Vec<_>, _>>()
+                        .map_err(|_| {
+                            malformed(
+                                path,
+                                line_no,
+                                format!(
+                                    "`# Avg Latencies:` is followed by `{}`, not numbers",
+                                    values.trim()
+                                ),
+                            )
+                        })?,
+                );
+            }
+            continue;
+        }
+        if !in_histogram {
+            // What cyclictest prints before measuring (WARN:, policy lines) is not data.
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let numbers = fields
+            .iter()
+            .map(|f| f.parse::<u64>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| {
+                malformed(
+                    path,
+                    line_no,
+                    format!("`{line}` is not a histogram row (a latency in µs, then one count per thread)"),
+                )
+            })?;
+        if numbers.len() < 2 {
+            return Err(malformed(
+                path,
+                line_no,
+                format!(
+                    "`{line}` is not a histogram row (a latency in µs, then one count per thread)"
+                ),
+            ));
+        }
+        if let Some(first) = rows.first() {
+            if first.1.len() != numbers.len() - 1 {
+                return Err(malformed(
+                    path,
+                    line_no,
+                    format!(
+                        "{} counts where the first row has {}",
+                        numbers.len() - 1,
+                        first.1.len()
+                    ),
+                ));
+            }
+        }
+        rows.push((numbers[0], numbers[1..].to_vec()));
+    }
+    if rows.is_empty() && !summary.contains_key("Max Latencies:") {
+        return Err(malformed(
+            path,
+            1,
+            "no `# Histogram` rows and no `# Max Latencies:` line: not cyclictest -h/--histfile output",
+        ));
+    }
+    // Threads: the Min line has one value per thread (-H adds a column to rows, Total, Max
+    // and Overflows, never to Min and Avg).
+    let columns = rows.first().map_or(0, |r| r.1.len());
+    let threads = summary
+        .get("Min Latencies:")
+        .map(|m| m.1.len())
+        .or_else(|| avg.as_ref().map(Vec::len))
+        .unwrap_or(columns.max(1));
+    if columns > 0 && columns != threads && columns != threads + 1 {
+        return Err(malformed(
+            path,
+            rows.len(),
+            format!("{columns} histogram columns for {threads} threads (the Min Latencies line)"),
+        ));
+    }
+    let limit_ns = rows
+        .last()
+        .map(|r| r.0.saturating_add(1).saturating_mul(1000));
+    let at = |key: &str, t: usize| summary.get(key).and_then(|v| v.1.get(t).copied());
+    let mut warnings = Vec::new();
+    let mut series = Vec::new();
+    for t in 0..threads {
+        let buckets: Vec<(u64, u64)> = rows
+            .iter()
+            .map(|r| (r.0.saturating_mul(1000), r.1[t]))
+            .collect();
+        let in_hist: u64 = buckets.iter().fold(0u64, |a, b| a.saturating_add(b.1));
+        let overflow = at("Histogram Overflows:", t);
+        let cycles = status.get(&t).map(|s| s.1);
+        let count = match (at("Total:", t), overflow) {
+            (Some(total), Some(o)) => total.saturating_add(o),
+            (Some(total), None) => total,
+            (None, Some(o)) => in_hist.saturating_add(o),
+            (None, None) => cycles.unwrap_or(in_hist),
+        };
+        let r = Reported {
+            buckets,
+            count,
+            overflow: overflow.or_else(|| cycles.map(|c| c.saturating_sub(in_hist))),
+            limit_ns: limit_ns.filter(|_| !rows.is_empty()),
+            min_ns: at("Min Latencies:", t).map(|v| v.saturating_mul(1000)),
+            max_ns: at("Max Latencies:", t).map(|v| v.saturating_mul(1000)),
+            mean_ns: avg
+                .as_ref()
+                .and_then(|a| a.get(t))
+                .and_then(|&v| to_ns(v, 1000)),
+            ..Default::default()
+        };
+        let what = format!("cyclictest thread {t}");
+        series.push(series_of(
+            "latency",
+            &[("thread", t.to_string())],
+            &r,
+            &mut warnings,
+            &what,
+        ));
+    }
+    let mut shell = Shell {
+        tool: "cyclictest".into(),
+        ..Default::default()
+    };
+    if let Some(&(priority, _, interval)) = status.values().next() {
+        shell.priority = Some(priority);
+        shell.policy =
+            Some(policy.unwrap_or_else(|| if priority > 0 { "fifo" } else { "other" }.to_string()));
+        shell
+            .params
+            .insert("period".into(), format!("{interval}us"));
+    }
+    Ok(document(path, shell, "cyclic", series, warnings))
+}
+
+/// `T: 0 (17745) P:95 I:500 C:   2000 Min: 7 Act: 9 Avg: 24 Max: 2250` → (thread, priority,
+/// cycles, interval µs).
+fn status_line(line: &str) -> Option<(usize, i32, u64, u64)> {
+    let mut fields = BTreeMap::new();
+    let tokens: Vec<&str> = line.split_whitespace().collect();
+    let mut i = 0;
+    while i < tokens.len() {
+        let tok = tokens[i];
+        if let Some((k, v)) = tok.split_once(':') {
+            if v.is_empty() {
+                fields.insert(k, tokens.get(i + 1).copied().unwrap_or(""));
+                i += 2;
+                continue;
+            }
+            fields.insert(k, v);
+        }
+        i += 1;
+    }
+    Some((
+        fields.get("T")?.parse().ok()?,
+        fields.get("P")?.parse().ok()?,
+        fields.get("C")?.parse().ok()?,
+        fields.get("I")?.parse().ok()?,
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn args(s: &str) -> Vec<String> {
+        s.split(' ').map(String::from).collect()
+    }
+
     #[test]
     fn options_are_read_in_every_spelling() {
-        let args: Vec<String> = "cyclictest -p95 -i 200 --histogram=100"
-            .split(' ')
-            .map(String::from)
-            .collect();
-        assert_eq!(option_value(&args, &["-p"]).as_deref(), Some("95"));
-        assert_eq!(option_value(&args, &["-i"]).as_deref(), Some("200"));
+        let o = Options::parse(
+            "cyclictest",
+            &args("cyclictest -Sp98 -mi 200 --histogram=100 -d 0 --policy rr"),
+        );
+        assert_eq!(o.get("priority"), Some("98"));
+        assert!(o.has("smp"));
+        assert!(o.has("mlockall"));
+        assert_eq!(o.get("interval"), Some("200"));
+        assert_eq!(o.get("histogram"), Some("100"));
+        assert_eq!(o.get("distance"), Some("0"));
+        assert_eq!(o.get("policy"), Some("rr"));
+        let o = Options::parse("cyclictest", &args("cyclictest -a -t -p 80 -i 1000"));
+        assert!(o.has("affinity") && o.get("affinity").is_none());
+        assert_eq!(o.get("priority"), Some("80"));
+        let o = Options::parse("cyclictest", &args("cyclictest -a 2 -t 1"));
+        assert_eq!(o.get("affinity"), Some("2"));
+        assert_eq!(o.get("threads"), Some("1"));
+    }
+
+    #[test]
+    fn status_lines_give_priority_cycles_and_interval() {
         assert_eq!(
-            option_value(&args, &["-h", "--histogram"]).as_deref(),
-            Some("100")
+            status_line(
+                "T: 0 (17745) P:95 I:500 C:   2000 Min:      7 Act:   9 Avg:   24 Max:    2250"
+            ),
+            Some((0, 95, 2000, 500))
         );
     }
 }

@@ -3,26 +3,20 @@
 //! (`thread;seconds.nanoseconds;latency_us` per line). The samples keep time, so their
 //! per-interval maxima are real, as for a measured run.
 
-use crate::{document, malformed, series_of, us_thread_report, ImportError, Shell};
+use crate::{document, json_histogram, malformed, series_of, to_ns, ImportError, Reported, Shell};
 use rtgauge_result::{RunResult, Series};
 use rtgauge_stats::Recorder;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-fn shell(started: u64, finished: u64) -> Shell<'static> {
+/// jitterdebugger's files say nothing of its settings or the machine.
+fn shell(duration_ns: Option<u64>) -> Shell {
     Shell {
-        tool: "jitterdebugger",
-        version: String::new(),
+        tool: "jitterdebugger".into(),
         command_line: vec!["jitterdebugger".into()],
-        hostname: String::new(),
-        kernel_release: String::new(),
-        started_unix_ns: started,
-        finished_unix_ns: finished,
-        // jitterdebugger's default priority.
-        priority: 80,
-        // and its default sleep interval.
-        params: BTreeMap::from([("period".to_string(), "250us".to_string())]),
+        duration_ns,
+        ..Default::default()
     }
 }
 
@@ -43,7 +37,25 @@ pub fn parse_results(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         let field = |name: &str| t.get(name).and_then(Value::as_f64);
         let count = field("count")
             .ok_or_else(|| malformed(path, line, format!("thread {index}: no \"count\"")))?;
-        let r = us_thread_report(path, line, index, t, count)?;
+        let us = |name: &str| {
+            t.get(name)
+                .and_then(Value::as_f64)
+                .and_then(|v| to_ns(v, 1000))
+        };
+        let r = Reported {
+            buckets: json_histogram(
+                path,
+                line,
+                &format!("thread {index}"),
+                t.get("histogram"),
+                1000,
+            )?,
+            count: count as u64,
+            min_ns: us("min"),
+            max_ns: us("max"),
+            mean_ns: us("avg"),
+            ..Default::default()
+        };
         // jitterdebugger numbers its threads, one per CPU of its affinity in order.
         let what = format!("jitterdebugger thread {index}");
         series.push(series_of(
@@ -54,7 +66,7 @@ pub fn parse_results(path: &Path, text: &str) -> Result<RunResult, ImportError> 
             &what,
         ));
     }
-    Ok(document(shell(0, 0), "cyclic", series, warnings))
+    Ok(document(path, shell(None), "cyclic", series, warnings))
 }
 
 pub fn parse_samples(path: &Path, text: &str) -> Result<RunResult, ImportError> {
@@ -102,7 +114,8 @@ pub fn parse_samples(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         .collect();
     // The timestamps are CLOCK_MONOTONIC: they give the duration, not the date.
     Ok(document(
-        shell(0, end - start),
+        path,
+        shell(Some(end - start)),
         "cyclic",
         series,
         Vec::new(),

@@ -1,34 +1,52 @@
 //! Results of other tools as rtgauge result documents, so `report`, `compare`, `check` and
-//! the run history treat them like measured runs.
+//! the run history treat them like measured runs; and rtgauge results as rt-tests JSON
+//! ([`rt_tests::export`]), so scripts written for cyclictest read them unchanged.
 //!
-//! What a source cannot give stays absent, never invented: a cyclictest run without `-h`
-//! has min, average and maximum only (no median, no percentiles, no histogram), and the
-//! import says so in the document's warnings. Histograms of 1 µs buckets are recorded at the
-//! bucket's value, the resolution the tool measured with. Samples beyond a tool's histogram
-//! range (its overflow) are counted at the reported maximum, an upper bound, and said so.
+//! The source's own figures are the truth. Count, minimum, average and maximum are the ones
+//! the tool printed; percentiles come from its histogram only where the histogram holds them
+//! (above its range they are only known to be at least its limit, kept in the series'
+//! `histogram_limit_ns` and `beyond_histogram` counters); a standard deviation exists only
+//! where the histogram holds every sample at the tool's resolution. A bucket wider than the
+//! tool's resolution stands for its upper edge, never outside the source's minimum and
+//! maximum. What a file does not say (priority, memory locking, the date) stays unknown.
 //!
-//! Mapping: cyclictest and jitterdebugger measure what rtgauge's `cyclic` probe does
-//! (wake-up latency of a periodic thread), so they become `cyclic` / `latency` rows per CPU
-//! and pair with rtgauge runs in `compare`; rtla timerlat becomes a `timerlat` probe with
-//! `irq`, `thread` and `user` latency rows per CPU.
+//! Mapping: cyclictest, cyclicdeadline, oslat and jitterdebugger measure what rtgauge's
+//! `cyclic` probe does (latency of a periodic or polling thread), so they become `cyclic` /
+//! `latency` rows per CPU and pair with rtgauge runs in `compare`; ptsematest, pmqtest,
+//! sigwaittest and svsematest (a sender wakes a receiver) become `response` / `latency`
+//! rows; rtla timerlat becomes a `timerlat` probe with `irq`, `thread` and `user` rows per
+//! CPU; rtla osnoise an `osnoise` probe; hwlatdetect an `hwlat` probe.
 
 mod cyclictest;
+mod hwlat;
 mod jitterdebugger;
-mod timerlat;
+mod oslat;
+pub mod rt_tests;
+mod rtla;
 
 use rtgauge_result::{
     Calibration, Obtained, ProbeRun, ProbeStatus, RunConfig, RunResult, RunStatus, Series, Tool,
     Warning,
 };
-use rtgauge_stats::Recorder;
+use rtgauge_stats::{percentile_supported, Percentiles, SparseHistogram};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The formats `import` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Source {
-    Cyclictest,
-    Timerlat,
+    /// `--json` of cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest, sigwaittest,
+    /// svsematest (rt-tests).
+    RtTests,
+    /// cyclictest's histogram text (`-h`/`-H` on stdout, with or without its status lines,
+    /// or `--histfile`).
+    CyclictestText,
+    /// oslat's text output.
+    OslatText,
+    /// rtla timerlat/osnoise hist and top text output.
+    Rtla,
+    /// hwlatdetect's text output.
+    Hwlatdetect,
     Jitterdebugger,
     /// jitterdebugger's samples, as `jittersamples --format csv` writes them.
     JitterdebuggerSamples,
@@ -38,14 +56,20 @@ pub enum Source {
 impl Source {
     pub fn name(self) -> &'static str {
         match self {
-            Source::Cyclictest => "cyclictest",
-            Source::Timerlat => "rtla timerlat",
+            Source::RtTests => "rt-tests JSON",
+            Source::CyclictestText => "cyclictest histogram",
+            Source::OslatText => "oslat text",
+            Source::Rtla => "rtla",
+            Source::Hwlatdetect => "hwlatdetect",
             Source::Jitterdebugger => "jitterdebugger",
             Source::JitterdebuggerSamples => "jitterdebugger samples",
             Source::Rtgauge => "rtgauge",
         }
     }
 }
+
+/// What `import` reads, for messages.
+pub const SUPPORTED: &str = "rt-tests --json (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest, sigwaittest, svsematest), cyclictest -h/-H/--histfile text, oslat text, hwlatdetect output, rtla timerlat/osnoise hist and top text, jitterdebugger JSON or samples CSV, rtgauge results";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -60,8 +84,15 @@ pub enum ImportError {
         line: usize,
         message: String,
     },
-    #[error("{path}: not a format rtgauge imports (cyclictest --json, rtla timerlat hist, jitterdebugger JSON or samples CSV, rtgauge result); name it with --format")]
-    Unknown { path: PathBuf },
+    #[error("{path}: {looks}; rtgauge imports {SUPPORTED} (not cyclictest's status lines alone, rt-migrate-test, or rtla's saved traces)")]
+    Unknown { path: PathBuf, looks: String },
+    #[error("{path}: {series}: {field} {problem}; the file's figures contradict each other (was it edited?)")]
+    Impossible {
+        path: PathBuf,
+        series: String,
+        field: String,
+        problem: String,
+    },
     #[error(transparent)]
     Result(#[from] rtgauge_result::ResultError),
 }
@@ -73,25 +104,77 @@ pub struct Imported {
     pub result: RunResult,
 }
 
-/// Reads `path` as `source`, or as what its content looks like when `None`.
+/// Reads `path` as `source`, or as what its content looks like when `None`. A named source
+/// of the same tool family (`RtTests` for cyclictest text, `Rtla` for any rtla output) is
+/// refined by content.
 pub fn import_file(path: &Path, source: Option<Source>) -> Result<Imported, ImportError> {
     let text = std::fs::read_to_string(path).map_err(|source| ImportError::Read {
         path: path.to_path_buf(),
         source,
     })?;
-    let source = match source {
-        Some(s) => s,
-        None => detect(&text).ok_or_else(|| ImportError::Unknown {
-            path: path.to_path_buf(),
-        })?,
+    import_text(path, &text, source)
+}
+
+/// [`import_file`] on text already read; `path` names it in messages (an rtgauge result is
+/// read from `path` itself).
+pub fn import_text(
+    path: &Path,
+    text: &str,
+    source: Option<Source>,
+) -> Result<Imported, ImportError> {
+    let text = text.to_string();
+    let detected = detect(&text);
+    let source = match (source, detected) {
+        (Some(Source::RtTests), Some(Source::CyclictestText)) => Source::CyclictestText,
+        (Some(Source::RtTests), Some(Source::OslatText)) => Source::OslatText,
+        (Some(s), _) => s,
+        (None, Some(s)) => s,
+        (None, None) => {
+            return Err(ImportError::Unknown {
+                path: path.to_path_buf(),
+                looks: looks_like(&text),
+            })
+        }
     };
     let result = match source {
-        Source::Cyclictest => cyclictest::parse(path, &text)?,
-        Source::Timerlat => timerlat::parse(path, &text)?,
+        Source::RtTests => cyclictest::parse_json(path, &text)?,
+        Source::CyclictestText => cyclictest::parse_text(path, &text)?,
+        Source::OslatText => oslat::parse_text(path, &text)?,
+        Source::Rtla => rtla::parse(path, &text)?,
+        Source::Hwlatdetect => hwlat::parse(path, &text)?,
         Source::Jitterdebugger => jitterdebugger::parse_results(path, &text)?,
         Source::JitterdebuggerSamples => jitterdebugger::parse_samples(path, &text)?,
-        Source::Rtgauge => rtgauge_result::read_result(path)?,
+        Source::Rtgauge => {
+            return Ok(Imported {
+                source,
+                result: rtgauge_result::read_result(path)?,
+            })
+        }
     };
+    // What rtgauge would refuse to read back is refused now, before anything is written.
+    if let Err(rtgauge_result::read::Problem::Invalid { field, problem }) =
+        rtgauge_result::read::validate(&result)
+    {
+        let series = field
+            .strip_prefix("runs[0].series[")
+            .and_then(|rest| rest.split(']').next()?.parse::<usize>().ok())
+            .and_then(|i| result.runs.first()?.series.get(i))
+            .map(|s| {
+                let labels: Vec<String> =
+                    s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("{} {}", s.name, labels.join(" "))
+                    .trim_end()
+                    .to_string()
+            })
+            .unwrap_or_else(|| "the result".into());
+        let field = field.rsplit('.').next().unwrap_or(&field).to_string();
+        return Err(ImportError::Impossible {
+            path: path.to_path_buf(),
+            series,
+            field,
+            problem,
+        });
+    }
     Ok(Imported { source, result })
 }
 
@@ -103,20 +186,63 @@ pub fn detect(text: &str) -> Option<Source> {
         return if value.get("schema_version").is_some() {
             Some(Source::Rtgauge)
         } else if value.get("thread").is_some() {
-            Some(Source::Cyclictest)
+            Some(Source::RtTests)
         } else if value.get("cpu").is_some() {
             Some(Source::Jitterdebugger)
         } else {
             None
         };
     }
-    if head.starts_with("# RTLA timerlat") || head.lines().any(|l| l.starts_with("Index")) {
-        return Some(Source::Timerlat);
+    let lines = || head.lines().map(str::trim);
+    if lines().any(|l| l.starts_with("# RTLA ") || l.starts_with("Index "))
+        || lines().any(|l| l.contains("Timer Latency") || l.starts_with("CPU Period"))
+    {
+        return Some(Source::Rtla);
+    }
+    if lines().any(|l| l == "# Histogram" || l.starts_with("# Max Latencies:")) {
+        return Some(Source::CyclictestText);
+    }
+    if lines().any(|l| l.starts_with("Counter Freq:")) && lines().any(|l| l.contains("(us):")) {
+        return Some(Source::OslatText);
+    }
+    if lines()
+        .any(|l| l.starts_with("hwlatdetect:") || l.starts_with("Samples exceeding threshold:"))
+    {
+        return Some(Source::Hwlatdetect);
     }
     let first = head.lines().next()?;
     let fields: Vec<&str> = first.split(';').collect();
     (fields.len() == 3 && fields.iter().all(|f| f.trim().parse::<f64>().is_ok()))
         .then_some(Source::JitterdebuggerSamples)
+}
+
+/// What an unrecognised file looks like, for the refusal.
+fn looks_like(text: &str) -> String {
+    let head = text.trim_start();
+    if head.is_empty() {
+        return "the file is empty".into();
+    }
+    if head.starts_with('{') {
+        return match serde_json::from_str::<serde_json::Value>(text) {
+            Err(e) => format!("looks like JSON but does not parse ({e})"),
+            Ok(v) => {
+                let keys: Vec<String> = v
+                    .as_object()
+                    .map(|o| o.keys().take(6).cloned().collect())
+                    .unwrap_or_default();
+                format!(
+                    "a JSON document with keys {} (no \"thread\", \"cpu\" or \"schema_version\")",
+                    keys.join(", ")
+                )
+            }
+        };
+    }
+    let first = head.lines().next().unwrap_or("").trim();
+    let first: String = first.chars().take(60).collect();
+    if text.contains("T:") && text.contains("Max:") {
+        return format!("cyclictest status lines without a histogram (first line `{first}`): run cyclictest with -h US, --histfile or --json");
+    }
+    format!("a text file starting `{first}`, of no format rtgauge knows")
 }
 
 pub(crate) fn malformed(path: &Path, line: usize, message: impl Into<String>) -> ImportError {
@@ -128,19 +254,44 @@ pub(crate) fn malformed(path: &Path, line: usize, message: impl Into<String>) ->
 }
 
 /// What a tool reported for one series.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct Reported {
-    /// (value in ns, count) per histogram bucket; empty when the tool kept none.
+    /// (lower edge in ns, count) per histogram bucket; empty when the tool kept none.
     pub buckets: Vec<(u64, u64)>,
-    /// Samples the tool counted in all (the histogram may hold fewer: its overflow).
+    /// Width of a bucket, ns.
+    pub bucket_ns: u64,
+    /// The tool's resolution, ns (1000 for tools printing whole µs).
+    pub unit_ns: u64,
+    /// Samples the tool counted in all (the histogram may hold fewer: its overflow); 0 when
+    /// the tool did not say.
     pub count: u64,
+    /// Samples beyond the histogram's range, when the tool states them.
+    pub overflow: Option<u64>,
+    /// The histogram's upper limit: a sample beyond the histogram is at least this.
+    pub limit_ns: Option<u64>,
     pub min_ns: Option<u64>,
     pub max_ns: Option<u64>,
     pub mean_ns: Option<u64>,
 }
 
-/// A series from what a tool reported. With a histogram every statistic is computed as for a
-/// measured series; without one only count, min, max and mean are set.
+impl Default for Reported {
+    fn default() -> Self {
+        Reported {
+            buckets: Vec::new(),
+            bucket_ns: 1000,
+            unit_ns: 1000,
+            count: 0,
+            overflow: None,
+            limit_ns: None,
+            min_ns: None,
+            max_ns: None,
+            mean_ns: None,
+        }
+    }
+}
+
+/// A series from what a tool reported: the tool's count, min, mean and max; percentiles from
+/// its histogram where it holds them.
 pub(crate) fn series_of(
     name: &str,
     labels: &[(&str, String)],
@@ -148,104 +299,341 @@ pub(crate) fn series_of(
     warnings: &mut Vec<Warning>,
     what: &str,
 ) -> Series {
-    let in_histogram: u64 = r.buckets.iter().map(|b| b.1).sum();
+    let mut buckets: Vec<(u64, u64)> = r.buckets.iter().copied().filter(|b| b.1 > 0).collect();
+    buckets.sort_unstable();
+    let in_histogram: u64 = buckets.iter().fold(0u64, |a, b| a.saturating_add(b.1));
+    let total = r
+        .count
+        .max(in_histogram.saturating_add(r.overflow.unwrap_or(0)));
+    let overflow = total - in_histogram;
+    let mut counters = BTreeMap::new();
     let stats = if in_histogram == 0 {
-        warnings.push(Warning::new(
-            "imported_without_histogram",
-            format!("{what}: the source has min, average and max only (no histogram): median and percentiles are absent"),
-        ));
+        if total > 0 {
+            warnings.push(Warning::new(
+                "imported_without_histogram",
+                format!("{what}: the source has min, average and max only (no histogram): median and percentiles are absent"),
+            ));
+        }
         rtgauge_stats::Summary {
-            count: r.count,
+            count: total,
             min_ns: r.min_ns,
             max_ns: r.max_ns,
             mean_ns: r.mean_ns,
             ..Default::default()
         }
     } else {
-        // No time information: every sample falls in the first interval.
-        let mut rec = Recorder::new(u64::MAX / 2);
-        for &(value, count) in &r.buckets {
-            for _ in 0..count {
-                rec.record(value, 0);
+        // A bucket stands for its upper edge at the tool's resolution (a 1-unit bucket for
+        // its own value), never outside the extremes the tool measured.
+        let width = r.bucket_ns.max(r.unit_ns);
+        let value = |lower: u64| {
+            let mut v = lower.saturating_add(width).saturating_sub(r.unit_ns);
+            if let Some(max) = r.max_ns {
+                v = v.min(max);
+            }
+            if let Some(min) = r.min_ns {
+                v = v.max(min);
+            }
+            v
+        };
+        let mut values: Vec<(u64, u64)> = Vec::with_capacity(buckets.len());
+        for &(lower, count) in &buckets {
+            let v = value(lower);
+            match values.last_mut() {
+                Some(last) if last.0 == v => last.1 = last.1.saturating_add(count),
+                _ => values.push((v, count)),
             }
         }
-        let overflow = r.count.saturating_sub(in_histogram);
+        // The value at rank ⌈q·total⌉, when the histogram holds that rank.
+        let quantile = |q: f64| -> Option<u64> {
+            let rank = ((q * total as f64).ceil() as u64).max(1);
+            let mut seen = 0u64;
+            for &(v, c) in &values {
+                seen = seen.saturating_add(c);
+                if seen >= rank {
+                    return Some(v);
+                }
+            }
+            None
+        };
+        let supported = |q: f64| {
+            if percentile_supported(q, total) {
+                quantile(q)
+            } else {
+                None
+            }
+        };
+        // Every sample is in the histogram at the tool's resolution: mean and deviation
+        // can be computed from it where the tool gave none.
+        // A maximum beyond the histogram with no overflow count stated (older cyclictest):
+        // samples are missing from it, how many the file does not say.
+        let missing = r.overflow.is_none()
+            && overflow == 0
+            && matches!((r.max_ns, r.limit_ns), (Some(max), Some(limit)) if max >= limit);
+        if missing {
+            warnings.push(Warning::new(
+                "imported_histogram_incomplete",
+                format!("{what}: the maximum lies beyond the histogram and the file does not say how many samples do: count and percentiles cover the histogram only"),
+            ));
+        }
+        let exact = overflow == 0 && width == r.unit_ns && !missing;
+        let n = in_histogram as f64;
+        let hist_mean = values
+            .iter()
+            .map(|&(v, c)| v as f64 * c as f64)
+            .sum::<f64>()
+            / n;
+        let stddev = (exact && in_histogram > 1).then(|| {
+            let ss: f64 = values
+                .iter()
+                .map(|&(v, c)| c as f64 * (v as f64 - hist_mean).powi(2))
+                .sum();
+            (ss / (n - 1.0)).sqrt()
+        });
         if overflow > 0 {
-            let at = r.max_ns.unwrap_or(0);
+            let limit = r
+                .limit_ns
+                .map(|l| format!("{} µs", l as f64 / 1000.0))
+                .unwrap_or_else(|| "its range".into());
             warnings.push(Warning::new(
                 "imported_histogram_overflow",
-                format!("{what}: {overflow} samples beyond the source's histogram range are counted at its maximum ({at} ns), an upper bound"),
+                format!("{what}: {overflow} of {total} samples lie beyond the histogram ({limit}); percentiles there are only known to be at least {limit}, count, mean and max are the source's"),
             ));
-            for _ in 0..overflow {
-                rec.record(at, 0);
+        }
+        if overflow > 0 || r.limit_ns.is_some() {
+            counters.insert("beyond_histogram".to_string(), overflow);
+            if let Some(limit) = r.limit_ns {
+                counters.insert("histogram_limit_ns".to_string(), limit);
             }
         }
-        let mut s = rec.summary();
-        // The tool's own extremes are exact where its buckets are not.
-        if let (Some(min), Some(max)) = (r.min_ns, r.max_ns) {
-            s.min_ns = Some(min.min(s.min_ns.unwrap_or(min)));
-            s.max_ns = Some(max.max(s.max_ns.unwrap_or(max)));
+        let (p25, p75) = (quantile(0.25), quantile(0.75));
+        // The stored histogram holds every sample, as a measured one does: the overflow at
+        // the limit, the least it can be (the percentiles above say they are unknown).
+        // Each bucket is stored at its lower edge (the lowest value it holds), as a
+        // measured histogram is, inside the source's extremes.
+        let mut histogram: Vec<(u64, u64)> = Vec::with_capacity(buckets.len());
+        for &(lower, count) in &buckets {
+            let mut v = lower;
+            if let Some(min) = r.min_ns {
+                v = v.max(min);
+            }
+            if let Some(max) = r.max_ns {
+                v = v.min(max);
+            }
+            match histogram.last_mut() {
+                Some(last) if last.0 == v => last.1 = last.1.saturating_add(count),
+                _ => histogram.push((v, count)),
+            }
         }
-        s
+        if overflow > 0 {
+            let at = r
+                .limit_ns
+                .or(r.max_ns)
+                .unwrap_or_else(|| values.last().map_or(0, |v| v.0));
+            let at = r.max_ns.map_or(at, |m| at.min(m));
+            match histogram.iter_mut().find(|b| b.0 == at) {
+                Some(b) => b.1 = b.1.saturating_add(overflow),
+                None => histogram.push((at, overflow)),
+            }
+            histogram.sort_unstable();
+        }
+        rtgauge_stats::Summary {
+            count: total,
+            min_ns: r.min_ns.or(values.first().map(|v| v.0)),
+            max_ns: r.max_ns.or_else(|| {
+                (overflow == 0)
+                    .then(|| values.last().map(|v| v.0))
+                    .flatten()
+            }),
+            max_at_ns: 0,
+            mean_ns: r
+                .mean_ns
+                .or_else(|| exact.then(|| hist_mean.round() as u64)),
+            stddev_ns: stddev.map(|s| s.round() as u64),
+            sem_ns: stddev.map(|s| (s / n.sqrt()).round() as u64),
+            median_ns: quantile(0.5),
+            p25_ns: p25,
+            p75_ns: p75,
+            iqr_ns: p25.zip(p75).map(|(a, b)| b.saturating_sub(a)),
+            percentiles: Percentiles {
+                p90_ns: supported(0.90),
+                p99_ns: supported(0.99),
+                p99_9_ns: supported(0.999),
+                p99_99_ns: supported(0.9999),
+                p99_999_ns: supported(0.99999),
+            },
+            histogram: SparseHistogram {
+                significant_digits: rtgauge_stats::HISTOGRAM_SIGNIFICANT_DIGITS,
+                buckets: histogram,
+            },
+            // The source keeps no time: there are no interval maxima.
+            intervals: Default::default(),
+        }
     };
     let mut series = Series::new(name, stats);
+    series.counters = counters;
     for (k, v) in labels {
         series = series.label(k, v);
     }
     series
 }
 
-/// What a result document built from another tool's output needs to say.
-pub(crate) struct Shell<'a> {
-    pub tool: &'a str,
+/// What a result document built from another tool's output says; `None` is "the file does
+/// not say".
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Shell {
+    pub tool: String,
     pub version: String,
     pub command_line: Vec<String>,
     pub hostname: String,
     pub kernel_release: String,
-    pub started_unix_ns: u64,
-    pub finished_unix_ns: u64,
-    pub priority: i32,
+    pub kernel_version: String,
+    pub machine: String,
+    /// PREEMPT_RT as the file states it (rt-tests' `sysinfo.realtime`).
+    pub preempt_rt: Option<bool>,
+    pub started_unix_ns: Option<u64>,
+    pub finished_unix_ns: Option<u64>,
+    /// How long the tool measured, when the file says.
+    pub duration_ns: Option<u64>,
+    /// other, fifo, rr or deadline.
+    pub policy: Option<String>,
+    pub priority: Option<i32>,
+    pub memory_locked: Option<bool>,
+    pub pinned: Option<bool>,
     pub params: BTreeMap<String, String>,
+    /// What the file says beside its figures (rtla's auto-analysis).
+    pub notes: Vec<String>,
+}
+
+/// The preemption model a `uname -v` string names, or `unknown`.
+fn preemption_of(version: &str, rt: Option<bool>) -> String {
+    if rt == Some(true) || version.contains("PREEMPT_RT") {
+        "rt"
+    } else if version.contains("PREEMPT_DYNAMIC") {
+        "dynamic"
+    } else if version.contains("PREEMPT_LAZY") {
+        "lazy"
+    } else if version.split_whitespace().any(|w| w == "PREEMPT") {
+        "full"
+    } else {
+        "unknown"
+    }
+    .to_string()
 }
 
 /// One probe run in a result document of its own.
 pub(crate) fn document(
-    shell: Shell<'_>,
+    path: &Path,
+    shell: Shell,
     probe: &str,
     series: Vec<Series>,
     mut warnings: Vec<Warning>,
 ) -> RunResult {
-    let mode = if shell.priority > 0 { "rt" } else { "normal" };
+    let policy = shell.policy.clone().or_else(|| match shell.priority {
+        Some(p) if p > 0 => Some("fifo".to_string()),
+        Some(_) => Some("other".to_string()),
+        None => None,
+    });
+    let mode = match policy.as_deref() {
+        Some("fifo" | "rr") => "rt",
+        Some("deadline") => "deadline",
+        Some(_) => "normal",
+        None => "unknown",
+    };
     let mut cpus: Vec<usize> = series
         .iter()
         .filter_map(|s| s.labels.get("cpu")?.parse().ok())
         .collect();
     cpus.sort_unstable();
     cpus.dedup();
+    let file = path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let version = if shell.version.is_empty() {
+        String::new()
+    } else {
+        format!(" {}", shell.version)
+    };
     warnings.insert(
         0,
         Warning::new(
             "imported",
             format!(
-                "imported from {} {}: the machine description holds only what it recorded",
-                shell.tool, shell.version
+                "imported from {}{version} output ({file}): the machine description holds only what the file recorded",
+                shell.tool
             ),
         ),
     );
+    let mut unknown = Vec::new();
+    if shell.started_unix_ns.is_none() {
+        unknown.push("the date");
+    }
+    if shell.duration_ns.is_none() && shell.finished_unix_ns.is_none() {
+        unknown.push("the duration");
+    }
+    if policy.is_none() {
+        unknown.push("the scheduling policy");
+    }
+    if shell.priority.is_none() {
+        unknown.push("the priority");
+    }
+    if shell.memory_locked.is_none() {
+        unknown.push("memory locking");
+    }
+    if shell.pinned.is_none() {
+        unknown.push("CPU pinning");
+    }
+    if shell.preempt_rt.is_none() && shell.kernel_version.is_empty() {
+        unknown.push("the kernel");
+    }
+    if !unknown.is_empty() {
+        warnings.insert(
+            1,
+            Warning::new(
+                "imported_unknown",
+                format!("the file does not say {}", unknown.join(", ")),
+            ),
+        );
+    }
+    for note in &shell.notes {
+        warnings.push(Warning::new("imported_note", note.clone()));
+    }
     let fingerprint = rtgauge_result::Fingerprint {
         hostname: shell.hostname,
         kernel_release: shell.kernel_release,
+        preemption_model: preemption_of(&shell.kernel_version, shell.preempt_rt),
+        preempt_rt: shell.preempt_rt == Some(true),
+        kernel_version: shell.kernel_version,
+        architecture: shell.machine,
+        ..Default::default()
+    };
+    let started = shell.started_unix_ns.unwrap_or(0);
+    let measured = shell.duration_ns.unwrap_or_else(|| {
+        match (shell.started_unix_ns, shell.finished_unix_ns) {
+            (Some(s), Some(f)) => f.saturating_sub(s),
+            _ => 0,
+        }
+    });
+    let finished =
+        shell
+            .finished_unix_ns
+            .unwrap_or(if started > 0 { started + measured } else { 0 });
+    let obtained = Obtained {
+        policy: policy.unwrap_or_else(|| "unknown".into()),
+        priority: shell.priority.unwrap_or(0),
+        memory_locked: shell.memory_locked.unwrap_or(false),
+        pinned: shell.pinned.unwrap_or(false),
         ..Default::default()
     };
     RunResult {
         schema_version: rtgauge_result::SCHEMA_VERSION,
         tool: Tool {
-            name: shell.tool.to_string(),
+            name: shell.tool,
             version: shell.version,
         },
         command_line: shell.command_line,
-        started_unix_ns: shell.started_unix_ns,
-        finished_unix_ns: shell.finished_unix_ns,
+        started_unix_ns: started,
+        finished_unix_ns: finished,
         status: RunStatus::Complete,
         fingerprint,
         checks: Vec::new(),
@@ -255,10 +643,10 @@ pub(crate) fn document(
             modes: vec![mode.to_string()],
             loads: vec!["none".to_string()],
             cpus,
-            duration_ns: None,
+            duration_ns: shell.duration_ns,
             loops: None,
             warmup_ns: 0,
-            priority: shell.priority,
+            priority: shell.priority.unwrap_or(0),
             best_effort: false,
             params: shell.params.clone(),
         },
@@ -269,14 +657,10 @@ pub(crate) fn document(
             mode: mode.to_string(),
             load: "none".to_string(),
             status: ProbeStatus::Ok,
-            obtained: Obtained {
-                policy: if shell.priority > 0 { "fifo" } else { "other" }.to_string(),
-                priority: shell.priority,
-                ..Default::default()
-            },
+            obtained,
             params: shell.params,
             warmup_ns: 0,
-            measured_ns: shell.finished_unix_ns.saturating_sub(shell.started_unix_ns),
+            measured_ns: measured,
             series,
             spikes: Vec::new(),
             spikes_unexplained: 0,
@@ -288,68 +672,89 @@ pub(crate) fn document(
     }
 }
 
-/// A JSON histogram of 1 µs buckets (`{"12": 40, "13": 7}`, as cyclictest and jitterdebugger
-/// write it) as (ns, count); `what` names the series in an error at `line`.
-pub(crate) fn us_histogram(
+/// Whether a result was read from another tool's output (`import`), not measured by rtgauge.
+pub fn is_imported(result: &RunResult) -> bool {
+    result.warnings.iter().any(|w| w.code == "imported")
+}
+
+/// A JSON histogram of buckets in `scale` ns (`{"12": 40, "13": 7}`, as rt-tests and
+/// jitterdebugger write it) as (ns, count); `what` names the series in an error at `line`.
+pub(crate) fn json_histogram(
     path: &Path,
     line: usize,
     what: &str,
     histogram: Option<&serde_json::Value>,
+    scale: u64,
 ) -> Result<Vec<(u64, u64)>, ImportError> {
     let Some(h) = histogram.and_then(serde_json::Value::as_object) else {
         return Ok(Vec::new());
     };
     h.iter()
         .map(|(us, count)| match (us.parse::<u64>(), count.as_u64()) {
-            (Ok(us), Some(count)) => Ok((us * 1000, count)),
+            (Ok(us), Some(count)) if us.checked_mul(scale).is_some() => Ok((us * scale, count)),
             _ => Err(malformed(
                 path,
                 line,
-                format!("{what}: histogram entry \"{us}\" is not µs: count"),
+                format!(
+                    "{what}: histogram entry \"{us}\" is not a whole number of µs with a count"
+                ),
             )),
         })
         .collect()
 }
 
-/// One thread as cyclictest and jitterdebugger both write it (`min`, `avg`, `max` in µs and a
-/// µs histogram); `count` is its number of samples, which the two tools name differently.
-pub(crate) fn us_thread_report(
-    path: &Path,
-    line: usize,
-    index: &str,
-    thread: &serde_json::Value,
-    count: f64,
-) -> Result<Reported, ImportError> {
-    let field = |name: &str| {
-        thread
-            .get(name)
-            .and_then(serde_json::Value::as_f64)
-            .and_then(us_to_ns)
-    };
-    Ok(Reported {
-        buckets: us_histogram(
-            path,
-            line,
-            &format!("thread {index}"),
-            thread.get("histogram"),
-        )?,
-        count: count as u64,
-        min_ns: field("min"),
-        max_ns: field("max"),
-        mean_ns: field("avg"),
-    })
+/// `text` without terminal escape sequences (`ESC [ 3 A`).
+pub(crate) fn strip_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        if chars.clone().next() == Some('[') {
+            chars.next();
+            for e in chars.by_ref() {
+                if e.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        }
+    }
+    out
 }
 
-/// `12.5` µs → ns, refusing what is not a non-negative number.
-pub(crate) fn us_to_ns(value: f64) -> Option<u64> {
-    (value.is_finite() && value >= 0.0).then(|| (value * 1000.0).round() as u64)
+/// `12.5` in units of `scale` ns → ns, refusing what is not a non-negative number.
+pub(crate) fn to_ns(value: f64, scale: u64) -> Option<u64> {
+    (value.is_finite() && value >= 0.0).then(|| (value * scale as f64).round() as u64)
 }
 
-/// Unix nanoseconds of an RFC 2822 date (`Tue, 24 Nov 2026 14:59:48 +0000`, as cyclictest
+/// Unix nanoseconds of an RFC 2822 date (`Tue, 24 Nov 2026 14:59:48 +0000`, as rt-tests
 /// writes it).
 pub(crate) fn rfc2822_ns(text: &str) -> Option<u64> {
     let t = chrono::DateTime::parse_from_rfc2822(text.trim()).ok()?;
     u64::try_from(t.timestamp_nanos_opt()?).ok()
+}
+
+/// rtla's `D HH:MM:SS` duration in ns.
+pub(crate) fn dhms_ns(text: &str) -> Option<u64> {
+    let mut parts = text.split_whitespace();
+    let (days, hms) = match (parts.next()?, parts.next()) {
+        (d, Some(hms)) => (d.parse::<u64>().ok()?, hms),
+        (hms, None) => (0, hms),
+    };
+    let f: Vec<u64> = hms
+        .split(':')
+        .map(|x| x.parse().ok())
+        .collect::<Option<_>>()?;
+    let [h, m, s] = f[..] else { return None };
+    days.checked_mul(24)?
+        .checked_add(h)?
+        .checked_mul(60)?
+        .checked_add(m)?
+        .checked_mul(60)?
+        .checked_add(s)?
+        .checked_mul(1_000_000_000)
 }
 
 #[cfg(test)]
@@ -359,14 +764,15 @@ mod tests {
     #[test]
     fn detects_each_format_from_its_content() {
         assert_eq!(detect("{\"schema_version\": 1}"), Some(Source::Rtgauge));
-        assert_eq!(detect("{\"thread\": {}}"), Some(Source::Cyclictest));
+        assert_eq!(detect("{\"thread\": {}}"), Some(Source::RtTests));
         assert_eq!(
             detect("{\"version\": 1, \"cpu\": {}}"),
             Some(Source::Jitterdebugger)
         );
+        assert_eq!(detect("# RTLA timerlat histogram\n"), Some(Source::Rtla));
         assert_eq!(
-            detect("# RTLA timerlat histogram\n"),
-            Some(Source::Timerlat)
+            detect("# Histogram\n000000 000000\n"),
+            Some(Source::CyclictestText)
         );
         assert_eq!(
             detect("0;1551275469.580364690;19\n"),
@@ -376,12 +782,14 @@ mod tests {
     }
 
     #[test]
-    fn cyclictest_dates_read_as_utc() {
+    fn rt_tests_dates_read_as_utc() {
         assert_eq!(
             rfc2822_ns("Tue, 24 Nov 2026 14:59:48 +0000"),
             Some(1_795_532_388_000_000_000)
         );
         assert_eq!(rfc2822_ns("yesterday"), None);
+        assert_eq!(dhms_ns("0 00:10:00"), Some(600_000_000_000));
+        assert_eq!(dhms_ns("1 01:00:01"), Some(90_001_000_000_000));
     }
 
     #[test]
@@ -397,7 +805,55 @@ mod tests {
         let s = series_of("latency", &[("cpu", "0".into())], &r, &mut w, "cpu 0");
         assert_eq!(s.stats.median_ns, None);
         assert_eq!(s.stats.percentiles.p99_ns, None);
+        assert_eq!(s.stats.stddev_ns, None);
         assert_eq!(s.stats.max_ns, Some(9000));
         assert_eq!(w[0].code, "imported_without_histogram");
+    }
+
+    #[test]
+    fn overflow_keeps_the_sources_mean_and_leaves_high_percentiles_unknown() {
+        let mut w = Vec::new();
+        // 90 samples at 5 µs, 10 beyond a 20 µs histogram, the maximum 130 µs.
+        let r = Reported {
+            buckets: vec![(5000, 90)],
+            count: 100,
+            limit_ns: Some(20_000),
+            min_ns: Some(5000),
+            max_ns: Some(130_000),
+            mean_ns: Some(13_460),
+            ..Default::default()
+        };
+        let s = series_of("latency", &[], &r, &mut w, "cpu 0");
+        assert_eq!(s.stats.count, 100);
+        assert_eq!(s.stats.mean_ns, Some(13_460));
+        assert_eq!(s.stats.max_ns, Some(130_000));
+        assert_eq!(s.stats.median_ns, Some(5000));
+        assert_eq!(s.stats.percentiles.p90_ns, Some(5000));
+        assert_eq!(s.stats.percentiles.p99_ns, None);
+        assert_eq!(s.stats.stddev_ns, None);
+        assert_eq!(s.counters["beyond_histogram"], 10);
+        assert_eq!(s.counters["histogram_limit_ns"], 20_000);
+        assert_eq!(w[0].code, "imported_histogram_overflow");
+    }
+
+    #[test]
+    fn wide_buckets_stay_inside_the_sources_extremes() {
+        let mut w = Vec::new();
+        // rtla -b 10: bucket 0 holds 0–9 µs; the source says min 3, max 14.
+        let r = Reported {
+            buckets: vec![(0, 50), (10_000, 50)],
+            bucket_ns: 10_000,
+            count: 100,
+            min_ns: Some(3000),
+            max_ns: Some(14_000),
+            mean_ns: Some(8000),
+            ..Default::default()
+        };
+        let s = series_of("thread", &[], &r, &mut w, "cpu 0");
+        assert_eq!(s.stats.min_ns, Some(3000));
+        assert_eq!(s.stats.mean_ns, Some(8000));
+        assert_eq!(s.stats.median_ns, Some(9000));
+        assert_eq!(s.stats.percentiles.p99_ns, Some(14_000));
+        assert_eq!(s.stats.stddev_ns, None, "10 µs buckets give no deviation");
     }
 }

@@ -575,8 +575,17 @@ pub fn render_html(input: &ReportInput) -> String {
             esc(&r.fingerprint.hostname),
             esc(&r.fingerprint.kernel_release),
             esc(&r.fingerprint.preemption_model),
-            esc(&utc(r.started_unix_ns)),
-            r.status.as_str(),
+            // An import shows where it came from, and no 1970 date for a file without one.
+            if r.started_unix_ns == 0 {
+                "not recorded".to_string()
+            } else {
+                esc(&utc(r.started_unix_ns))
+            },
+            if r.warnings.iter().any(|w| w.code == "imported") {
+                "imported"
+            } else {
+                r.status.as_str()
+            },
             esc(&r.tool.name),
             esc(&r.tool.version)
         );

@@ -87,7 +87,8 @@ impl Summary {
         Summary {
             heading: heading(result),
             status_note: match result.status {
-                RunStatus::Complete => None,
+                // An import says where it came from, every time it is shown.
+                RunStatus::Complete => imported(result).map(|w| w.message.clone()),
                 RunStatus::Interrupted => Some(
                     "INTERRUPTED: the run was stopped; only the probes listed here were measured"
                         .into(),
@@ -147,16 +148,27 @@ pub fn spike_line(run: &ProbeRun, with_mode: bool) -> Option<String> {
     Some(clip(&line, MAX_WIDTH))
 }
 
+/// The note an import leaves in its result (source tool, version and file).
+fn imported(result: &RunResult) -> Option<&rtgauge_result::Warning> {
+    result.warnings.iter().find(|w| w.code == "imported")
+}
+
 fn heading(result: &RunResult) -> String {
-    let mut parts = vec![match &result.config.suite {
-        Some(s) => format!("{s} suite"),
-        None => "rtgauge run".to_string(),
+    let mut parts = vec![match (&result.config.suite, imported(result)) {
+        (_, Some(_)) => format!("imported {} {}", result.tool.name, result.tool.version)
+            .trim_end()
+            .to_string(),
+        (Some(s), None) => format!("{s} suite"),
+        (None, None) => "rtgauge run".to_string(),
     }];
-    parts.push(result.status.to_string());
-    parts.push(rtgauge_result::units::utc(
-        result.started_unix_ns,
-        "%Y-%m-%d %H:%M UTC",
-    ));
+    if imported(result).is_none() {
+        parts.push(result.status.to_string());
+    }
+    parts.push(if result.started_unix_ns == 0 {
+        "date not recorded".to_string()
+    } else {
+        rtgauge_result::units::utc(result.started_unix_ns, "%Y-%m-%d %H:%M UTC")
+    });
     if !result.fingerprint.hostname.is_empty() {
         parts.push(result.fingerprint.hostname.clone());
     }
@@ -352,6 +364,19 @@ fn fmt(unit: TimeUnit, s: &Series, ns: Option<u64>) -> String {
         .unwrap_or_else(|| "–".into())
 }
 
+/// Quantile `q` of `s`, or `≥ LIMIT` where an imported histogram's range ends below it.
+fn fmt_q(unit: TimeUnit, s: &Series, ns: Option<u64>, q: f64) -> String {
+    let beyond = s.counters.get("beyond_histogram").copied().unwrap_or(0);
+    match (ns, s.counters.get("histogram_limit_ns")) {
+        (None, Some(&limit))
+            if beyond > 0 && rtgauge_stats::percentile_supported(q, s.stats.count) =>
+        {
+            format!("≥ {}", fmt(unit, s, Some(limit)))
+        }
+        _ => fmt(unit, s, ns),
+    }
+}
+
 fn cyclic_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
     let mut rows: Vec<(&Series, Cells)> = run
         .series
@@ -363,8 +388,8 @@ fn cyclic_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
                 None => s.display_name(),
             };
             let cells = vec![
-                fmt(unit, s, s.stats.median_ns),
-                fmt(unit, s, s.stats.percentiles.p99_ns),
+                fmt_q(unit, s, s.stats.median_ns, 0.5),
+                fmt_q(unit, s, s.stats.percentiles.p99_ns, 0.99),
                 fmt(unit, s, s.stats.max_ns),
                 s.counters
                     .get("overruns")

@@ -10,6 +10,11 @@ pub use crate::format::{per_op, Style};
 /// All tables of a result, one per probe, in the order the probes ran.
 pub fn render_tables(result: &RunResult, style: Style) -> String {
     let mut out = String::new();
+    // An import says where it came from, every time it is shown.
+    if let Some(w) = result.warnings.iter().find(|w| w.code == "imported") {
+        out.push_str(&w.message);
+        out.push_str("\n\n");
+    }
     for probe in rtgauge_result::distinct_titles(&result.runs) {
         let runs: Vec<&ProbeRun> = result.runs.iter().filter(|r| r.title() == probe).collect();
         out.push_str(&render_probe_table(&probe, &runs, style));
@@ -37,6 +42,17 @@ pub struct TableRow {
     pub cells: Vec<String>,
 }
 
+/// An imported series' histogram limit when quantile `q` lies beyond it: the percentile is
+/// only known to be at least the limit.
+fn beyond_limit(s: &Series, q: f64) -> Option<u64> {
+    let beyond = *s.counters.get("beyond_histogram")?;
+    let limit = *s.counters.get("histogram_limit_ns")?;
+    let in_histogram = s.stats.count.saturating_sub(beyond);
+    let rank = (q * s.stats.count as f64).ceil() as u64;
+    (beyond > 0 && rank > in_histogram && rtgauge_stats::percentile_supported(q, s.stats.count))
+        .then_some(limit)
+}
+
 /// The cells of one probe's table: columns Series, Samples, Min, Average, Deviation, Median,
 /// the percentiles at least one row supports, Max and (when counted) Overruns.
 pub fn probe_table(runs: &[&ProbeRun]) -> ProbeTable {
@@ -55,9 +71,10 @@ pub fn probe_table(runs: &[&ProbeRun]) -> ProbeTable {
         .iter()
         .enumerate()
         .filter(|(i, _)| {
-            series
-                .iter()
-                .any(|(_, s)| s.stats.percentiles.entries()[i + 1].2.is_some())
+            series.iter().any(|(_, s)| {
+                let (_, q, v) = s.stats.percentiles.entries()[i + 1];
+                v.is_some() || beyond_limit(s, q).is_some()
+            })
         })
         .map(|(i, l)| (i + 1, *l))
         .collect();
@@ -112,7 +129,13 @@ pub fn probe_table(runs: &[&ProbeRun]) -> ProbeTable {
                 f(st.median_ns),
             ];
             let entries = st.percentiles.entries();
-            cells.extend(percentile_columns.iter().map(|(i, _)| f(entries[*i].2)));
+            cells.extend(percentile_columns.iter().map(|(i, _)| {
+                let (_, q, v) = entries[*i];
+                match (v, beyond_limit(s, q)) {
+                    (None, Some(limit)) => format!("≥ {}", f(Some(limit))),
+                    _ => f(v),
+                }
+            }));
             cells.push(f(st.max_ns));
             if show_overruns {
                 cells.push(

@@ -95,8 +95,9 @@ pub enum Command {
     /// Measure two configurations in alternating rounds (A B B A …) and compare them run by
     /// run: the way to tell a small change from run-to-run variation.
     Ab(AbArgs),
-    /// Read results of cyclictest, rtla timerlat, jitterdebugger or rtgauge into the run
-    /// history (and optionally write them as rtgauge result files).
+    /// Read results of rt-tests (cyclictest, oslat, ptsematest…), rtla, hwlatdetect,
+    /// jitterdebugger or rtgauge into the run history (and optionally write them as rtgauge
+    /// result files).
     Import(ImportArgs),
     /// Show one series (e.g. `cyclic latency cpu=1`) over the stored runs: median, p99 and
     /// max as a terminal sparkline table or an HTML chart, kernel and machine changes marked.
@@ -381,6 +382,8 @@ pub enum ShowFormat {
     Csv,
     /// One object per series, times in ns per operation.
     Json,
+    /// rt-tests JSON, as cyclictest --json writes it (for scripts that read cyclictest's).
+    RtTests,
 }
 
 /// Where the run history lives.
@@ -639,10 +642,15 @@ pub enum BaselineAction {
 pub enum ImportFormat {
     /// Decide from the content.
     Auto,
-    /// `cyclictest --json=FILE` (with its histogram when `-h` was given).
+    /// rt-tests `--json=FILE` (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest,
+    /// sigwaittest, svsematest), cyclictest's `-h`/`-H`/`--histfile` text, oslat's text.
+    #[value(alias = "rt-tests")]
     Cyclictest,
-    /// `rtla timerlat hist` text output.
+    /// rtla timerlat or osnoise, hist or top, text output.
+    #[value(alias = "rtla")]
     Timerlat,
+    /// hwlatdetect's output.
+    Hwlatdetect,
     /// jitterdebugger's `results.json`, or its samples file.
     Jitterdebugger,
     /// An rtgauge result document.

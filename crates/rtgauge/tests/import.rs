@@ -205,6 +205,12 @@ fn rtla_timerlat_and_jitterdebugger_results_import_with_every_row() {
         .as_u64()
         .unwrap();
     assert!((4000..=4004).contains(&median), "{median}");
+    // Neither file has a date: the history says so rather than 1970, and marks both imports.
+    let out = rtgauge_with_store(&store).arg("history").output().unwrap();
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(listing.matches("not recorded").count(), 2, "{listing}");
+    assert_eq!(listing.matches("imported").count(), 2, "{listing}");
+    assert!(!listing.contains("1970"), "{listing}");
 }
 
 #[test]
@@ -262,4 +268,140 @@ fn jitterdebugger_samples_keep_their_time_so_interval_maxima_are_real() {
         stats["intervals"]["max_ns"],
         serde_json::json!([12000, 14000, 13000])
     );
+}
+
+fn import_fixture(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rtgauge-import/tests/fixtures")
+        .join(name)
+}
+
+#[test]
+fn an_imported_result_is_shown_as_imported_with_its_own_date_and_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(import_fixture("cyclictest-h20-overflow.json"))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let result = dir.path().join("cyclictest-h20-overflow.rtgauge.json");
+    let out = rtgauge()
+        .args(["show", "--table", "summary"])
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let first = text.lines().next().unwrap();
+    // The file's own date (start_time: Thu, 26 Nov 2026 20:46:47 +0000), not 1970.
+    assert!(
+        first.starts_with("imported cyclictest 2.40 · 2026-11-26 20:46 UTC"),
+        "{text}"
+    );
+    assert!(text.contains("(cyclictest-h20-overflow.json)"), "{text}");
+    assert!(!text.contains("rtgauge run"), "{text}");
+    assert!(!text.contains("measure at least"), "{text}");
+    // 208 of 5000 samples beyond 20 µs: p99 is only known to be at least 20.
+    assert!(text.contains("≥ 20"), "{text}");
+    // The full tables and the HTML report say it too.
+    let out = rtgauge().arg("show").arg(&result).output().unwrap();
+    assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("imported from cyclictest 2.40"), "{text}");
+    assert!(text.contains("≥ 20.0"), "{text}");
+    let html = dir.path().join("r.html");
+    let out = rtgauge()
+        .args(["report", "-o"])
+        .arg(&html)
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("<td>imported</td><td>cyclictest 2.40</td>"));
+}
+
+#[test]
+fn show_format_rt_tests_writes_what_cyclictest_json_readers_expect_and_imports_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(import_fixture("cyclictest-H50.txt"))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let result = dir.path().join("cyclictest-H50.rtgauge.json");
+    let out = rtgauge()
+        .args(["show", "--format", "rt-tests"])
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    // The fields cyclictest --json writes, as a script reads them.
+    assert_eq!(doc["file_version"], 1);
+    assert_eq!(doc["num_threads"], 2);
+    assert_eq!(doc["return_code"], 0);
+    let t0 = &doc["thread"]["0"];
+    // # Total: 991, Overflows 9, Min 10, Avg 29, Max 158 (thread 0 of the fixture)
+    assert_eq!(t0["cycles"], 1000);
+    assert_eq!(t0["min"], 10);
+    assert_eq!(t0["max"], 158);
+    assert_eq!(t0["avg"], 29.0);
+    let in_histogram: u64 = t0["histogram"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(in_histogram, 1000);
+    // And back: the same figures.
+    let exported = dir.path().join("exported.json");
+    std::fs::write(&exported, &out.stdout).unwrap();
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(&exported)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let back = read_json(&dir.path().join("exported.rtgauge.json"));
+    let original = read_json(&result);
+    for i in 0..2 {
+        for k in ["count", "min_ns", "max_ns", "mean_ns"] {
+            assert_eq!(
+                back["runs"][0]["series"][i]["stats"][k],
+                original["runs"][0]["series"][i]["stats"][k],
+                "series {i} {k}"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_unknown_format_is_refused_saying_what_the_file_looks_like() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("status.txt");
+    std::fs::write(
+        &file,
+        "T: 0 ( 1234) P:95 I:1000 C:   1000 Min:      5 Act:    8 Avg:    9 Max:      40\n",
+    )
+    .unwrap();
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cyclictest status lines without a histogram"),
+        "{err}"
+    );
+    assert!(err.contains("rtgauge imports"), "{err}");
 }

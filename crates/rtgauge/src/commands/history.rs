@@ -117,11 +117,20 @@ pub fn history(args: HistoryArgs) -> Result<u8> {
     for r in &runs {
         table.add_row(vec![
             r.id.to_string(),
-            rtgauge_result::units::utc(r.started_unix_ns, "%Y-%m-%d %H:%M:%S"),
+            // An import of a file without a date has none (not 1970).
+            if r.started_unix_ns == 0 {
+                "not recorded".to_string()
+            } else {
+                rtgauge_result::units::utc(r.started_unix_ns, "%Y-%m-%d %H:%M:%S")
+            },
             r.host.clone(),
             r.kernel_release.clone(),
             r.preemption_model.clone(),
-            r.status.clone(),
+            if r.origin.starts_with("import") {
+                "imported".to_string()
+            } else {
+                r.status.clone()
+            },
             r.probes.join(", "),
             format!("{}: {}", r.origin, r.file),
         ]);

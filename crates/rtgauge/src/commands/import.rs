@@ -10,8 +10,9 @@ use rtgauge_store::Store;
 pub fn import(args: ImportArgs) -> Result<u8> {
     let source = match args.format {
         ImportFormat::Auto => None,
-        ImportFormat::Cyclictest => Some(Source::Cyclictest),
-        ImportFormat::Timerlat => Some(Source::Timerlat),
+        ImportFormat::Cyclictest => Some(Source::RtTests),
+        ImportFormat::Timerlat => Some(Source::Rtla),
+        ImportFormat::Hwlatdetect => Some(Source::Hwlatdetect),
         ImportFormat::Jitterdebugger => Some(Source::Jitterdebugger),
         ImportFormat::Rtgauge => Some(Source::Rtgauge),
     };
@@ -38,7 +39,10 @@ pub fn import(args: ImportArgs) -> Result<u8> {
         Some(Store::open(&super::history::store_path(&args.store)?)?)
     };
     for (path, i) in &imported {
-        let mut line = format!("{}: {}", path.display(), i.source.name());
+        let tool = &i.result.tool;
+        let mut line = format!("{}: {} {}", path.display(), tool.name, tool.version)
+            .trim_end()
+            .to_string();
         if let Some(dir) = &args.output_dir {
             let stem = path
                 .file_stem()
@@ -53,13 +57,17 @@ pub fn import(args: ImportArgs) -> Result<u8> {
         if let Some(store) = store.as_mut() {
             let id = store.insert(
                 &i.result,
-                &format!("import {}", i.source.name()),
+                &format!("import {}", i.result.tool.name),
                 &path.display().to_string(),
             )?;
             line.push_str(&format!(" → run {id}"));
         }
+        // Said again wherever the result is shown (show, report, history).
         for w in i.result.warnings.iter().filter(|w| w.code != "imported") {
-            line.push_str(&format!("\n  note: {}", w.message));
+            line.push_str(&format!(
+                "\n  note: {}",
+                w.message.replace('\n', "\n        ")
+            ));
         }
         println!("{line}");
     }

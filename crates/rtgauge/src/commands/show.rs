@@ -9,7 +9,7 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         ShowFormat::Terminal => Format::Text(crate::display::text_style()),
         ShowFormat::Md => Format::Text(Style::Markdown),
         ShowFormat::Csv => Format::Csv,
-        ShowFormat::Json => Format::Json,
+        ShowFormat::Json | ShowFormat::RtTests => Format::Json,
     };
     // Read every file first: a bad one is reported before anything is printed.
     let mut results = args
@@ -22,6 +22,14 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         .iter_mut()
         .for_each(rtgauge_report::worst_case::estimate_missing);
     let several = results.len() > 1;
+    if args.format == ShowFormat::RtTests {
+        anyhow::ensure!(
+            !several,
+            "--format rt-tests prints one result at a time; run `rtgauge show` once per file"
+        );
+        print!("{}", rtgauge_import::rt_tests::export(&results[0]));
+        return Ok(crate::EXIT_OK);
+    }
     if several && format == Format::Json {
         anyhow::bail!(
             "--format json prints one result at a time; run `rtgauge show` once per file"
