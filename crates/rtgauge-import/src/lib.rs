@@ -465,8 +465,9 @@ pub(crate) fn series_of(
                 significant_digits: rtgauge_stats::HISTOGRAM_SIGNIFICANT_DIGITS,
                 buckets: histogram,
             },
-            // The source keeps no time: there are no interval maxima.
+            // The source keeps no time: there are no interval maxima, nor blocks.
             intervals: Default::default(),
+            blocks: None,
         }
     };
     let mut series = Series::new(name, stats);
