@@ -4,6 +4,7 @@
 
 use proptest::prelude::*;
 use rtgauge_fuzz::*;
+use rtgauge_report::Render;
 use rtgauge_result::{read_result, RunResult};
 use serde_json::Value;
 
@@ -52,6 +53,12 @@ fn render(result: RunResult) -> Result<(), TestCaseError> {
         let spec_path = corpus_path("spec", "limits.toml");
         let spec = rtgauge_report::Spec::load(&spec_path).expect("corpus spec");
         let _ = rtgauge_report::check_result(&result, &spec);
+        // The baseline gate reads the block histograms: tested against itself and a copy.
+        let stats = ["median".to_string(), "p99".to_string(), "max".to_string()];
+        let gate = rtgauge_report::check::check_against_baseline(
+            &pair[0], &pair[1], "a", 0.1, &stats, true,
+        );
+        let _ = gate.render(rtgauge_report::Format::Text(rtgauge_report::Style::Terminal));
     })
 }
 
