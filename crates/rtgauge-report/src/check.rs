@@ -1087,9 +1087,8 @@ fn baseline_bound(
         (Some(_), Some(t)) if t.declared => (
             Verdict::Fail,
             format!(
-                "{change}: regressed beyond {limit_text} (p {}; {})",
+                "{change}: regressed beyond {limit_text} (p {})",
                 crate::compare::format_p(t.p_value),
-                power(t)
             ),
         ),
         (Some(_), Some(t)) if t.beyond_margin => {

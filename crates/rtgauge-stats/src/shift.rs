@@ -226,9 +226,16 @@ pub fn test_shift(
             let z = sign * rank_z(&own, &observed_blocks) / deff.sqrt();
             // The same comparison with the baseline itself stretched by `stretch` in place of
             // the candidate: how far a change must go before the test sees it.
+            // Power: the candidate as the baseline's distribution stretched by `stretch`, its
+            // late samples spread evenly over its blocks (a change that is there all the
+            // time, as a new load or kernel is): each block's share above the threshold is
+            // then binomial around the stretched distribution's share. The blocks take the
+            // binomial's quantiles, so the answer is the same every time.
+            let block_size = (a_samples(&a, &ia) / ia.len() as f64).round().max(1.0) as u64;
             let z_at = |stretch: f64| {
-                let moved = shares(&a, baseline, &ia, threshold / stretch);
-                sign * rank_z(&own, &moved) / deff.sqrt()
+                let share = share_above(baseline, threshold / stretch).unwrap_or(0.0);
+                let even = even_shares(share, block_size, ib.len());
+                sign * rank_z(&own, &even) / deff.sqrt()
             };
             let expected = 1.0 - p;
             let observed = share_above(candidate, threshold)?;
@@ -294,6 +301,23 @@ pub fn test_shift(
             })
         }
     }
+}
+
+/// Samples in the given blocks.
+fn a_samples(s: &SerializedBlocks, index: &[usize]) -> f64 {
+    index.iter().map(|&i| s.count(i) as f64).sum()
+}
+
+/// `blocks` block shares of `size` samples each whose count above a threshold is binomial
+/// with probability `share`: the binomial's quantiles at (k + ½) / blocks, as shares.
+fn even_shares(share: f64, size: u64, blocks: usize) -> Vec<f64> {
+    use statrs::distribution::{Binomial, DiscreteCDF};
+    let Ok(binomial) = Binomial::new(share.clamp(0.0, 1.0), size) else {
+        return vec![share; blocks];
+    };
+    (0..blocks)
+        .map(|k| binomial.inverse_cdf((k as f64 + 0.5) / blocks as f64) as f64 / size as f64)
+        .collect()
 }
 
 /// Whether a measured relative change goes past the margin in `direction`.
