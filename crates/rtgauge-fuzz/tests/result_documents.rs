@@ -58,7 +58,9 @@ fn render(result: RunResult) -> Result<(), TestCaseError> {
         let gate = rtgauge_report::check::check_against_baseline(
             &pair[0], &pair[1], "a", 0.1, &stats, true,
         );
-        let _ = gate.render(rtgauge_report::Format::Text(rtgauge_report::Style::Terminal));
+        let _ = gate.render(rtgauge_report::Format::Text(
+            rtgauge_report::Style::Terminal,
+        ));
     })
 }
 

@@ -21,7 +21,7 @@
 //! series) is not applicable and passes.
 
 use crate::dist::Dist;
-use crate::format::{csv_field, new_table, per_op};
+use crate::format::{csv_field, per_op};
 use crate::units::{format_duration_ns, parse_duration_ns};
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
 use rtgauge_stats::percentile_supported;
@@ -966,10 +966,10 @@ pub fn check_against_baseline(
         &[baseline.clone(), candidate.clone()],
         &[baseline_name.to_string(), "this result".to_string()],
     );
-    let find = |r: &'_ RunResult, row: &crate::compare::CompareRow, load: &str| {
+    let find = |r: &'_ RunResult, row: &crate::compare::CompareRow, mode: &str, load: &str| {
         r.runs
             .iter()
-            .filter(|p| p.title() == row.probe && p.mode == row.mode && p.load == load)
+            .filter(|p| p.title() == row.probe && p.mode == mode && p.load == load)
             .flat_map(|p| p.series.iter())
             .find(|s| s.name == row.series && s.labels == row.labels)
             .cloned()
@@ -978,13 +978,12 @@ pub fn check_against_baseline(
     let limit_text = format!("+{} %", regress * 100.0);
     let mut cases = Vec::new();
     for row in &comparison.rows {
-        let (load_a, load_b) = row
-            .load
-            .split_once(" → ")
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .unwrap_or_else(|| (row.load.clone(), row.load.clone()));
-        let (Some(sa), Some(sb)) = (find(baseline, row, &load_a), find(candidate, row, &load_b))
-        else {
+        let (mode_a, mode_b) = crate::compare::sides(&row.mode);
+        let (load_a, load_b) = crate::compare::sides(&row.load);
+        let (Some(sa), Some(sb)) = (
+            find(baseline, row, mode_a, load_a),
+            find(candidate, row, mode_b, load_b),
+        ) else {
             continue;
         };
         // Documents without block histograms (older ones) keep the earlier rule: the
@@ -1153,7 +1152,7 @@ fn case_bounds_text(c: &CheckCase) -> String {
 /// totals. The table stays narrow; the explanations wrap below it.
 pub fn render_text(r: &CheckReport, style: Style) -> String {
     let md = style == Style::Markdown;
-    let mut t = new_table(style);
+    let mut t = crate::format::fitted_table(style);
     t.set_header(vec!["Limit", "Probe run", "Series", "Result", "Note"]);
     let mut notes = Vec::new();
     for c in &r.cases {

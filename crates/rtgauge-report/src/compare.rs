@@ -328,13 +328,13 @@ fn compare_pair(
             }
         }
     }
-    // A series measured under another load (a loaded run against an idle baseline) pairs
-    // with its one counterpart that differs only in the load.
+    // A series measured under another load or in another mode (a loaded run against an idle
+    // baseline, rt against normal) pairs with its one counterpart that differs only there.
     for (run, s, label) in pending {
         let k = run.series_key(s);
         let others: Vec<&SeriesKey> = cand_series
             .keys()
-            .filter(|c| !seen.contains(*c) && differs_only_in_load(c, &k))
+            .filter(|c| !seen.contains(*c) && differs_only_in_mode_or_load(c, &k))
             .collect();
         match others.as_slice() {
             [other] => {
@@ -343,7 +343,8 @@ fn compare_pair(
                 seen.push(other);
                 match compare_series(run, s, cs, a, b) {
                     Some(mut row) => {
-                        row.load = format!("{} → {}", run.load, crun.load);
+                        row.mode = moved(&run.mode, &crun.mode);
+                        row.load = moved(&run.load, &crun.load);
                         rows.push(row);
                     }
                     None => unmatched.push(format!("{label}: no samples in {a} or {b}")),
@@ -359,21 +360,25 @@ fn compare_pair(
     }
 }
 
-/// Whether two series are the same measurement under different loads.
-fn differs_only_in_load(a: &SeriesKey, b: &SeriesKey) -> bool {
-    (
-        &a.run.probe,
-        &a.run.variant,
-        &a.run.mode,
-        &a.name,
-        &a.labels,
-    ) == (
-        &b.run.probe,
-        &b.run.variant,
-        &b.run.mode,
-        &b.name,
-        &b.labels,
-    )
+/// Whether two series are the same measurement, perhaps in another mode or under another
+/// load.
+fn differs_only_in_mode_or_load(a: &SeriesKey, b: &SeriesKey) -> bool {
+    (&a.run.probe, &a.run.variant, &a.name, &a.labels)
+        == (&b.run.probe, &b.run.variant, &b.name, &b.labels)
+}
+
+/// `none → messaging` when a value differs between the two sides, else the value.
+fn moved(a: &str, b: &str) -> String {
+    if a == b {
+        a.to_string()
+    } else {
+        format!("{a} → {b}")
+    }
+}
+
+/// The two sides of a row's mode or load (`none → messaging`, or the same value twice).
+pub fn sides(value: &str) -> (&str, &str) {
+    value.split_once(" → ").unwrap_or((value, value))
 }
 
 fn relative(a: f64, b: f64) -> Option<f64> {
@@ -925,21 +930,11 @@ fn heading(out: &mut String, md: bool, text: &str) {
     }
 }
 
-/// A table fitted to the notes' width: cells wrap rather than widen the terminal.
-fn fitted_table(style: Style) -> comfy_table::Table {
-    let mut t = crate::format::new_table(style);
-    if style != Style::Markdown {
-        t.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
-        t.set_width(crate::format::NOTE_WIDTH as u16);
-    }
-    t
-}
-
 fn environment_table(c: &Comparison, style: Style) -> String {
     if c.environment.is_empty() {
         return "none\n\n".into();
     }
-    let mut t = fitted_table(style);
+    let mut t = crate::format::fitted_table(style);
     let mut header = vec!["Field".to_string()];
     header.extend(c.results.iter().map(|r| r.name.clone()));
     t.set_header(header);
@@ -1018,7 +1013,7 @@ fn probe_section(probe: &str, rows: &[&CompareRow], style: Style) -> String {
         "Max".into(),
         "Verdict".into(),
     ]);
-    let mut t = fitted_table(style);
+    let mut t = crate::format::fitted_table(style);
     t.set_header(header);
     let mut notes = Vec::new();
     for r in rows {
@@ -1103,7 +1098,7 @@ fn worst_case_lines(rows: &[&CompareRow], md: bool) -> String {
 }
 
 fn causes_table(c: &Comparison, style: Style) -> String {
-    let mut t = fitted_table(style);
+    let mut t = crate::format::fitted_table(style);
     let mut header = vec!["Probe run".to_string(), "Cause".to_string()];
     header.extend(c.results.iter().map(|r| r.name.clone()));
     t.set_header(header);

@@ -202,6 +202,17 @@ pub fn numbered_notes(notes: &[String], markdown: bool) -> String {
     out
 }
 
+/// A table fitted to [`NOTE_WIDTH`] columns: cells wrap rather than widen the terminal
+/// (Markdown tables are left whole).
+pub fn fitted_table(style: Style) -> Table {
+    let mut t = new_table(style);
+    if style != Style::Markdown {
+        t.set_content_arrangement(ContentArrangement::Dynamic);
+        t.set_width(NOTE_WIDTH as u16);
+    }
+    t
+}
+
 /// Width of the notes below terminal tables: they fit a 100-column terminal.
 pub const NOTE_WIDTH: usize = 100;
 

@@ -53,3 +53,59 @@ fn a_change_short_bursty_runs_cannot_separate_is_inconclusive_with_the_fix() {
         "{v:#?}"
     );
 }
+
+#[test]
+fn compare_and_check_fit_a_100_column_terminal() {
+    use rtgauge_report::{compare, Format, Render, Style};
+    let (a, b) = common::gate_pair(5, 7.0, 0.02);
+    let (idle, loaded) = (common::build(false), common::build(true));
+    let stats = ["median".to_string(), "p99".to_string(), "max".to_string()];
+    let texts = [
+        compare::render_text(
+            &compare::compare(
+                &[idle.clone(), loaded.clone()],
+                &["idle.json".into(), "loaded.json".into()],
+            ),
+            Style::Terminal,
+        ),
+        check_against_baseline(
+            &a,
+            &b,
+            "a-rather-long-baseline-name.json",
+            0.1,
+            &stats,
+            false,
+        )
+        .render(Format::Text(Style::Terminal))
+        .unwrap(),
+        check_against_baseline(&idle, &loaded, "idle.json", 0.1, &stats, true)
+            .render(Format::Text(Style::Terminal))
+            .unwrap(),
+    ];
+    for text in texts {
+        for line in text.lines() {
+            assert!(
+                line.chars().count() <= 100,
+                "{} columns: {line}\n{text}",
+                line.chars().count()
+            );
+        }
+    }
+}
+
+#[test]
+fn two_runs_that_differ_in_load_show_the_load_as_their_one_configuration_difference() {
+    // The same gate pair, the candidate measured under a messaging load: its probe run is
+    // keyed `cyclic rt messaging`, the baseline's `cyclic rt none`.
+    let (a, mut b) = common::gate_pair(5, 7.0, 0.02);
+    b.config.loads = vec!["messaging".into()];
+    for run in &mut b.runs {
+        run.load = "messaging".into();
+    }
+    let c = rtgauge_report::compare::compare(&[a, b], &["idle.json".into(), "loaded.json".into()]);
+    let fields: Vec<&str> = c.environment.iter().map(|d| d.field.as_str()).collect();
+    assert_eq!(fields, ["config.loads"], "{:#?}", c.environment);
+    assert_eq!(c.rows.len(), 1, "{:#?}", c.unmatched);
+    assert_eq!(c.rows[0].load, "none → messaging");
+    assert_eq!(c.rows[0].outcome, rtgauge_report::compare::Outcome::Slower);
+}
