@@ -1368,7 +1368,7 @@ pub fn render_csv(c: &Comparison) -> String {
             ",{s}_baseline_ns,{s}_candidate_ns,{s}_diff_ns,{s}_relative"
         );
     }
-    out.push_str(",ks_d,ks_p,ks_p_blocks,outcome,verdict\n");
+    out.push_str(",ks_d,ks_p,ks_p_blocks,outcome,verdict,power\n");
     for r in &c.rows {
         let labels: Vec<String> = r.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let fields = [
@@ -1421,6 +1421,7 @@ pub fn render_csv(c: &Comparison) -> String {
             .into(),
         );
         line.push(csv_field(&r.verdict));
+        line.push(csv_field(&r.power));
         out.push_str(&line.join(","));
         out.push('\n');
     }
