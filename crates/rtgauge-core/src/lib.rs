@@ -9,7 +9,7 @@ pub mod cpus;
 pub mod live;
 pub mod plan;
 pub mod probe;
-pub mod probes;
+pub mod registry;
 pub mod rt;
 pub mod runner;
 pub mod signals;

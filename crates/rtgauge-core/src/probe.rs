@@ -7,9 +7,6 @@ pub use rtgauge_record::{RecordingHub, SampleSink, SeriesDef, SinkSlots};
 use rtgauge_result::{Calibration, Obtained, Series};
 use std::collections::BTreeMap;
 use std::io;
-
-/// Where measuring threads start: see [`crate::threads`].
-pub use crate::threads::{merge_obtained, per_cpu_threads};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Why a probe could not produce a result.
@@ -442,7 +439,7 @@ impl About {
 /// measurement. The frame every probe shares (unknown keys refused, the configuration parsed
 /// once, the resolved parameters recorded, a run without any sample reported) is the
 /// [`Probe`] implementation below, written once. Adding a probe is one file implementing this
-/// and one line in [`crate::probes`]'s list (or [`crate::probes::register`]).
+/// and one line in the built-in list of `rtgauge-probes` (or [`crate::registry::register`]).
 pub trait TypedProbe: Sync {
     const ABOUT: About;
     type Config: ProbeConfig;

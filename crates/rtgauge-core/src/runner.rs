@@ -5,7 +5,7 @@ use crate::clock;
 use crate::live::LiveBoard;
 use crate::plan::Plan;
 use crate::probe::{ProbeContext, ProbeError};
-use crate::probes;
+use crate::registry;
 use crate::rt::{self, ProcessContext, RtError};
 use crate::signals;
 use crate::spikes::{read_spikes, SpikeReport, SpikeSettings, SpikeTap};
@@ -219,7 +219,7 @@ fn run_probe(
     record: Option<&RecordingHub>,
     session: Option<&TraceSession>,
 ) -> (ProbeRun, Vec<String>) {
-    let probe = probes::find(request.name).expect("plans only hold known probes");
+    let probe = registry::find(request.name).expect("plans only hold known probes");
     let params = request.params();
     let mut run = ProbeRun {
         probe: request.name.to_string(),

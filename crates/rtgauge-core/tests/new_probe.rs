@@ -1,6 +1,7 @@
 //! Adding a probe takes one file and one registration line: this file is such a probe
 //! (`countdown`, which times a busy loop of N steps), registered with one line and run through
-//! the normal path (plan → runner → result document), typed parameters and all.
+//! the normal path (plan → runner → result document), typed parameters and all. A built-in
+//! probe is the same file in `crates/rtgauge-probes/src/` and its line in `BUILT_IN` there.
 
 use rtgauge_core::clock::now_ns;
 use rtgauge_core::live::LiveBoard;
@@ -71,7 +72,7 @@ impl RunObserver for Quiet {}
 
 #[test]
 fn a_probe_in_one_file_registered_with_one_line_runs_through_the_runner() {
-    rtgauge_core::probes::register(&Countdown);
+    rtgauge_core::registry::register(&Countdown);
 
     let budget = rtgauge_core::probe::Budget {
         duration_ns: None,
@@ -118,5 +119,5 @@ fn a_probe_in_one_file_registered_with_one_line_runs_through_the_runner() {
     assert_eq!(run.status, ProbeStatus::Ok);
     assert_eq!(run.params["steps"], "200");
     assert_eq!(run.series[0].stats.count, 50);
-    assert!(rtgauge_core::probes::names().contains("countdown"));
+    assert!(rtgauge_core::registry::names().contains("countdown"));
 }
