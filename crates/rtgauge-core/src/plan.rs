@@ -107,7 +107,7 @@ pub const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
 /// The period a deadline reservation uses when no `--period` is given: 1 ms.
 pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
 /// Measuring priority in `rt` mode: high, but below 99 where kernel housekeeping runs.
-pub const DEFAULT_PRIORITY: i32 = 95;
+pub use rtgauge_os::sched::DEFAULT_PRIORITY;
 /// SCHED_DEADLINE runtime per period in `deadline` mode: 100 µs.
 pub const DEFAULT_DL_RUNTIME_NS: u64 = 100_000;
 /// Most disk space the io and memory loads may use: 256 MiB.

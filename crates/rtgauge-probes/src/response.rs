@@ -27,14 +27,12 @@ use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
 use rtgauge_core::sys::gpio::{self, LineName, Open};
-use rtgauge_core::sys::io::{
-    cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte,
-};
-use rtgauge_core::sys::mqueue;
 use rtgauge_core::threads::{
     describe_places, merge_obtained, one_below, run_pair, Place, Placements, Start, ThreadSpec,
 };
 use rtgauge_core::units::{format_duration_exact, format_duration_ns};
+use rtgauge_os::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
+use rtgauge_os::mqueue;
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;

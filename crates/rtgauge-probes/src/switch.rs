@@ -17,12 +17,10 @@ use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
 use rtgauge_core::rt::Policy;
-use rtgauge_core::sys::io::{
-    cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte,
-};
 use rtgauge_core::threads::{
     describe_places, merge_obtained, run_pair, Place, Placements, Start, ThreadSpec,
 };
+use rtgauge_os::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::cell::UnsafeCell;

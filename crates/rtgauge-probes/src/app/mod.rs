@@ -72,7 +72,7 @@ impl TypedProbe for App {
 /// How thread `tid` of process `pid` runs, read from outside: its policy, priority and
 /// affinity, whether the process locked memory and holds /dev/cpu_dma_latency open.
 fn application_obtained(pid: u32, tid: u32) -> Obtained {
-    let (policy, priority) = rtgauge_core::sys::sched::scheduling_of(tid).unwrap_or(("other", 0));
+    let (policy, priority) = rtgauge_os::sched::scheduling_of(tid).unwrap_or(("other", 0));
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let locked_kb = status
         .lines()
@@ -92,7 +92,7 @@ fn application_obtained(pid: u32, tid: u32) -> Obtained {
         priority,
         memory_locked: locked_kb.is_some_and(|kb| kb > 0),
         cpu_dma_latency_held: holds_dma_latency,
-        pinned: rtgauge_core::sys::sched::affinity_of(tid).is_ok_and(|cpus| cpus.len() == 1),
+        pinned: rtgauge_os::sched::affinity_of(tid).is_ok_and(|cpus| cpus.len() == 1),
         timer_slack_ns,
         shortfalls: Vec::new(),
     }

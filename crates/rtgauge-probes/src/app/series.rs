@@ -113,7 +113,7 @@ impl Spikes<'_> {
                 if self.unpinned.contains(&tid) {
                     return None;
                 }
-                match rtgauge_core::sys::sched::affinity_of(tid).as_deref() {
+                match rtgauge_os::sched::affinity_of(tid).as_deref() {
                     Ok(&[cpu]) if traced.contains(&cpu) => Some(cpu),
                     _ => {
                         self.unpinned.push(tid);

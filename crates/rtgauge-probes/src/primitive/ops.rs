@@ -4,8 +4,8 @@
 //! unlinked as soon as they are open, so a killed run leaves nothing behind.
 
 use rtgauge_core::probe::ProbeError;
-use rtgauge_core::sys::mqueue;
-use rtgauge_core::sys::sched::{sched_setattr, SchedAttr};
+use rtgauge_os::mqueue;
+use rtgauge_os::sched::{sched_setattr, SchedAttr};
 use std::ffi::CString;
 use std::io;
 use std::sync::atomic::AtomicU32;
