@@ -5,7 +5,7 @@
 //! winning. [`build`] is the one place a plan is made and validated: `rtgauge run` and
 //! `rtgauge suites FILE` both go through it, so a suite is judged the same wherever it is read.
 
-use crate::probe::{Budget, Params, Probe, ProbeError};
+use crate::probe::{Budget, Params, Probe, ProbeError, ResolvedConfig};
 use crate::registry;
 use crate::rt::{Mode, Policy};
 use crate::units;
@@ -20,6 +20,8 @@ pub struct ProbeRequest {
     /// Tells apart several entries of one probe in a suite (`cyclic@100us`).
     pub variant: Option<String>,
     pub params: BTreeMap<String, String>,
+    /// `params` parsed once into the probe's typed configuration, handed to the probe as is.
+    pub config: ResolvedConfig,
     pub budget: Budget,
     pub warmup_ns: u64,
 }
@@ -104,8 +106,8 @@ pub enum PlanError {
 pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 /// Warm-up discarded before counting when neither a flag nor the suite says: 1 s.
 pub const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
-/// The period a deadline reservation uses when no `--period` is given: 1 ms.
-pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
+/// The period a deadline reservation uses when no `--period` is given: the periodic probes'.
+pub use crate::probe::DEFAULT_PERIOD_NS;
 /// Measuring priority in `rt` mode: high, but below 99 where kernel housekeeping runs.
 pub use rtgauge_os::sched::DEFAULT_PRIORITY;
 /// SCHED_DEADLINE runtime per period in `deadline` mode: 100 µs.
@@ -668,14 +670,16 @@ pub fn request(
     }) {
         return Err(PlanError::BadVariant(format!("{name}@{v}")));
     }
+    // The one parse of the parameters: the runner hands this configuration to the probe.
+    let config = probe.configure(&Params::new(probe.name(), params.clone()))?;
     let req = ProbeRequest {
         name: probe.name(),
         variant,
         params,
+        config,
         budget,
         warmup_ns,
     };
-    probe.validate(&req.params())?;
     Ok(req)
 }
 

@@ -185,7 +185,7 @@ fn diagnose_scheduling(priority: i32, err: i32) -> (String, String) {
     if err == libc::EINVAL {
         return (
             format!("priority {priority} is out of range for this policy"),
-            "use a priority between 1 and 99 (95 is the default; 99 belongs to kernel housekeeping)".into(),
+            format!("use a priority between 1 and 99 ({DEFAULT_PRIORITY} is the default; 99 belongs to kernel housekeeping)"),
         );
     }
     if !p.is_root() && !p.cap_sys_nice && p.rlimit_rtprio < priority as u64 {

@@ -259,7 +259,8 @@ fn run_probe(
         spikes: None,
         trace: session,
     };
-    let (outcome, report, broken) = run_watched(plan, &ctx, session, |ctx| probe.run(ctx));
+    let (outcome, report, broken) =
+        run_watched(plan, &ctx, session, |ctx| probe.run(ctx, &request.config));
     let mut warnings = Vec::new();
     if broken {
         warnings.push(format!(

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 struct Countdown;
 
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Steps(u64);
 
 impl ProbeConfig for Steps {

@@ -20,6 +20,13 @@ use std::collections::BTreeMap;
 
 pub use rtgauge_core::probe::{DEFAULT_PERIOD_NS, MAX_PERIOD_NS, MIN_PERIOD_NS};
 pub const TIMERS: [&str; 4] = ["abs", "rel", "timerfd", "posix-timer"];
+/// What each of [`TIMERS`] is, in the same order (`--timer`'s help).
+pub const TIMER_HELP: [&str; 4] = [
+    "clock_nanosleep to absolute deadlines (periodic timer)",
+    "Relative sleep re-armed each cycle (one-shot timer, drifts)",
+    "A periodic timerfd",
+    "A periodic POSIX timer signalling the thread",
+];
 pub const DEFAULT_TIMER: &str = "abs";
 const DESCRIPTION: &str =
     "periodic task wake-up latency, period and jitter, with every missed period counted";

@@ -467,7 +467,7 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         loops: args.loops,
         warmup_ns: args.warmup,
         period_ns: args.period,
-        timer: args.timer.map(|t| t.as_param().to_string()),
+        timer: args.timer.clone(),
         cpus: args.cpus.clone(),
         modes: args.mode.clone(),
         priority: args.priority,
