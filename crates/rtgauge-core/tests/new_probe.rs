@@ -3,19 +3,17 @@
 //! the normal path (plan → runner → result document), typed parameters and all. A built-in
 //! probe is the same file in `crates/rtgauge-probes/src/` and its line in `BUILT_IN` there.
 
+mod common;
+
 use rtgauge_core::clock::now_ns;
-use rtgauge_core::live::LiveBoard;
-use rtgauge_core::plan::{self, Plan};
+use rtgauge_core::plan;
 use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use rtgauge_core::rt::Mode;
-use rtgauge_core::runner::{self, RunInputs, RunObserver};
 use rtgauge_core::threads::{on_first_cpu, warm_up};
 use rtgauge_result::{ProbeStatus, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 struct Countdown;
 
@@ -67,9 +65,6 @@ impl TypedProbe for Countdown {
     }
 }
 
-struct Quiet;
-impl RunObserver for Quiet {}
-
 #[test]
 fn a_probe_in_one_file_registered_with_one_line_runs_through_the_runner() {
     rtgauge_core::registry::register(&Countdown);
@@ -91,29 +86,7 @@ fn a_probe_in_one_file_registered_with_one_line_runs_through_the_runner() {
         .unwrap_err()
         .to_string()
         .contains("known parameters: steps"));
-    let plan = Plan {
-        suite: None,
-        probes: vec![request],
-        modes: vec![Mode::normal()],
-        loads: vec![rtgauge_load::LoadSpec::none()],
-        load_cpus: Vec::new(),
-        load_disk_cap_bytes: 0,
-        skip_failed_loads: false,
-        cpus: vec![rtgauge_sysinfo::online_cpus()[0]],
-        best_effort: true,
-        priority: rtgauge_core::rt::DEFAULT_PRIORITY,
-        record: Vec::new(),
-        spikes: Default::default(),
-    };
-    let scratch = tempfile::tempdir().unwrap();
-    let inputs = RunInputs {
-        command_line: vec!["test".into()],
-        live: Arc::new(LiveBoard::default()),
-        scratch_dir: scratch.path().to_path_buf(),
-        exe: std::env::current_exe().unwrap(),
-        record_stem: None,
-    };
-    let result = runner::execute(&plan, &inputs, &mut Quiet).unwrap();
+    let result = common::run(&common::one_probe_plan(request));
     let run = &result.runs[0];
     assert_eq!(run.probe, "countdown");
     assert_eq!(run.status, ProbeStatus::Ok);
