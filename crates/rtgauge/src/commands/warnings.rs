@@ -14,6 +14,8 @@ const WARNING_LINES: usize = 3;
 /// The code of the warnings that say a run was too short for its highest percentiles: the
 /// least urgent, listed last.
 const SAMPLES_CODE: &str = "samples";
+/// The codes of the warnings that say something asked for was not done: the most urgent.
+const ASKED_CODES: [&str; 3] = ["break", "trace", "load"];
 
 /// Doctor's titles of the environment findings, in the result's order.
 fn environment(result: &RunResult) -> Vec<&str> {
@@ -32,19 +34,23 @@ fn title_of<'a>(result: &'a RunResult, code: &str) -> Option<&'a str> {
         .map(|c| c.title.as_str())
 }
 
-/// The run's own warnings, most urgent first: what the mode could not obtain and what the
-/// probes saw, then runs too short for their highest percentiles. Each is (prefix, message).
+/// The run's own warnings, most urgent first: what was asked for and not done (`--break`,
+/// `--trace`, a load), then what the mode could not obtain and what the probes saw, then runs
+/// too short for their highest percentiles. Each is (prefix, message).
 fn own_warnings(result: &RunResult, mode_left_to_rtgauge: bool) -> Vec<(String, String)> {
     let plain = |w: &rtgauge_result::Warning| ("warning: ".to_string(), w.message.clone());
     let others = result
         .warnings
         .iter()
         .filter(|w| title_of(result, &w.code).is_none());
-    let mut list: Vec<(String, String)> = others
-        .clone()
-        .filter(|w| w.code != SAMPLES_CODE)
-        .map(plain)
-        .collect();
+    let asked = |w: &&rtgauge_result::Warning| ASKED_CODES.contains(&w.code.as_str());
+    let mut list: Vec<(String, String)> = others.clone().filter(asked).map(plain).collect();
+    list.extend(
+        others
+            .clone()
+            .filter(|w| !asked(w) && w.code != SAMPLES_CODE)
+            .map(plain),
+    );
     // Runs whose mode rtgauge chose get one notice at the end instead (fallback::notice).
     for run in result.runs.iter().filter(|_| !mode_left_to_rtgauge) {
         for s in &run.obtained.shortfalls {
