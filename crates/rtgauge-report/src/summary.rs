@@ -84,9 +84,10 @@ impl Summary {
                 .extend(runs.iter().filter_map(|r| spike_line(r, several)));
             sections.push(s);
         }
-        // A run too short for an estimate is said once, under the first section it concerns,
-        // not again under every probe.
-        let mut said = std::collections::BTreeSet::new();
+        // A run too short for an estimate is said under the first section it concerns, not
+        // again under every probe: the advice (how long to measure) is the same; the report's
+        // worst-case charts keep each probe's own count.
+        let mut said = false;
         for s in &mut sections {
             let too_short: Vec<String> = result
                 .runs
@@ -94,8 +95,10 @@ impl Summary {
                 .filter(|r| r.title() == s.probe)
                 .flat_map(|r| too_short_note(r, &note_prefix(r, several)))
                 .collect();
-            s.notes
-                .retain(|n| !too_short.contains(n) || said.insert(n.clone()));
+            if said {
+                s.notes.retain(|n| !too_short.contains(n));
+            }
+            said |= !too_short.is_empty();
         }
         Summary {
             heading: heading(result),
