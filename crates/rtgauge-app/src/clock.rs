@@ -18,19 +18,9 @@ pub const COUNTER: u32 = 2;
 /// clocksource is that counter).
 pub const CLOCK_ENV: &str = "RTGAUGE_APP_CLOCK";
 
-/// CLOCK_MONOTONIC in ns (glibc reads it through the vDSO: no system call). Defined here,
-/// not taken from rtgauge-core's clock: applications link this crate alone, so it depends on
-/// no other rtgauge crate.
-#[inline]
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+/// CLOCK_MONOTONIC in ns (glibc reads it through the vDSO: no system call), from the system
+/// layer, the clock every probe reads.
+pub use rtgauge_os::clock::now_ns;
 
 /// The CPU's counter (CLOCK_MONOTONIC in ns where there is none this crate reads). An
 /// unordered read: the CPU may move it by the few instructions around it, nanoseconds.

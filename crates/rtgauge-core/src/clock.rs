@@ -5,74 +5,20 @@
 
 use rtgauge_result::Calibration;
 
-pub const NS_PER_SEC: u64 = 1_000_000_000;
-
-/// Reads a clock in nanoseconds.
-#[inline(always)]
-pub fn read_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid out-pointer; the clock ids used are always supported on Linux.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
-    ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64
-}
-
-/// CLOCK_MONOTONIC now, in nanoseconds.
-#[inline(always)]
-pub fn now_ns() -> u64 {
-    read_ns(libc::CLOCK_MONOTONIC)
-}
-
-/// CLOCK_REALTIME now (ns since the Unix epoch), for wall-clock stamps in documents.
-pub fn unix_ns() -> u64 {
-    read_ns(libc::CLOCK_REALTIME)
-}
-
-pub fn to_timespec(ns: u64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / NS_PER_SEC) as libc::time_t,
-        tv_nsec: (ns % NS_PER_SEC) as libc::c_long,
-    }
-}
+/// The clock reads and sleeps of the system layer, re-exported: the probes' clock is defined
+/// once, in `rtgauge_os::clock`.
+pub use rtgauge_os::clock::{
+    now_ns, read_ns, resolution_ns, sleep_for, to_timespec, unix_ns, NS_PER_SEC,
+};
 
 /// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns`, resuming after signals
 /// unless the run is being stopped (then it returns early; the caller's loop sees the stop
 /// flag). See [`crate::signals::wake_on_stop`].
 #[inline]
 pub fn sleep_until(deadline_ns: u64) {
-    let ts = to_timespec(deadline_ns);
-    // SAFETY: ts is valid; a null remainder is allowed with TIMER_ABSTIME.
-    while unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    } == libc::EINTR
+    while rtgauge_os::clock::sleep_until_once(deadline_ns) == libc::EINTR
         && !crate::signals::stop_requested()
     {}
-}
-
-/// Sleeps for `ns` relative to now (one-shot; an interrupted sleep is not resumed).
-#[inline]
-pub fn sleep_for(ns: u64) {
-    let ts = to_timespec(ns);
-    // SAFETY: as above.
-    unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, 0, &ts, std::ptr::null_mut()) };
-}
-
-/// Resolution of a clock (clock_getres), in ns.
-pub fn resolution_ns(clock: libc::clockid_t) -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    (unsafe { libc::clock_getres(clock, &mut ts) } == 0)
-        .then(|| ts.tv_sec as u64 * NS_PER_SEC + ts.tv_nsec as u64)
 }
 
 /// Measures the cost of one CLOCK_MONOTONIC read: `reads` back-to-back pairs, each difference

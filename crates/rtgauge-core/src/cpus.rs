@@ -1,7 +1,8 @@
 //! Choosing the CPUs to measure on.
 
-/// Formats CPUs as a kernel-style list: `0-3,8` (sysinfo's, which the doctor prints too).
-pub use rtgauge_sysinfo::format_cpu_list;
+/// Formats CPUs as a kernel-style list: `0-3,8` (the system layer's, which the doctor prints
+/// too).
+pub use rtgauge_os::cpus::format_cpu_list;
 
 /// Parses `--cpus`, `--load-cpus` and `doctor --cpus` (`all`, `0`, `0-3,6`) and checks every
 /// CPU is online.
@@ -48,7 +49,7 @@ pub fn parse_cpus(spec: &str, online: &[usize]) -> Result<Vec<usize>, String> {
 
 /// Online CPUs not in `measured`: where rtgauge's own helper threads should run.
 pub fn housekeeping_cpus(measured: &[usize]) -> Vec<usize> {
-    rtgauge_sysinfo::online_cpus()
+    rtgauge_os::cpus::online_cpus()
         .into_iter()
         .filter(|c| !measured.contains(c))
         .collect()

@@ -1,5 +1,6 @@
 //! rtgauge's measuring engine: the real-time execution context, the clock, the probe
-//! interface with its probes, the plan and the runner that produces a result document.
+//! interface and its registry, the plan and the runner that produces a result document. The
+//! built-in probes live in the `rtgauge-probes` crate, which registers them here.
 //!
 //! Data flows one way: [`plan`] → [`runner`] (which applies [`rt`], starts loads, runs each
 //! [`probe`]) → a [`rtgauge_result::RunResult`].
@@ -9,7 +10,7 @@ pub mod cpus;
 pub mod live;
 pub mod plan;
 pub mod probe;
-pub mod probes;
+pub mod registry;
 pub mod rt;
 pub mod runner;
 pub mod signals;

@@ -5,8 +5,8 @@
 //! winning. [`build`] is the one place a plan is made and validated: `rtgauge run` and
 //! `rtgauge suites FILE` both go through it, so a suite is judged the same wherever it is read.
 
-use crate::probe::{Budget, Params, Probe, ProbeError};
-use crate::probes;
+use crate::probe::{Budget, Params, Probe, ProbeError, ResolvedConfig};
+use crate::registry;
 use crate::rt::{Mode, Policy};
 use crate::units;
 use serde::Deserialize;
@@ -20,6 +20,8 @@ pub struct ProbeRequest {
     /// Tells apart several entries of one probe in a suite (`cyclic@100us`).
     pub variant: Option<String>,
     pub params: BTreeMap<String, String>,
+    /// `params` parsed once into the probe's typed configuration, handed to the probe as is.
+    pub config: ResolvedConfig,
     pub budget: Budget,
     pub warmup_ns: u64,
 }
@@ -27,7 +29,7 @@ pub struct ProbeRequest {
 impl ProbeRequest {
     /// The probe this entry runs (a request is only made for a known probe).
     pub fn probe(&self) -> &'static dyn Probe {
-        probes::find(self.name).expect("a request is only made for a known probe")
+        registry::find(self.name).expect("a request is only made for a known probe")
     }
 
     pub fn params(&self) -> Params {
@@ -82,7 +84,7 @@ impl Plan {
 /// A problem with the plan: a bad suite, probe or parameter.
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
-    #[error("unknown probe '{0}'; known probes: {names}", names = probes::names())]
+    #[error("unknown probe '{0}'; known probes: {names}", names = registry::names())]
     UnknownProbe(String),
     #[error(transparent)]
     Probe(#[from] ProbeError),
@@ -104,10 +106,10 @@ pub enum PlanError {
 pub const DEFAULT_DURATION_NS: u64 = 10_000_000_000;
 /// Warm-up discarded before counting when neither a flag nor the suite says: 1 s.
 pub const DEFAULT_WARMUP_NS: u64 = 1_000_000_000;
-/// The period a deadline reservation uses when no `--period` is given: 1 ms.
-pub const DEFAULT_PERIOD_NS: u64 = 1_000_000;
+/// The period a deadline reservation uses when no `--period` is given: the periodic probes'.
+pub use crate::probe::DEFAULT_PERIOD_NS;
 /// Measuring priority in `rt` mode: high, but below 99 where kernel housekeeping runs.
-pub const DEFAULT_PRIORITY: i32 = 95;
+pub use rtgauge_os::sched::DEFAULT_PRIORITY;
 /// SCHED_DEADLINE runtime per period in `deadline` mode: 100 µs.
 pub const DEFAULT_DL_RUNTIME_NS: u64 = 100_000;
 /// Most disk space the io and memory loads may use: 256 MiB.
@@ -230,7 +232,7 @@ impl Default for PlanOptions {
 
 /// The one lookup of a probe by name.
 pub fn find_probe(name: &str) -> Result<&'static dyn Probe, PlanError> {
-    probes::find(name).ok_or_else(|| PlanError::UnknownProbe(name.to_string()))
+    registry::find(name).ok_or_else(|| PlanError::UnknownProbe(name.to_string()))
 }
 
 /// Options → a validated plan. `online` are the CPUs the plan may measure on.
@@ -430,7 +432,7 @@ fn parse_loads(
 }
 
 /// The suite's `modes` (default: rt).
-fn suite_modes(suite: &SuiteFile) -> Result<Vec<ModeName>, PlanError> {
+pub fn suite_modes(suite: &SuiteFile) -> Result<Vec<ModeName>, PlanError> {
     let Some(names) = &suite.modes else {
         return Ok(vec![ModeName::Rt]);
     };
@@ -442,7 +444,7 @@ fn suite_modes(suite: &SuiteFile) -> Result<Vec<ModeName>, PlanError> {
 
 /// The suite's `loads` (default: idle) after checking every mix: each names known loads and
 /// none names itself.
-fn suite_loads(suite: &SuiteFile) -> Result<Vec<rtgauge_load::LoadSpec>, PlanError> {
+pub fn suite_loads(suite: &SuiteFile) -> Result<Vec<rtgauge_load::LoadSpec>, PlanError> {
     for (name, conditions) in &suite.mixes {
         if conditions.iter().any(|c| c.trim() == name) {
             return Err(suite.error(format!(
@@ -668,14 +670,16 @@ pub fn request(
     }) {
         return Err(PlanError::BadVariant(format!("{name}@{v}")));
     }
+    // The one parse of the parameters: the runner hands this configuration to the probe.
+    let config = probe.configure(&Params::new(probe.name(), params.clone()))?;
     let req = ProbeRequest {
         name: probe.name(),
         variant,
         params,
+        config,
         budget,
         warmup_ns,
     };
-    probe.validate(&req.params())?;
     Ok(req)
 }
 
@@ -706,279 +710,4 @@ pub fn parse_setting(s: &str) -> Result<(Option<String>, String, String), String
         Some((probe, key)) => (Some(probe.to_string()), key.to_string(), value.to_string()),
         None => (None, key.to_string(), value.to_string()),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn builtin_suites_parse_and_validate() {
-        for (name, _) in BUILTIN_SUITES {
-            let suite = load_suite(name).unwrap();
-            let reqs = suite_requests(
-                &suite,
-                Budget {
-                    duration_ns: Some(1),
-                    loops: None,
-                },
-                0,
-            )
-            .unwrap();
-            assert!(!reqs.is_empty(), "{name}");
-        }
-    }
-
-    #[test]
-    fn suite_parameters_reach_the_probe() {
-        let suite: SuiteFile = toml::from_str(
-            "name = \"t\"\nduration = \"2s\"\n[[probe]]\nname = \"cyclic\"\nperiod = \"250us\"\ntimer = \"timerfd\"\n",
-        )
-        .unwrap();
-        let reqs = suite_requests(
-            &suite,
-            Budget {
-                duration_ns: None,
-                loops: None,
-            },
-            0,
-        )
-        .unwrap();
-        assert_eq!(reqs[0].params["period"], "250us");
-        assert_eq!(reqs[0].budget.duration_ns, Some(2_000_000_000));
-    }
-
-    #[test]
-    fn bad_suites_say_what_is_wrong() {
-        assert!(matches!(
-            load_suite("nope"),
-            Err(PlanError::UnknownSuite(_))
-        ));
-        let suite: SuiteFile =
-            toml::from_str("name = \"t\"\n[[probe]]\nname = \"cyclic\"\nperiod = \"0\"\n").unwrap();
-        let e = suite_requests(
-            &suite,
-            Budget {
-                duration_ns: Some(1),
-                loops: None,
-            },
-            0,
-        )
-        .unwrap_err();
-        assert!(e.to_string().contains("period"), "{e}");
-    }
-
-    fn requests_of(text: &str) -> Result<Vec<ProbeRequest>, PlanError> {
-        let suite: SuiteFile = toml::from_str(text).unwrap();
-        suite_requests(
-            &suite,
-            Budget {
-                duration_ns: Some(1),
-                loops: None,
-            },
-            0,
-        )
-    }
-
-    #[test]
-    fn one_probe_twice_in_a_suite_needs_variants() {
-        let reqs = requests_of(
-            "name = \"t\"\n[[probe]]\nname = \"cyclic\"\nvariant = \"1ms\"\n[[probe]]\nname = \"cyclic\"\nvariant = \"100us\"\nperiod = \"100us\"\n",
-        )
-        .unwrap();
-        let titles: Vec<String> = reqs.iter().map(ProbeRequest::title).collect();
-        assert_eq!(titles, ["cyclic@1ms", "cyclic@100us"]);
-        assert!(reqs[1].is_selected_by("cyclic") && reqs[1].is_selected_by("cyclic@100us"));
-        assert!(!reqs[1].is_selected_by("cyclic@1ms"));
-
-        let e = requests_of(
-            "name = \"t\"\n[[probe]]\nname = \"cyclic\"\n[[probe]]\nname = \"cyclic\"\nperiod = \"100us\"\n",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(
-            e.contains("'cyclic' is planned twice") && e.contains("variant"),
-            "{e}"
-        );
-
-        let e = requests_of("name = \"t\"\n[[probe]]\nname = \"cyclic\"\nvariant = \"a.b\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("cyclic@a.b") && e.contains("letters, digits"),
-            "{e}"
-        );
-    }
-
-    /// Every check a suite gets, in the order `build` applies them.
-    fn suite_problem(text: &str) -> String {
-        let mut suite: SuiteFile = toml::from_str(text).unwrap();
-        suite.origin = "my.toml".into();
-        suite_problem_of(&suite)
-    }
-
-    fn suite_problem_of(suite: &SuiteFile) -> String {
-        let fallback = Budget {
-            duration_ns: Some(1),
-            loops: None,
-        };
-        suite_requests(suite, fallback, 0)
-            .and_then(|_| suite_modes(suite))
-            .and_then(|_| suite_loads(suite))
-            .map(|_| String::new())
-            .unwrap_or_else(|e| e.to_string())
-    }
-
-    const CYCLIC: &str = "[[probe]]\nname = \"cyclic\"\n";
-
-    /// Each problem a suite can have, with the start of its message (file, then key).
-    #[test]
-    fn suite_problems_are_refused_naming_the_file_and_key() {
-        let cases = [
-            (
-                "modes = [\"bogus\"]\n{CYCLIC}",
-                "suite my.toml: modes: 'bogus' is not a mode; use normal, rt or deadline",
-            ),
-            (
-                "loads = [\"bogus\"]\n{CYCLIC}",
-                "suite my.toml: loads: invalid load `bogus`",
-            ),
-            (
-                "{CYCLIC}[mixes]\noffice = [\"cpu\", \"bogus\"]\n",
-                "suite my.toml: mixes.office: invalid load `bogus`",
-            ),
-            (
-                "loads = [\"office\"]\n{CYCLIC}[mixes]\noffice = [\"office\"]\n",
-                "suite my.toml: mixes.office: a mix cannot contain itself",
-            ),
-            ("", "suite my.toml: no [[probe]] entry"),
-            (
-                "loops = 0\n{CYCLIC}",
-                "suite my.toml: loops: 0 samples measures nothing",
-            ),
-            (
-                "{CYCLIC}loops = 0\n",
-                "suite my.toml: probe cyclic: loops: 0 samples",
-            ),
-        ];
-        for (body, expected) in cases {
-            let text = format!("name = \"t\"\n{}", body.replace("{CYCLIC}", CYCLIC));
-            let e = suite_problem(&text);
-            assert!(e.starts_with(expected), "{text}\n→ {e}");
-        }
-    }
-
-    #[test]
-    fn suite_with_mixes_modes_and_loads_is_accepted() {
-        let e = suite_problem(&format!("name = \"t\"\nmodes = [\"normal\", \"rt\"]\nloads = [\"none\", \"office\"]\n{CYCLIC}[mixes]\noffice = [\"cpu\", \"io+net\"]\n"));
-        assert_eq!(e, "");
-    }
-
-    use proptest::strategy::Strategy as _;
-
-    proptest::proptest! {
-        /// Hostile suite files (any mix of known and unknown keys and values, broken TOML) are
-        /// refused in one line, never with a panic.
-        #[test]
-        fn any_suite_text_is_accepted_or_refused_in_one_line(
-            lines in proptest::sample::subsequence(
-                vec![
-                    "[[probe]]", "name = \"cyclic\"", "name = \"bogus\"",
-                    "loops = 0", "loops = 18446744073709551615", "loops = -1", "duration = \"0s\"",
-                    "duration = \"1e400s\"", "warmup = \"\"", "modes = [\"rt\", \"fast\"]",
-                    "modes = []", "loads = [\"cpu\", \"office\"]", "loads = [\"\"]",
-                    "[mixes]", "office = [\"office\"]", "office = [\"io+net\", \"exec:\"]",
-                    "variant = \"a.b\"", "variant = \"x\"", "period = \"5us\"",
-                    "period = \"18446744073709551615s\"", "sizes = [1, \"4KiB\"]", "=", "[",
-                    "\u{0}", "name = 1",
-                ],
-                0..12,
-            ).prop_shuffle()
-        ) {
-            let text = format!("name = \"t\"\n{}", lines.join("\n"));
-            let Ok(mut suite) = toml::from_str::<SuiteFile>(&text) else {
-                return Ok(());
-            };
-            suite.origin = "fuzz.toml".into();
-            let e = suite_problem_of(&suite);
-            proptest::prop_assert!(!e.contains('\n'), "{}", e);
-        }
-    }
-
-    #[test]
-    fn mode_names_round_trip() {
-        for m in ModeName::ALL {
-            assert_eq!(m.name().parse::<ModeName>(), Ok(m));
-        }
-        assert!("fast".parse::<ModeName>().is_err());
-    }
-
-    #[test]
-    fn a_mode_independent_probe_runs_in_the_first_mode_only() {
-        let options = PlanOptions {
-            probes: vec!["cyclic".into(), "timerlat".into()],
-            modes: vec![ModeName::Normal, ModeName::Rt],
-            ..PlanOptions::default()
-        };
-        let plan = build(&options, &[0]).unwrap();
-        let names = |mode: &Mode| plan.probes_in(mode).map(|r| r.name).collect::<Vec<_>>();
-        assert_eq!(names(&plan.modes[0]), ["cyclic", "timerlat"]);
-        assert_eq!(names(&plan.modes[1]), ["cyclic"]);
-    }
-
-    #[test]
-    fn built_plan_applies_flags_over_the_suite() {
-        let options = PlanOptions {
-            probes: vec!["cyclic".into()],
-            loops: Some(5),
-            modes: vec![ModeName::Normal],
-            settings: vec!["cyclic.period=250us".into()],
-            ..PlanOptions::default()
-        };
-        let plan = build(&options, &[0, 1]).unwrap();
-        assert_eq!(plan.probes.len(), 1);
-        assert_eq!(plan.probes[0].params["period"], "250us");
-        assert_eq!(plan.probes[0].budget.loops, Some(5));
-        assert_eq!(plan.modes, vec![Mode::normal()]);
-        assert_eq!(plan.cpus, vec![0, 1]);
-
-        let cyclic_with = |settings: &str, record: &str| {
-            let options = PlanOptions {
-                probes: vec!["cyclic".into()],
-                settings: vec![settings.into()],
-                record: vec![record.into()],
-                ..PlanOptions::default()
-            };
-            build(&options, &[0]).unwrap_err().to_string()
-        };
-        let e = cyclic_with("nokey=1", "cyclic");
-        assert!(
-            e.starts_with("--set nokey=1: no selected probe takes parameter 'nokey'"),
-            "{e}"
-        );
-        let e = cyclic_with("period=1ms", "switch");
-        assert!(e.contains("not part of this run"), "{e}");
-    }
-
-    #[test]
-    fn selectors_split_at_the_variant() {
-        assert_eq!(split_selector("cyclic"), ("cyclic", None));
-        assert_eq!(split_selector("cyclic@100us"), ("cyclic", Some("100us")));
-    }
-
-    #[test]
-    fn suite_mixes_expand_in_place() {
-        let mixes = BTreeMap::from([("office".to_string(), vec!["cpu".into(), "io+net".into()])]);
-        assert_eq!(expand_mixes("none,office", &mixes), "none,cpu,io+net");
-        assert_eq!(expand_mixes("none", &mixes), "none");
-    }
-
-    #[test]
-    fn settings_split() {
-        assert_eq!(
-            parse_setting("cyclic.period=25us"),
-            Ok((Some("cyclic".into()), "period".into(), "25us".into()))
-        );
-        assert!(parse_setting("period").is_err());
-    }
 }

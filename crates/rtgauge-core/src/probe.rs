@@ -5,12 +5,11 @@ use crate::rt::{self, Mode, RtError};
 use crate::units::{self, UnitError};
 pub use rtgauge_record::{RecordingHub, SampleSink, SeriesDef, SinkSlots};
 use rtgauge_result::{Calibration, Obtained, Series};
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::io;
-
-/// Where measuring threads start: see [`crate::threads`].
-pub use crate::threads::{merge_obtained, per_cpu_threads};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// Why a probe could not produce a result.
 #[derive(Debug, thiserror::Error)]
@@ -356,6 +355,35 @@ impl ProbeOutput {
     }
 }
 
+/// A probe's parameters parsed once, by the plan, into the probe's own typed configuration
+/// ([`TypedProbe::Config`]), and carried as such to `measure`: no probe parses its text again.
+#[derive(Clone)]
+pub struct ResolvedConfig(Arc<dyn Any + Send + Sync>);
+
+impl ResolvedConfig {
+    pub fn new<C: Any + Send + Sync>(config: C) -> ResolvedConfig {
+        ResolvedConfig(Arc::new(config))
+    }
+
+    /// The configuration, if it is of type `C`.
+    pub fn get<C: Any>(&self) -> Option<&C> {
+        self.0.downcast_ref()
+    }
+}
+
+impl std::fmt::Debug for ResolvedConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ResolvedConfig")
+    }
+}
+
+/// Two requests are equal when their parameters are: the configuration is parsed from them.
+impl PartialEq for ResolvedConfig {
+    fn eq(&self, _: &ResolvedConfig) -> bool {
+        true
+    }
+}
+
 /// One kind of measurement, as the runner, the plan and the listings see it. Probes do not
 /// implement this directly: they implement [`TypedProbe`], and this follows.
 pub trait Probe: Sync {
@@ -368,12 +396,16 @@ pub trait Probe: Sync {
     fn availability(&self) -> Result<(), String>;
     /// Checks parameters before anything runs, so bad input fails fast.
     fn validate(&self, params: &Params) -> Result<(), ProbeError> {
-        self.resolve(params).map(drop)
+        self.configure(params).map(drop)
     }
+    /// Parses and validates the parameters once, into the probe's typed configuration: the
+    /// plan does this, and the runner hands the result to [`Probe::run`].
+    fn configure(&self, params: &Params) -> Result<ResolvedConfig, ProbeError>;
     /// The parameters as the probe will use them: parsed and validated once, defaults filled
     /// in, written back exactly (what the result records; it re-parses to the same values).
     fn resolve(&self, params: &Params) -> Result<BTreeMap<String, String>, ProbeError>;
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError>;
+    /// Measures with the configuration [`Probe::configure`] made.
+    fn run(&self, ctx: &ProbeContext, config: &ResolvedConfig) -> Result<ProbeOutput, ProbeError>;
     /// See [`About::mode_independent`].
     fn mode_independent(&self) -> bool {
         false
@@ -384,7 +416,7 @@ pub trait Probe: Sync {
 /// (flags, `--set` and suites all arrive as [`Params`]), and written back exactly, so that a
 /// resolved value re-parses to itself (`1234567ns` stays `1234567ns`, `3001B` stays `3001B`;
 /// use [`units::format_duration_exact`] and [`units::format_size_exact`]).
-pub trait ProbeConfig: Sized {
+pub trait ProbeConfig: Sized + Clone + Send + Sync + 'static {
     /// Reads the parameters; unknown keys were already refused against the probe's table.
     fn parse(params: &Params) -> Result<Self, ProbeError>;
     /// The parameters as the result records them.
@@ -442,7 +474,7 @@ impl About {
 /// measurement. The frame every probe shares (unknown keys refused, the configuration parsed
 /// once, the resolved parameters recorded, a run without any sample reported) is the
 /// [`Probe`] implementation below, written once. Adding a probe is one file implementing this
-/// and one line in [`crate::probes`]'s list (or [`crate::probes::register`]).
+/// and one line in the built-in list of `rtgauge-probes` (or [`crate::registry::register`]).
 pub trait TypedProbe: Sync {
     const ABOUT: About;
     type Config: ProbeConfig;
@@ -481,14 +513,24 @@ impl<P: TypedProbe> Probe for P {
         TypedProbe::availability(self)
     }
 
+    fn configure(&self, params: &Params) -> Result<ResolvedConfig, ProbeError> {
+        params.check_known(P::ABOUT.params)?;
+        Ok(ResolvedConfig::new(P::Config::parse(params)?))
+    }
+
     fn resolve(&self, params: &Params) -> Result<BTreeMap<String, String>, ProbeError> {
         params.check_known(P::ABOUT.params)?;
         Ok(P::Config::parse(params)?.resolved())
     }
 
-    fn run(&self, ctx: &ProbeContext) -> Result<ProbeOutput, ProbeError> {
-        ctx.params.check_known(P::ABOUT.params)?;
-        let mut cfg = P::Config::parse(ctx.params)?;
+    fn run(&self, ctx: &ProbeContext, config: &ResolvedConfig) -> Result<ProbeOutput, ProbeError> {
+        let mut cfg = config
+            .get::<P::Config>()
+            .cloned()
+            .ok_or_else(|| ProbeError::Invalid {
+                probe: P::ABOUT.name,
+                message: "was given the configuration of another probe".into(),
+            })?;
         let mut out = self.measure(ctx, &mut cfg)?;
         let mut params = cfg.resolved();
         params.append(&mut out.params);

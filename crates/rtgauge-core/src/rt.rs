@@ -5,8 +5,7 @@
 //! fix. With best effort the shortfall is recorded instead, so a result always says what was
 //! really obtained.
 
-use crate::sys::sched;
-pub(crate) use crate::sys::sched::{sched_setattr, SchedAttr};
+use rtgauge_os::sched::{self, sched_setattr, SchedAttr};
 use rtgauge_result::Obtained;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -54,7 +53,7 @@ pub struct Mode {
     pub timer_slack_ns: Option<u64>,
 }
 
-pub const DEFAULT_PRIORITY: i32 = 95;
+pub use rtgauge_os::sched::DEFAULT_PRIORITY;
 pub const MODE_NAMES: &str = "normal, rt, deadline";
 
 impl Mode {
@@ -186,7 +185,7 @@ fn diagnose_scheduling(priority: i32, err: i32) -> (String, String) {
     if err == libc::EINVAL {
         return (
             format!("priority {priority} is out of range for this policy"),
-            "use a priority between 1 and 99 (95 is the default; 99 belongs to kernel housekeeping)".into(),
+            format!("use a priority between 1 and 99 ({DEFAULT_PRIORITY} is the default; 99 belongs to kernel housekeeping)"),
         );
     }
     if !p.is_root() && !p.cap_sys_nice && p.rlimit_rtprio < priority as u64 {
@@ -275,13 +274,18 @@ fn affinity_error(cpu: usize, cause: String) -> RtError {
     RtError::Affinity {
         cpu,
         cause,
-        online: crate::cpus::format_cpu_list(&rtgauge_sysinfo::online_cpus()),
+        online: crate::cpus::format_cpu_list(&rtgauge_os::cpus::online_cpus()),
     }
 }
 
 /// Pins the calling thread to any of `cpus` (used to keep helper threads off measured CPUs).
 pub fn pin_thread_to_set(cpus: &[usize]) -> bool {
-    !cpus.is_empty() && sched::set_affinity(cpus).is_ok()
+    let settable: Vec<usize> = cpus
+        .iter()
+        .copied()
+        .filter(|&c| c < libc::CPU_SETSIZE as usize)
+        .collect();
+    !settable.is_empty() && sched::set_affinity(&settable).is_ok()
 }
 
 fn timer_slack_ns() -> u64 {

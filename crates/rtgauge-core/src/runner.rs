@@ -5,7 +5,7 @@ use crate::clock;
 use crate::live::LiveBoard;
 use crate::plan::Plan;
 use crate::probe::{ProbeContext, ProbeError};
-use crate::probes;
+use crate::registry;
 use crate::rt::{self, ProcessContext, RtError};
 use crate::signals;
 use crate::spikes::{read_spikes, SpikeReport, SpikeSettings, SpikeTap};
@@ -73,6 +73,59 @@ pub fn execute(
     signals::install();
     // Before loads and probes start: the session must be recording when the first spike comes.
     let (session, tracing) = start_tracing(plan);
+    let mut result = new_document(plan, inputs, tracing);
+    let measuring = Measuring {
+        plan,
+        inputs,
+        record_options: record_options.as_ref(),
+        session: session.as_ref(),
+    };
+    let load_options = LoadOptions {
+        cpus: plan.load_cpus.clone(),
+        scratch_dir: inputs.scratch_dir.clone(),
+        disk_cap_bytes: plan.load_disk_cap_bytes,
+        exe: inputs.exe.clone(),
+        rt_priority_below: plan.priority,
+    };
+    for spec in &plan.loads {
+        let load = &spec.name();
+        let running = match start_load(spec, &load_options) {
+            Ok(running) => running,
+            Err(e) if plan.skip_failed_loads => {
+                result.warnings.push(Warning::new(
+                    "load",
+                    format!("load {load} did not start, its probes were skipped: {e}"),
+                ));
+                result
+                    .loads
+                    .push(rtgauge_load::LoadReport::not_started(load.clone(), &e));
+                observer.checkpoint(&result);
+                continue;
+            }
+            Err(e) => {
+                return Err(RunError::Load {
+                    load: load.clone(),
+                    detail: format!("{e} (or pass --skip-failed-loads to go on without it)"),
+                })
+            }
+        };
+        let measured = measuring.under_load(load, &mut result, observer);
+        result.loads.push(stop_load(running, load));
+        measured?;
+        if signals::stop_requested() {
+            break;
+        }
+    }
+    result.status = final_status(&result);
+    result.warnings.extend(sample_count_warnings(&result));
+    result.finished_unix_ns = clock::unix_ns();
+    observer.checkpoint(&result);
+    Ok(result)
+}
+
+/// The result document before the first probe: the machine, its checks for this run, the
+/// clock's calibration and the configuration; `Interrupted` until the run ends.
+fn new_document(plan: &Plan, inputs: &RunInputs, tracing: Option<Tracing>) -> RunResult {
     let calibration = clock::calibrate(100_000);
     let fingerprint = rtgauge_sysinfo::collect();
     // The doctor judges the machine for this run: its CPUs and its priority.
@@ -105,52 +158,37 @@ pub fn execute(
     if let Some(reason) = result.tracing.as_ref().and_then(|t| t.reason.clone()) {
         result.warnings.push(Warning::new("trace", reason));
     }
+    result
+}
 
-    let load_options = LoadOptions {
-        cpus: plan.load_cpus.clone(),
-        scratch_dir: inputs.scratch_dir.clone(),
-        disk_cap_bytes: plan.load_disk_cap_bytes,
-        exe: inputs.exe.clone(),
-        rt_priority_below: plan.priority,
-    };
-    'loads: for spec in &plan.loads {
-        let load = &spec.name();
-        let running = match start_load(spec, &load_options) {
-            Ok(running) => running,
-            Err(e) if plan.skip_failed_loads => {
-                result.warnings.push(Warning::new(
-                    "load",
-                    format!("load {load} did not start, its probes were skipped: {e}"),
-                ));
-                result
-                    .loads
-                    .push(rtgauge_load::LoadReport::not_started(load.clone(), &e));
-                observer.checkpoint(&result);
-                continue;
-            }
-            Err(e) => {
-                return Err(RunError::Load {
-                    load: load.clone(),
-                    detail: format!("{e} (or pass --skip-failed-loads to go on without it)"),
-                })
-            }
-        };
+/// What every probe run of a plan shares.
+struct Measuring<'a> {
+    plan: &'a Plan,
+    inputs: &'a RunInputs,
+    record_options: Option<&'a RecordOptions>,
+    session: Option<&'a TraceSession>,
+}
+
+impl Measuring<'_> {
+    /// Every mode × probe under the running load `load`, each run added to `result` and
+    /// checkpointed; stops early when a stop is requested.
+    fn under_load(
+        &self,
+        load: &str,
+        result: &mut RunResult,
+        observer: &mut dyn RunObserver,
+    ) -> Result<(), RunError> {
+        let plan = self.plan;
         for mode in &plan.modes {
-            let process = match ProcessContext::enter(mode, plan.best_effort) {
-                Ok(p) => p,
-                Err(e) => {
-                    result.loads.push(stop_load(running, load));
-                    return Err(e.into());
-                }
-            };
+            let process = ProcessContext::enter(mode, plan.best_effort)?;
             for request in plan.probes_in(mode) {
                 if signals::stop_requested() {
                     break;
                 }
                 observer.probe_started(&request.title(), &mode.name, load);
-                let hub = record_options
-                    .as_ref()
-                    .and_then(|o| recording_hub(plan, inputs, o, request, &mode.name, load));
+                let hub = self
+                    .record_options
+                    .and_then(|o| recording_hub(plan, self.inputs, o, request, &mode.name, load));
                 let (run, warnings) = run_probe(
                     plan,
                     request,
@@ -158,11 +196,11 @@ pub fn execute(
                     load,
                     &process,
                     &result.calibration,
-                    &inputs.live,
+                    &self.inputs.live,
                     hub.as_ref(),
-                    session.as_ref(),
+                    self.session,
                 );
-                finish_recording(hub, &run, &mut result);
+                finish_recording(hub, &run, result);
                 for w in warnings {
                     let code = if w.starts_with("--break") {
                         "break"
@@ -175,19 +213,20 @@ pub fn execute(
                 }
                 result.runs.push(run);
                 result.finished_unix_ns = clock::unix_ns();
-                observer.checkpoint(&result);
+                observer.checkpoint(result);
             }
             drop(process);
             if signals::stop_requested() {
-                result.loads.push(stop_load(running, load));
-                break 'loads;
+                break;
             }
         }
-        result.loads.push(stop_load(running, load));
+        Ok(())
     }
+}
 
-    let broken = result.warnings.iter().any(|w| w.code == "break");
-    result.status = if broken {
+/// How the run ended: stopped at a spike (`--break`), interrupted, failed or complete.
+fn final_status(result: &RunResult) -> RunStatus {
+    if result.warnings.iter().any(|w| w.code == "break") {
         RunStatus::Broken
     } else if signals::stop_requested() {
         RunStatus::Interrupted
@@ -199,11 +238,7 @@ pub fn execute(
         RunStatus::Failed
     } else {
         RunStatus::Complete
-    };
-    result.warnings.extend(sample_count_warnings(&result));
-    result.finished_unix_ns = clock::unix_ns();
-    observer.checkpoint(&result);
-    Ok(result)
+    }
 }
 
 // One call site; the arguments are the coordinates of one probe run and what it writes to.
@@ -219,7 +254,7 @@ fn run_probe(
     record: Option<&RecordingHub>,
     session: Option<&TraceSession>,
 ) -> (ProbeRun, Vec<String>) {
-    let probe = probes::find(request.name).expect("plans only hold known probes");
+    let probe = registry::find(request.name).expect("plans only hold known probes");
     let params = request.params();
     let mut run = ProbeRun {
         probe: request.name.to_string(),
@@ -259,7 +294,8 @@ fn run_probe(
         spikes: None,
         trace: session,
     };
-    let (outcome, report, broken) = run_watched(plan, &ctx, session, |ctx| probe.run(ctx));
+    let (outcome, report, broken) =
+        run_watched(plan, &ctx, session, |ctx| probe.run(ctx, &request.config));
     let mut warnings = Vec::new();
     if broken {
         warnings.push(format!(

@@ -1,24 +1,23 @@
 //! Adding a probe takes one file and one registration line: this file is such a probe
 //! (`countdown`, which times a busy loop of N steps), registered with one line and run through
-//! the normal path (plan → runner → result document), typed parameters and all.
+//! the normal path (plan → runner → result document), typed parameters and all. A built-in
+//! probe is the same file in `crates/rtgauge-probes/src/` and its line in `BUILT_IN` there.
+
+mod common;
 
 use rtgauge_core::clock::now_ns;
-use rtgauge_core::live::LiveBoard;
-use rtgauge_core::plan::{self, Plan};
+use rtgauge_core::plan;
 use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use rtgauge_core::rt::Mode;
-use rtgauge_core::runner::{self, RunInputs, RunObserver};
 use rtgauge_core::threads::{on_first_cpu, warm_up};
 use rtgauge_result::{ProbeStatus, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 struct Countdown;
 
-#[derive(Debug, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Steps(u64);
 
 impl ProbeConfig for Steps {
@@ -66,12 +65,9 @@ impl TypedProbe for Countdown {
     }
 }
 
-struct Quiet;
-impl RunObserver for Quiet {}
-
 #[test]
 fn a_probe_in_one_file_registered_with_one_line_runs_through_the_runner() {
-    rtgauge_core::probes::register(&Countdown);
+    rtgauge_core::registry::register(&Countdown);
 
     let budget = rtgauge_core::probe::Budget {
         duration_ns: None,
@@ -90,33 +86,11 @@ fn a_probe_in_one_file_registered_with_one_line_runs_through_the_runner() {
         .unwrap_err()
         .to_string()
         .contains("known parameters: steps"));
-    let plan = Plan {
-        suite: None,
-        probes: vec![request],
-        modes: vec![Mode::normal()],
-        loads: vec![rtgauge_load::LoadSpec::none()],
-        load_cpus: Vec::new(),
-        load_disk_cap_bytes: 0,
-        skip_failed_loads: false,
-        cpus: vec![rtgauge_sysinfo::online_cpus()[0]],
-        best_effort: true,
-        priority: rtgauge_core::rt::DEFAULT_PRIORITY,
-        record: Vec::new(),
-        spikes: Default::default(),
-    };
-    let scratch = tempfile::tempdir().unwrap();
-    let inputs = RunInputs {
-        command_line: vec!["test".into()],
-        live: Arc::new(LiveBoard::default()),
-        scratch_dir: scratch.path().to_path_buf(),
-        exe: std::env::current_exe().unwrap(),
-        record_stem: None,
-    };
-    let result = runner::execute(&plan, &inputs, &mut Quiet).unwrap();
+    let result = common::run(&common::one_probe_plan(request));
     let run = &result.runs[0];
     assert_eq!(run.probe, "countdown");
     assert_eq!(run.status, ProbeStatus::Ok);
     assert_eq!(run.params["steps"], "200");
     assert_eq!(run.series[0].stats.count, 50);
-    assert!(rtgauge_core::probes::names().contains("countdown"));
+    assert!(rtgauge_core::registry::names().contains("countdown"));
 }

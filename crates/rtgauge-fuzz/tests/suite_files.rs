@@ -11,6 +11,7 @@ fn plan_suite(text: Vec<u8>) -> Result<(), TestCaseError> {
     let (_dir, path) = input_file("suite.toml", &text);
     let name = path.display().to_string();
     let loader_name = name.clone();
+    rtgauge_probes::register_built_in();
     let outcome = within("planning a suite", move || {
         let suite = plan::load_suite(&loader_name).map_err(|e| (true, e.to_string()))?;
         plan::suite_requests(

@@ -17,69 +17,9 @@ pub(crate) fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
     }
 }
 
-/// Parses a kernel CPU list (`0-3,6,8-9`).
-pub(crate) fn parse_cpu_list(text: &str) -> Vec<usize> {
-    let mut cpus = Vec::new();
-    for item in text.trim().split(',').filter(|s| !s.is_empty()) {
-        match item.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.trim().parse::<usize>(), b.trim().parse::<usize>()) {
-                    cpus.extend(a..=b);
-                }
-            }
-            None => {
-                if let Ok(c) = item.trim().parse() {
-                    cpus.push(c);
-                }
-            }
-        }
-    }
-    cpus
-}
-
-/// CPUs the kernel has online; falls back to the available parallelism when sysfs is missing.
-pub(crate) fn online_cpus() -> Vec<usize> {
-    match std::fs::read_to_string("/sys/devices/system/cpu/online") {
-        Ok(text) if !parse_cpu_list(&text).is_empty() => parse_cpu_list(&text),
-        _ => (0..std::thread::available_parallelism().map_or(1, |n| n.get())).collect(),
-    }
-}
-
-/// Restricts the calling thread (and the threads and processes it creates later) to `cpus`.
-pub(crate) fn set_affinity(cpus: &[usize]) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain data; CPU_ZERO/CPU_SET only write inside it and we bound the
-    // index by CPU_SETSIZE.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_ZERO(&mut set);
-        for &cpu in cpus {
-            if cpu >= libc::CPU_SETSIZE as usize {
-                return Err(io::Error::from_raw_os_error(libc::EINVAL));
-            }
-            libc::CPU_SET(cpu, &mut set);
-        }
-        check(libc::sched_setaffinity(
-            0,
-            std::mem::size_of::<libc::cpu_set_t>(),
-            &set,
-        ))?;
-    }
-    Ok(())
-}
-
-/// Sets the calling thread to SCHED_FIFO at `priority`.
-pub(crate) fn set_fifo(priority: i32) -> io::Result<()> {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: pthread_self is always valid for the calling thread; param outlives the call.
-    let ret =
-        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
-    if ret != 0 {
-        return Err(io::Error::from_raw_os_error(ret));
-    }
-    Ok(())
-}
+/// CPU lists, affinity and scheduling come from the system layer shared by every crate.
+pub(crate) use rtgauge_os::cpus::online_cpus;
+pub(crate) use rtgauge_os::sched::{set_affinity, set_fifo};
 
 /// Whether a thread of this process may run SCHED_FIFO at `priority`: tried on a short-lived
 /// thread, so that the caller's own scheduling is untouched.
@@ -239,13 +179,6 @@ pub(crate) fn shell_available() -> Result<(), LoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0-3,6,8-9\n"), [0, 1, 2, 3, 6, 8, 9]);
-        assert_eq!(parse_cpu_list("0"), [0]);
-        assert!(parse_cpu_list("").is_empty());
-    }
 
     #[test]
     fn own_start_time_is_known() {

@@ -558,13 +558,41 @@ pub fn render_html(input: &ReportInput) -> String {
         })
         .collect();
     let charts = build_charts(results, &names, input.recordings);
-
-    let mut body = String::new();
     let title = if input.comparison.is_some() {
         "rtgauge comparison"
     } else {
         "rtgauge report"
     };
+    let probes = rtgauge_result::distinct_titles(results.iter().flat_map(|r| &r.runs));
+
+    let mut body = header(input, title, &names, &probes);
+    if let Some(c) = input.comparison {
+        body.push_str(&comparison_section(c));
+    }
+    // Summary and verdicts first; the charts per probe; the system last.
+    body.push_str(&summary_section(results, &names));
+    body.push_str(&checks_section(results, &names));
+    body.push_str(&warnings_section(results, &names));
+    for probe in &probes {
+        body.push_str(&probe_section(probe, results, &names, &charts));
+    }
+    body.push_str(&recordings_section(input, &charts));
+    body.push_str(&system_section(results, &names));
+    body.push_str("</main>");
+    let _ = write!(
+        body,
+        "<footer><p>Written by rtgauge {}. Times are per operation; tables show the percentiles the sample count supports (p99.99 needs 10,000 samples). How to read each plot: report.md in /usr/share/doc/rtgauge from the Debian package, or doc/ in the release tarball.</p><details><summary>Licences of embedded software</summary><p>uPlot (charts):</p><pre>{}</pre></details></footer>",
+        esc(env!("CARGO_PKG_VERSION")),
+        esc(UPLOT_LICENSE)
+    );
+    page(title, &body, &charts)
+}
+
+/// The page's header: the results measured, and a table of contents (a phone reader jumps
+/// instead of scrolling); opens `<main>`.
+fn header(input: &ReportInput, title: &str, names: &[String], probes: &[String]) -> String {
+    let results = input.results;
+    let mut body = String::new();
     let _ = write!(body, "<header><h1>{title}</h1>");
     body.push_str("<div class=\"scroll\"><table class=\"results\"><thead><tr><th>Result</th><th>Host</th><th>Kernel</th><th>Preemption</th><th>Started</th><th>Status</th><th>Tool</th></tr></thead><tbody>");
     for (i, r) in results.iter().enumerate() {
@@ -591,8 +619,6 @@ pub fn render_html(input: &ReportInput) -> String {
         );
     }
     body.push_str("</tbody></table></div>");
-    // Table of contents: a phone reader jumps instead of scrolling.
-    let probes = rtgauge_result::distinct_titles(results.iter().flat_map(|r| &r.runs));
     body.push_str("<nav>");
     if input.comparison.is_some() {
         body.push_str("<a href=\"#comparison\">Comparison</a> · ");
@@ -601,96 +627,96 @@ pub fn render_html(input: &ReportInput) -> String {
     if results.iter().any(|r| !r.checks.is_empty()) {
         body.push_str(" · <a href=\"#doctor\">Doctor</a>");
     }
-    for p in &probes {
+    for p in probes {
         let _ = write!(body, " · <a href=\"#probe-{}\">{}</a>", esc(p), esc(p));
     }
     body.push_str(" · <a href=\"#system\">System</a></nav></header><main>");
+    body
+}
 
-    if let Some(c) = input.comparison {
-        body.push_str(&comparison_section(c));
+/// One probe's section: its charts, then per result its full table, spikes, what was
+/// obtained and the parameters.
+fn probe_section(probe: &str, results: &[RunResult], names: &[String], charts: &[Chart]) -> String {
+    let mut body = String::new();
+    let _ = write!(
+        body,
+        "<section id=\"probe-{}\" class=\"probe\"><h2>{}</h2>",
+        esc(probe),
+        esc(probe)
+    );
+    // The charts answer at a glance; the full table and the settings follow them.
+    let probe_charts: Vec<&Chart> = charts
+        .iter()
+        .filter(|c| c.probe == *probe && c.kind != crate::plots::ChartKind::Recording)
+        .collect();
+    if !probe_charts.is_empty() {
+        body.push_str("<div class=\"charts\">");
+        for c in probe_charts {
+            body.push_str(&chart_figure(c));
+        }
+        body.push_str("</div>");
     }
-
-    // Summary and verdicts first; the charts per probe; the system last.
-    body.push_str(&summary_section(results, &names));
-    body.push_str(&checks_section(results, &names));
-    body.push_str(&warnings_section(results, &names));
-
-    for probe in &probes {
-        let _ = write!(
-            body,
-            "<section id=\"probe-{}\" class=\"probe\"><h2>{}</h2>",
-            esc(probe),
-            esc(probe)
-        );
-        // The charts answer at a glance; the full table and the settings follow them.
-        let probe_charts: Vec<&Chart> = charts
+    for (i, r) in results.iter().enumerate() {
+        let runs: Vec<&ProbeRun> = r.runs.iter().filter(|run| run.title() == *probe).collect();
+        if runs.is_empty() {
+            continue;
+        }
+        if results.len() > 1 {
+            let _ = write!(body, "<h3>{}</h3>", esc(&names[i]));
+        }
+        body.push_str(&probe_table_html(&runs));
+        body.push_str(&crate::timeline::spikes_html(&runs));
+        let obtained: Vec<String> = runs
             .iter()
-            .filter(|c| c.probe == *probe && c.kind != crate::plots::ChartKind::Recording)
+            .filter(|run| run.status == ProbeStatus::Ok)
+            .map(|run| obtained_text(run))
             .collect();
-        if !probe_charts.is_empty() {
-            body.push_str("<div class=\"charts\">");
-            for c in probe_charts {
-                body.push_str(&chart_figure(c));
-            }
-            body.push_str("</div>");
+        if !obtained.is_empty() {
+            let _ = write!(
+                body,
+                "<p class=\"note\">Obtained: {}</p>",
+                esc(&obtained.join("; "))
+            );
         }
-        for (i, r) in results.iter().enumerate() {
-            let runs: Vec<&ProbeRun> = r.runs.iter().filter(|run| run.title() == *probe).collect();
-            if runs.is_empty() {
-                continue;
-            }
-            if results.len() > 1 {
-                let _ = write!(body, "<h3>{}</h3>", esc(&names[i]));
-            }
-            body.push_str(&probe_table_html(&runs));
-            body.push_str(&crate::timeline::spikes_html(&runs));
-            let obtained: Vec<String> = runs
-                .iter()
-                .filter(|run| run.status == ProbeStatus::Ok)
-                .map(|run| {
-                    let o = &run.obtained;
-                    format!(
-                        "{} {}: {}{}{}{}{}",
-                        run.mode,
-                        run.load,
-                        o.policy,
-                        if o.priority > 0 {
-                            format!(" priority {}", o.priority)
-                        } else {
-                            String::new()
-                        },
-                        if o.memory_locked {
-                            ", memory locked"
-                        } else {
-                            ""
-                        },
-                        if o.pinned { ", pinned" } else { "" },
-                        if o.cpu_dma_latency_held {
-                            ", cpu_dma_latency held"
-                        } else {
-                            ""
-                        }
-                    )
-                })
-                .collect();
-            if !obtained.is_empty() {
-                let _ = write!(
-                    body,
-                    "<p class=\"note\">Obtained: {}</p>",
-                    esc(&obtained.join("; "))
-                );
-            }
-            let params = parameters_line(&runs);
-            if !params.is_empty() {
-                let _ = write!(body, "<p class=\"note\">Parameters: {}</p>", esc(&params));
-            }
+        let params = parameters_line(&runs);
+        if !params.is_empty() {
+            let _ = write!(body, "<p class=\"note\">Parameters: {}</p>", esc(&params));
         }
-        body.push_str("</section>");
     }
+    body.push_str("</section>");
+    body
+}
 
-    body.push_str(&recordings_section(input, &charts));
-    // System fingerprint and configuration.
-    body.push_str("<section id=\"system\"><h2>System</h2>");
+/// `mode load: policy priority N, memory locked, pinned, cpu_dma_latency held`.
+fn obtained_text(run: &ProbeRun) -> String {
+    let o = &run.obtained;
+    format!(
+        "{} {}: {}{}{}{}{}",
+        run.mode,
+        run.load,
+        o.policy,
+        if o.priority > 0 {
+            format!(" priority {}", o.priority)
+        } else {
+            String::new()
+        },
+        if o.memory_locked {
+            ", memory locked"
+        } else {
+            ""
+        },
+        if o.pinned { ", pinned" } else { "" },
+        if o.cpu_dma_latency_held {
+            ", cpu_dma_latency held"
+        } else {
+            ""
+        }
+    )
+}
+
+/// The system fingerprint and the configuration of each result, side by side.
+fn system_section(results: &[RunResult], names: &[String]) -> String {
+    let mut body = String::from("<section id=\"system\"><h2>System</h2>");
     let fingerprints: Vec<Vec<(String, String)>> = results
         .iter()
         .map(|r| {
@@ -701,7 +727,7 @@ pub fn render_html(input: &ReportInput) -> String {
             out
         })
         .collect();
-    body.push_str(&field_table(&names, &fingerprints));
+    body.push_str(&field_table(names, &fingerprints));
     body.push_str("<h3>Configuration</h3>");
     let configs: Vec<Vec<(String, String)>> = results
         .iter()
@@ -720,17 +746,13 @@ pub fn render_html(input: &ReportInput) -> String {
             out
         })
         .collect();
-    body.push_str(&field_table(&names, &configs));
+    body.push_str(&field_table(names, &configs));
     body.push_str("</section>");
+    body
+}
 
-    body.push_str("</main>");
-    let _ = write!(
-        body,
-        "<footer><p>Written by rtgauge {}. Times are per operation; tables show the percentiles the sample count supports (p99.99 needs 10,000 samples). How to read each plot: report.md in /usr/share/doc/rtgauge from the Debian package, or doc/ in the release tarball.</p><details><summary>Licences of embedded software</summary><p>uPlot (charts):</p><pre>{}</pre></details></footer>",
-        esc(env!("CARGO_PKG_VERSION")),
-        esc(UPLOT_LICENSE)
-    );
-
+/// The self-contained page around `body`: styles, the charts' data and the scripts inlined.
+fn page(title: &str, body: &str, charts: &[Chart]) -> String {
     let data = serde_json::json!({ "charts": charts });
     let mut page = String::with_capacity(UPLOT_JS.len() + body.len() + 100_000);
     page.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
@@ -742,7 +764,7 @@ pub fn render_html(input: &ReportInput) -> String {
         page,
         "<style>{UPLOT_CSS}\n{REPORT_CSS}</style></head><body>"
     );
-    page.push_str(&body);
+    page.push_str(body);
     let _ = write!(
         page,
         "<script type=\"application/json\" id=\"rtgauge-data\">{}</script>",

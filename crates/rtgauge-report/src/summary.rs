@@ -23,7 +23,7 @@ pub const MAX_WIDTH: usize = 100;
 /// Notes are printed indented by two spaces.
 const NOTE_WIDTH: usize = MAX_WIDTH - 2;
 /// Rows of one probe run before the rest is left to the full tables.
-const MAX_ROWS: usize = 8;
+const MAX_ROWS: usize = 4;
 /// Calls listed by the primitive probe's summary.
 const SLOWEST_CALLS: usize = 3;
 /// A cost at least this many times the best so far marks where a curve bends.
@@ -83,6 +83,22 @@ impl Summary {
             s.notes
                 .extend(runs.iter().filter_map(|r| spike_line(r, several)));
             sections.push(s);
+        }
+        // A run too short for an estimate is said under the first section it concerns, not
+        // again under every probe: the advice (how long to measure) is the same; the report's
+        // worst-case charts keep each probe's own count.
+        let mut said = false;
+        for s in &mut sections {
+            let too_short: Vec<String> = result
+                .runs
+                .iter()
+                .filter(|r| r.title() == s.probe)
+                .flat_map(|r| too_short_note(r, &note_prefix(r, several)))
+                .collect();
+            if said {
+                s.notes.retain(|n| !too_short.contains(n));
+            }
+            said |= !too_short.is_empty();
         }
         Summary {
             heading: heading(result),
@@ -267,11 +283,7 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
         } else {
             String::new()
         };
-        let note_prefix = if several {
-            format!("{} {}: ", run.mode, run.load)
-        } else {
-            String::new()
-        };
+        let note_prefix = note_prefix(run, several);
         if let Some(status) = status_text(&run.status) {
             out.rows.push(Row {
                 label: prefix.trim_end().to_string(),
@@ -323,18 +335,31 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
 
 type Cells = (String, Vec<String>);
 
+/// `mode load: ` before a note when the result has several of them.
+fn note_prefix(run: &ProbeRun, several: bool) -> String {
+    if several {
+        format!("{} {}: ", run.mode, run.load)
+    } else {
+        String::new()
+    }
+}
+
+/// Too few maxima for an estimate: one note for the whole probe run (a short run), not one
+/// per series.
+fn too_short_note(run: &ProbeRun, note_prefix: &str) -> Vec<String> {
+    match worst_case::headline(run).find(|(_, wc)| worst_case::too_few(wc)) {
+        Some((_, wc)) => wrap(
+            &format!("{note_prefix}{}", worst_case::verdict_text(wc)),
+            NOTE_WIDTH,
+        ),
+        None => Vec::new(),
+    }
+}
+
 /// The extreme-value estimate of each headline series (at most [`MAX_ROWS`]), then how long
 /// a run must be to see a rare latency directly.
 fn worst_case_notes(run: &ProbeRun, note_prefix: &str) -> Vec<String> {
-    let mut notes = Vec::new();
-    // Too few maxima is one line for the whole run (a short run), not one per series.
-    let too_short = worst_case::headline(run).find(|(_, wc)| worst_case::too_few(wc));
-    if let Some((_, wc)) = too_short {
-        notes.extend(wrap(
-            &format!("{note_prefix}{}", worst_case::verdict_text(wc)),
-            NOTE_WIDTH,
-        ));
-    }
+    let mut notes = too_short_note(run, note_prefix);
     let shown = worst_case::headline(run).filter(|(_, wc)| !worst_case::too_few(wc));
     for (s, wc) in shown.take(MAX_ROWS) {
         let label = match s.labels.get("cpu") {

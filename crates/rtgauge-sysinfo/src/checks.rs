@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 
 /// rtgauge's default measuring priority (product rule: 95, never 99, which belongs to
 /// kernel housekeeping). Tasks at or above it compete with the measurement thread.
-pub const MEASURE_PRIORITY: u32 = 95;
+pub const MEASURE_PRIORITY: u32 = rtgauge_os::sched::DEFAULT_PRIORITY as u32;
 
 /// An idle state whose exit latency exceeds this many microseconds counts as deep. C1 is
 /// typically 1-2 µs and C1E about 10 µs; C3 and deeper take tens to hundreds.

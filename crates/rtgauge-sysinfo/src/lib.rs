@@ -26,87 +26,24 @@ pub use fingerprint::{collect, collect_from, Fingerprint};
 pub use render::{exit_code, render_fix_hints, render_text, run_warnings};
 pub use root::{Fact, SysRoot, Unknown};
 
-/// CPU numbers at or above this cannot exist: Linux supports at most 8192 CPUs (NR_CPUS with
-/// MAXSMP), and this leaves room for growth. Checking before expanding a range keeps
-/// `0-18446744073709551615` from allocating (or overflowing) anything.
-pub const CPU_ID_LIMIT: usize = 1 << 16;
+pub use rtgauge_os::cpus::{format_cpu_list, online_cpus, CPU_ID_LIMIT};
 
 /// Parses a kernel CPU list such as `0-3,8,10-11`; `None` for anything else, including CPU
 /// numbers no machine has (see [`CPU_ID_LIMIT`]; [`cpu_list`] says what is wrong).
 pub fn parse_cpu_list(list: &str) -> Option<Vec<usize>> {
-    cpu_list(list).ok()
+    rtgauge_os::cpus::cpu_list(list).ok()
 }
 
 /// Parses a CPU list (`0-3,8,10-11`), or says in one line what is wrong with it, naming the
 /// part: not a number, a range that runs backwards, a CPU number no machine has.
 pub fn cpu_list(list: &str) -> Result<Vec<usize>, String> {
-    let cpu = |text: &str| -> Result<usize, String> {
-        let text = text.trim();
-        match text.parse::<usize>() {
-            Ok(c) if c < CPU_ID_LIMIT => Ok(c),
-            Ok(_) => Err(format!(
-                "CPU {text} does not exist (Linux numbers CPUs below {CPU_ID_LIMIT})"
-            )),
-            Err(_) if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) => Err(format!(
-                "CPU {text} does not exist (Linux numbers CPUs below {CPU_ID_LIMIT})"
-            )),
-            Err(_) => Err(format!(
-                "'{}' is not a CPU number",
-                rtgauge_result::units::quote(text)
-            )),
-        }
-    };
-    let mut cpus = Vec::new();
-    for part in list.trim().split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                let (a, b) = (cpu(a)?, cpu(b)?);
-                if a > b {
-                    return Err(format!("the range {a}-{b} runs backwards (write {b}-{a})"));
-                }
-                cpus.extend(a..=b);
-            }
-            None => cpus.push(cpu(part)?),
-        }
-        if cpus.len() > CPU_ID_LIMIT {
-            // Repeated ranges could still add up; no real list is this long.
-            return Err(format!("more than {CPU_ID_LIMIT} CPUs listed"));
-        }
-    }
-    Ok(cpus)
-}
-
-/// Formats CPUs as a kernel CPU list (`0-3,8`), the form boot parameters and sysfs use.
-pub fn format_cpu_list(cpus: &[usize]) -> String {
-    let mut sorted = cpus.to_vec();
-    sorted.sort_unstable();
-    sorted.dedup();
-    let mut parts = Vec::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let start = sorted[i];
-        let mut end = start;
-        while i + 1 < sorted.len() && sorted[i + 1] == end + 1 {
-            i += 1;
-            end = sorted[i];
-        }
-        parts.push(if start == end {
-            start.to_string()
-        } else {
-            format!("{start}-{end}")
-        });
-        i += 1;
-    }
-    parts.join(",")
-}
-
-/// Online CPUs of this machine, from /sys (falls back to CPU 0 alone, so callers always have
-/// a CPU to run on; use [`cpu::online`] to learn whether it was actually readable).
-pub fn online_cpus() -> Vec<usize> {
-    cpu::online(&SysRoot::live())
-        .ok()
-        .filter(|c| !c.is_empty())
-        .unwrap_or_else(|| vec![0])
+    rtgauge_os::cpus::cpu_list(list).map_err(|e| match e {
+        rtgauge_os::cpus::CpuListError::NotANumber(part) => format!(
+            "'{}' is not a CPU number",
+            rtgauge_result::units::quote(&part)
+        ),
+        other => other.to_string(),
+    })
 }
 
 #[cfg(test)]

@@ -2,50 +2,18 @@
 //! not part of the API the runner uses.
 
 /// CLOCK_MONOTONIC in nanoseconds (the clock of the probes and of the `mono` trace clock).
-pub fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid pointer to a timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+pub use rtgauge_os::clock::now_ns;
 
-/// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns`.
+/// Sleeps until the absolute CLOCK_MONOTONIC time `deadline_ns` (EINTR only shortens the
+/// sleep, which the callers tolerate).
 pub fn sleep_until(deadline_ns: u64) {
-    let ts = libc::timespec {
-        tv_sec: (deadline_ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (deadline_ns % 1_000_000_000) as libc::c_long,
-    };
-    // SAFETY: valid timespec; EINTR only shortens the sleep, which the callers tolerate.
-    unsafe {
-        libc::clock_nanosleep(
-            libc::CLOCK_MONOTONIC,
-            libc::TIMER_ABSTIME,
-            &ts,
-            std::ptr::null_mut(),
-        )
-    };
+    rtgauge_os::clock::sleep_until_once(deadline_ns);
 }
 
 /// Pins the calling thread on `cpu` and makes it SCHED_FIFO `priority`.
 pub fn pin_fifo(cpu: usize, priority: i32) -> std::io::Result<()> {
-    // SAFETY: a zeroed cpu_set_t is a valid empty set; the calls get valid pointers.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let param = libc::sched_param {
-            sched_priority: priority,
-        };
-        if libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
-    Ok(())
+    rtgauge_os::sched::set_affinity(&[cpu])?;
+    rtgauge_os::sched::set_fifo(priority)
 }
 
 /// Names the calling thread (the `comm` the kernel's events show, at most 15 bytes).

@@ -136,8 +136,11 @@ fn run_duration(s: &str) -> Result<u64, String> {
 
 fn period(s: &str) -> Result<u64, String> {
     let ns = duration(s)?;
-    if ns < 10_000 {
-        return Err(format!("'{s}' is shorter than the minimum period of 10us"));
+    if ns < rtgauge_core::probe::MIN_PERIOD_NS {
+        return Err(format!(
+            "'{s}' is shorter than the minimum period of {}",
+            units::format_duration_exact(rtgauge_core::probe::MIN_PERIOD_NS)
+        ));
     }
     Ok(ns)
 }
@@ -150,7 +153,8 @@ fn priority(s: &str) -> Result<i32, String> {
     match s.parse::<i32>() {
         Ok(p) if (1..=99).contains(&p) => Ok(p),
         _ => Err(format!(
-            "'{s}' is not a priority between 1 and 99 (default 95; 99 belongs to kernel housekeeping)"
+            "'{s}' is not a priority between 1 and 99 (default {}; 99 belongs to kernel housekeeping)",
+            plan::DEFAULT_PRIORITY
         )),
     }
 }
@@ -172,27 +176,14 @@ fn policy_parser() -> impl TypedValueParser<Value = Policy> {
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TimerName {
-    /// clock_nanosleep to absolute deadlines (periodic timer).
-    Abs,
-    /// Relative sleep re-armed each cycle (one-shot timer, drifts).
-    Rel,
-    /// A periodic timerfd.
-    Timerfd,
-    /// A periodic POSIX timer signalling the thread.
-    PosixTimer,
-}
-
-impl TimerName {
-    pub fn as_param(self) -> &'static str {
-        match self {
-            TimerName::Abs => "abs",
-            TimerName::Rel => "rel",
-            TimerName::Timerfd => "timerfd",
-            TimerName::PosixTimer => "posix-timer",
-        }
-    }
+/// `--timer` takes the cyclic probe's timer names, with their meanings in `--help`.
+fn timer_parser() -> PossibleValuesParser {
+    let cyclic = rtgauge_probes::cyclic::TIMERS.iter();
+    PossibleValuesParser::new(
+        cyclic
+            .zip(rtgauge_probes::cyclic::TIMER_HELP)
+            .map(|(name, help)| PossibleValue::new(*name).help(help)),
+    )
 }
 
 #[derive(Debug, Clone, Args)]
@@ -230,8 +221,8 @@ pub struct RunArgs {
     pub period: Option<u64>,
 
     /// Timer the cyclic probe sleeps on.
-    #[arg(long, value_enum)]
-    pub timer: Option<TimerName>,
+    #[arg(long, value_parser = timer_parser())]
+    pub timer: Option<String>,
 
     /// CPUs to measure on: `all` or a list like 0-3,6.
     #[arg(short, long, value_name = "CPUS", default_value = "all")]
@@ -772,6 +763,6 @@ pub struct DoctorArgs {
 
     /// Real-time priority the measurement will run at (as `run --priority`): judges the
     /// permission to use it and the tasks that would compete with it.
-    #[arg(long, value_name = "PRIO", default_value = "95", value_parser = priority)]
+    #[arg(long, value_name = "PRIO", default_value_t = plan::DEFAULT_PRIORITY, value_parser = priority)]
     pub priority: i32,
 }

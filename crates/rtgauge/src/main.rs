@@ -25,6 +25,7 @@ fn main() -> ExitCode {
     // Output piped into `head` ends quietly instead of panicking on a closed pipe.
     // SAFETY: restoring the default disposition of a signal before any thread exists.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+    rtgauge_probes::register_built_in();
     let cli = match cli::Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {

@@ -197,7 +197,7 @@ fn tlsf_sizes_that_do_not_fit_the_pool_are_reported() {
 
 /// The smallest power of two that is at least 4× the last-level cache and at least 64 MiB.
 fn beyond_last_level_cache() -> u64 {
-    rtgauge_core::probes::memop::default_max_size()
+    rtgauge_probes::memop::default_max_size()
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn primitive_every_operation_is_measured_or_skipped_with_a_reason() {
     let doc = run_primitive("-d 2s --warmup 200ms --mode normal");
     let run = runs_of(&doc, "normal");
     // Every operation the probe offers (its parameter help lists the same names).
-    let operations = rtgauge_core::probes::primitive::OPERATIONS;
+    let operations = rtgauge_probes::primitive::OPERATIONS;
     for name in operations {
         for method in ["per-call", "batched"] {
             let s = series(run, name, method, None);

@@ -42,15 +42,31 @@ fn quick_suite_summary_fits_one_screen_and_show_prints_the_full_tables() {
         );
     }
     assert!(!has_box_drawing(&stdout), "piped: no box drawing\n{stdout}");
-    // The warnings after the summary (environment, shortfalls) are part of the same screen.
+    // The warnings after the summary (environment, shortfalls) are part of the same screen:
+    // summary and warnings together fit 60 lines (the progress lines, which a terminal
+    // redraws in place, are printed one by one only because the output is piped).
     let stderr = String::from_utf8(out.stderr).unwrap();
-    for line in stderr.lines() {
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.starts_with("rtgauge: probe "))
+        .collect();
+    for line in &warnings {
         assert!(
             line.chars().count() <= 100,
             "{} columns on stderr: {line}",
             line.chars().count()
         );
     }
+    assert!(
+        lines.len() + warnings.len() <= 60,
+        "{} lines of summary and {} of warnings:\n{stdout}{stderr}",
+        lines.len(),
+        warnings.len()
+    );
+    assert!(
+        warnings.iter().any(|l| l.contains("lists every warning")),
+        "the warnings left out are counted: {stderr}"
+    );
     for probe in [
         "cyclic:",
         "alloc:",
@@ -82,6 +98,21 @@ fn quick_suite_summary_fits_one_screen_and_show_prints_the_full_tables() {
     };
     let full = show(&[]);
     assert!(full.contains("Deviation"), "{full}");
+    // Every warning the end of the run held short is in the full tables.
+    let result_doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&result).unwrap()).unwrap();
+    let flowing = full.split_whitespace().collect::<Vec<_>>().join(" ");
+    let checks = result_doc["checks"].as_array().unwrap();
+    let own = result_doc["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|w| !checks.iter().any(|c| c["id"] == w["code"]));
+    for w in own {
+        let message = w["message"].as_str().unwrap();
+        let message = message.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flowing.contains(&message), "{message} missing:\n{full}");
+    }
     assert!(full.lines().count() > lines.len(), "{full}");
     assert!(!has_box_drawing(&full), "{full}");
     assert!(show(&["--format", "md"]).contains("### cyclic"));

@@ -3,7 +3,7 @@
 //! and offsets the kernel header gives.
 
 use crate::probe::{os_error, ProbeError};
-use crate::sys::io::{cvt, retry};
+use rtgauge_os::io::{cvt, retry};
 use std::io;
 use std::mem::{offset_of, size_of};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};

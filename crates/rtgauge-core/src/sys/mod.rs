@@ -1,8 +1,5 @@
-//! The system layer: thin, safe wrappers over the kernel interfaces the probes use, one each.
-//! Probes call these; they hold no measuring logic.
+//! The kernel interfaces whose wrappers speak in probe errors (GPIO lines, measuring memory).
+//! Everything else of the system layer is the `rtgauge-os` crate, used by every crate.
 
 pub mod gpio;
-pub mod io;
 pub mod memory;
-pub mod mqueue;
-pub mod sched;

@@ -22,7 +22,7 @@ pub fn settings(args: &RunArgs) -> Result<Vec<String>> {
                 .any(|s| s.starts_with(&format!("app.{key}=")))
         };
         if runs_app(args) && !given("command") && !given("pid") {
-            bail!(rtgauge_core::probes::app::NO_APPLICATION);
+            bail!(rtgauge_probes::app::NO_APPLICATION);
         }
         return Ok(settings);
     }
@@ -55,7 +55,7 @@ pub fn attach(args: AttachArgs) -> Result<RunArgs> {
             run.application.join(" ")
         );
     }
-    rtgauge_core::probes::app::check_attachable(args.pid).map_err(anyhow::Error::msg)?;
+    rtgauge_probes::app::check_attachable(args.pid).map_err(anyhow::Error::msg)?;
     run.probes = vec!["app".into()];
     run.settings.push(format!("app.pid={}", args.pid));
     Ok(run)

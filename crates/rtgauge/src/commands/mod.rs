@@ -19,6 +19,7 @@ mod show;
 mod soak;
 mod suites;
 mod trend;
+mod warnings;
 
 use crate::cli::{Cli, Command};
 use anyhow::Result;

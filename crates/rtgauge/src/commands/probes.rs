@@ -16,7 +16,7 @@ pub fn list(json: bool) -> Result<u8> {
 
 /// The catalogue for scripts: every probe, whether it can run here, and its parameters.
 fn catalogue_json() -> serde_json::Value {
-    let probes: Vec<serde_json::Value> = rtgauge_core::probes::all()
+    let probes: Vec<serde_json::Value> = rtgauge_core::registry::all()
         .iter()
         .map(|p| {
             let parameters: Vec<serde_json::Value> = p
@@ -38,7 +38,7 @@ fn catalogue_json() -> serde_json::Value {
 
 fn catalogue() -> String {
     let mut out = String::new();
-    for (i, p) in rtgauge_core::probes::all().iter().enumerate() {
+    for (i, p) in rtgauge_core::registry::all().iter().enumerate() {
         if i > 0 {
             out.push('\n');
         }
@@ -110,8 +110,10 @@ mod tests {
 
     #[test]
     fn every_parameter_is_listed_with_help_and_default() {
+        rtgauge_probes::register_built_in();
         let text = catalogue();
-        for p in rtgauge_core::probes::all() {
+        assert!(rtgauge_core::registry::all().len() >= rtgauge_probes::BUILT_IN.len());
+        for p in rtgauge_core::registry::all() {
             assert!(text.contains(&format!("{}: ", p.name())));
             for spec in p.parameters() {
                 assert!(!spec.help.trim().is_empty(), "{}.{}", p.name(), spec.name);

@@ -336,7 +336,10 @@ fn report(
             TableKind::Full => Tables(result).render(format),
         };
         print!("{}", text?);
-        print_warnings(result, args.mode.is_empty());
+        eprint!(
+            "{}",
+            super::warnings::short_text(result, args.mode.is_empty(), output)
+        );
     }
     if result.status == RunStatus::Interrupted {
         eprintln!("rtgauge: interrupted; the result holds what was measured");
@@ -421,51 +424,6 @@ fn report(
     Ok(crate::EXIT_OK)
 }
 
-/// Environment findings in one line (doctor explains each), then the run's own warnings.
-fn print_warnings(result: &RunResult, mode_left_to_rtgauge: bool) {
-    eprint!("{}", warnings_text(result, mode_left_to_rtgauge));
-}
-
-/// The run's warnings, wrapped to fit the same 100 columns as the summary (continuation lines
-/// indented), so the end of a run reads on one screen.
-fn warnings_text(result: &RunResult, mode_left_to_rtgauge: bool) -> String {
-    use super::probes::wrap_into;
-    let title_of = |code: &str| {
-        result
-            .checks
-            .iter()
-            .find(|c| c.id == code)
-            .map(|c| c.title.as_str())
-    };
-    let mut out = String::new();
-    let environment: Vec<&str> = result
-        .warnings
-        .iter()
-        .filter_map(|w| title_of(&w.code))
-        .collect();
-    if !environment.is_empty() {
-        let text = format!(
-            "{} (`rtgauge doctor` explains each and how to fix it)",
-            environment.join(" · ")
-        );
-        wrap_into(&mut out, "environment: ", 2, &text);
-    }
-    for w in result
-        .warnings
-        .iter()
-        .filter(|w| title_of(&w.code).is_none())
-    {
-        wrap_into(&mut out, "warning: ", 2, &w.message);
-    }
-    // Runs whose mode rtgauge chose get one notice at the end instead (fallback::notice).
-    for run in result.runs.iter().filter(|_| !mode_left_to_rtgauge) {
-        for s in &run.obtained.shortfalls {
-            wrap_into(&mut out, &format!("warning: {}: ", run.key()), 2, s);
-        }
-    }
-    out
-}
-
 /// How long each probe run should take (warm-up + duration), in the runner's order: every
 /// probe, in every mode (once for a mode-independent one), under every load. None where only
 /// a sample count bounds it.
@@ -509,7 +467,7 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         loops: args.loops,
         warmup_ns: args.warmup,
         period_ns: args.period,
-        timer: args.timer.map(|t| t.as_param().to_string()),
+        timer: args.timer.clone(),
         cpus: args.cpus.clone(),
         modes: args.mode.clone(),
         priority: args.priority,

@@ -48,6 +48,13 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         }
         .map_err(|e| anyhow::anyhow!("--table summary: {e}; --table full has every format"))?;
         print!("{text}");
+        // The full tables end with every finding and warning the run's summary held short.
+        if let (TableKind::Full, Format::Text(_)) = (args.table, format) {
+            let warnings = super::warnings::full_text(result);
+            if !warnings.is_empty() {
+                print!("\n{warnings}");
+            }
+        }
     }
     Ok(crate::EXIT_OK)
 }

@@ -20,10 +20,13 @@
 //! allocated before it started (bounded: when full, events are counted as dropped). Statistics
 //! are built after the polling ends.
 
-use crate::clock::{self, counter, now_ns};
-use crate::probe::{merge_obtained, per_cpu_threads, About, ParamSpec, Params, ProbeConfig};
-use crate::probe::{ProbeContext, ProbeError, ProbeOutput, SampleSink, SeriesDef, TypedProbe};
-use crate::units::{self, format_duration_exact, format_duration_ns};
+use rtgauge_core::clock::{self, counter, now_ns};
+use rtgauge_core::probe::{About, ParamSpec, Params, ProbeConfig};
+use rtgauge_core::probe::{
+    ProbeContext, ProbeError, ProbeOutput, SampleSink, SeriesDef, TypedProbe,
+};
+use rtgauge_core::threads::{merge_obtained, per_cpu_threads};
+use rtgauge_core::units::{self, format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use rtgauge_trace::{attribute, AttributionConfig, Cause, Spike, TraceConfig, TraceSession};
@@ -295,7 +298,7 @@ impl ProbeConfig for Config {
             interval_ns: params.duration_ns("interval", DEFAULT_INTERVAL_NS)?,
             max_events,
             clock,
-            trace: crate::probe::flag(PROBE, params, "trace", false)?,
+            trace: rtgauge_core::probe::flag(PROBE, params, "trace", false)?,
         })
     }
 

@@ -11,15 +11,16 @@
 //! The pipe ping-pong on one CPU is also reported whole as `pipe_round_trip` (2 switches +
 //! 4 syscalls, what `perf bench sched pipe` times), the yardstick the acceptance compares to.
 
-use crate::clock::{self, now_ns};
-use crate::probe::{empty_list, os_error};
-use crate::probe::{
-    merge_obtained, About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
-    TypedProbe,
+use rtgauge_core::clock::{self, now_ns};
+use rtgauge_core::probe::{empty_list, os_error};
+use rtgauge_core::probe::{
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use crate::rt::Policy;
-use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
-use crate::threads::{describe_places, run_pair, Place, Placements, Start, ThreadSpec};
+use rtgauge_core::rt::Policy;
+use rtgauge_core::threads::{
+    describe_places, merge_obtained, run_pair, Place, Placements, Start, ThreadSpec,
+};
+use rtgauge_os::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::cell::UnsafeCell;
@@ -30,7 +31,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 const PROBE: &str = "switch";
 pub const MECHANISMS: [&str; 3] = ["sem", "futex", "pipe"];
-pub use crate::threads::PLACEMENTS;
+pub use rtgauge_core::threads::PLACEMENTS;
 const DESCRIPTION: &str =
     "context-switch time: two threads hand control back and forth (semaphore, futex, pipe), one CPU and across CPUs";
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);

@@ -9,17 +9,24 @@
 //! A wake-up later than a whole period counts every missed period as an overrun, and the
 //! schedule continues at the next future period; nothing is skipped silently.
 
-use crate::clock::{self, now_ns};
-use crate::probe::merge_obtained;
-use crate::probe::{per_cpu_threads, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput};
-use crate::probe::{About, ParamSpec, SampleSink, SeriesDef, TypedProbe};
-use crate::units::format_duration_exact;
+use rtgauge_core::clock::{self, now_ns};
+use rtgauge_core::probe::{About, ParamSpec, SampleSink, SeriesDef, TypedProbe};
+use rtgauge_core::probe::{Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput};
+use rtgauge_core::threads::{merge_obtained, per_cpu_threads};
+use rtgauge_core::units::format_duration_exact;
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
 
-pub use crate::probe::{DEFAULT_PERIOD_NS, MAX_PERIOD_NS, MIN_PERIOD_NS};
+pub use rtgauge_core::probe::{DEFAULT_PERIOD_NS, MAX_PERIOD_NS, MIN_PERIOD_NS};
 pub const TIMERS: [&str; 4] = ["abs", "rel", "timerfd", "posix-timer"];
+/// What each of [`TIMERS`] is, in the same order (`--timer`'s help).
+pub const TIMER_HELP: [&str; 4] = [
+    "clock_nanosleep to absolute deadlines (periodic timer)",
+    "Relative sleep re-armed each cycle (one-shot timer, drifts)",
+    "A periodic timerfd",
+    "A periodic POSIX timer signalling the thread",
+];
 pub const DEFAULT_TIMER: &str = "abs";
 const DESCRIPTION: &str =
     "periodic task wake-up latency, period and jitter, with every missed period counted";
@@ -39,7 +46,7 @@ impl TypedProbe for Cyclic {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
+        rtgauge_core::probe::check_period_fits(ctx, cfg.period_ns)?;
         // Unless asked for, the deadlines are not put on whole multiples of the period: like
         // cyclictest, the grid's phase is wherever the clock is when the probe starts. On the
         // machine this was built on, deadlines on whole milliseconds woke 1-2 us later at p1
@@ -139,13 +146,13 @@ pub struct Config {
 
 impl ProbeConfig for Config {
     fn parse(params: &Params) -> Result<Config, ProbeError> {
-        let period_ns = crate::probe::period_param(params)?;
+        let period_ns = rtgauge_core::probe::period_param(params)?;
         let timer_name = params.text("timer", DEFAULT_TIMER);
         let timer = TimerMethod::parse(&timer_name).ok_or_else(|| ProbeError::Invalid {
             probe: "cyclic",
             message: format!(
                 "unknown timer '{}'; accepted: {}",
-                crate::units::quote(&timer_name),
+                rtgauge_core::units::quote(&timer_name),
                 TIMERS.join(", ")
             ),
         })?;
@@ -333,7 +340,7 @@ impl Timer {
                 // SAFETY: set holds the blocked timer signal; timer is live.
                 let (now, overrun) = unsafe {
                     while libc::sigwaitinfo(set, std::ptr::null_mut()) < 0
-                        && !crate::signals::stop_requested()
+                        && !rtgauge_core::signals::stop_requested()
                     {}
                     (now_ns(), libc::timer_getoverrun(*timer).max(0) as u64)
                 };
@@ -387,7 +394,7 @@ fn measure(
     let mut timer = Timer::arm(cfg.timer, period_ns, start)?;
     let mut previous_wake: Option<u64> = None;
     let (mut overruns, mut cycles) = (0u64, 0u64);
-    // --trace / --break: one compare per sample against a local floor (crate::spikes).
+    // --trace / --break: one compare per sample against a local floor (rtgauge_core::spikes).
     let mut spikes = ctx.spikes.and_then(|tap| tap.producer(index as usize, cpu));
     let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
 

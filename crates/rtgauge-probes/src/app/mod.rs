@@ -11,11 +11,13 @@
 mod record;
 mod series;
 
-use crate::clock::now_ns;
-use crate::probe::TypedProbe;
-use crate::probe::{About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput};
-use crate::units::{format_duration_ns, quote};
 use rtgauge_app::{AppError, Reader, Selection};
+use rtgauge_core::clock::now_ns;
+use rtgauge_core::probe::TypedProbe;
+use rtgauge_core::probe::{
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+};
+use rtgauge_core::units::{format_duration_ns, quote};
 use rtgauge_result::Obtained;
 use series::{Accumulator, TraceCpu};
 use std::collections::BTreeMap;
@@ -47,13 +49,13 @@ impl TypedProbe for App {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let (obtained, out) = crate::threads::on_first_cpu("app", ctx, |_, _| {
+        let (obtained, out) = rtgauge_core::threads::on_first_cpu("app", ctx, |_, _| {
             // Started here, the application inherits the mode and the first measured CPU.
             let target = Target::start(cfg)?;
-            crate::rt::leave_thread();
-            let helpers = crate::cpus::housekeeping_cpus(ctx.cpus);
-            if !crate::rt::pin_thread_to_set(&helpers) {
-                crate::rt::pin_thread_to_set(&rtgauge_sysinfo::online_cpus());
+            rtgauge_core::rt::leave_thread();
+            let helpers = rtgauge_core::cpus::housekeeping_cpus(ctx.cpus);
+            if !rtgauge_core::rt::pin_thread_to_set(&helpers) {
+                rtgauge_core::rt::pin_thread_to_set(&rtgauge_sysinfo::online_cpus());
             }
             collect(ctx, target)
         })?;
@@ -70,7 +72,7 @@ impl TypedProbe for App {
 /// How thread `tid` of process `pid` runs, read from outside: its policy, priority and
 /// affinity, whether the process locked memory and holds /dev/cpu_dma_latency open.
 fn application_obtained(pid: u32, tid: u32) -> Obtained {
-    let (policy, priority) = crate::sys::sched::scheduling_of(tid).unwrap_or(("other", 0));
+    let (policy, priority) = rtgauge_os::sched::scheduling_of(tid).unwrap_or(("other", 0));
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
     let locked_kb = status
         .lines()
@@ -90,7 +92,7 @@ fn application_obtained(pid: u32, tid: u32) -> Obtained {
         priority,
         memory_locked: locked_kb.is_some_and(|kb| kb > 0),
         cpu_dma_latency_held: holds_dma_latency,
-        pinned: crate::sys::sched::affinity_of(tid).is_ok_and(|cpus| cpus.len() == 1),
+        pinned: rtgauge_os::sched::affinity_of(tid).is_ok_and(|cpus| cpus.len() == 1),
         timer_slack_ns,
         shortfalls: Vec::new(),
     }

@@ -15,14 +15,14 @@
 //!
 //! Budget: `loops` is samples per series; a duration (and the warm-up) is split between them.
 
-use crate::probe::{About, ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
-use crate::threads::{describe_split, on_first_cpu, split, Cell};
+use rtgauge_core::probe::{About, ParamSpec, ProbeContext, ProbeError, ProbeOutput, TypedProbe};
+use rtgauge_core::threads::{describe_split, on_first_cpu, split, Cell};
 use rtgauge_result::Series;
 // The measuring loop's needs: it exists on x86 only.
 #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
 use {
-    crate::clock::now_ns,
-    crate::threads::warm_up,
+    rtgauge_core::clock::now_ns,
+    rtgauge_core::threads::warm_up,
     rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS},
 };
 
@@ -197,7 +197,7 @@ fn measure(_ctx: &ProbeContext, _cell: Cell) -> Result<(Vec<Series>, u64), Probe
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::{Params, Probe};
+    use rtgauge_core::probe::{Params, Probe};
 
     #[test]
     fn refuses_parameters_it_does_not_have() {

@@ -1,4 +1,6 @@
-//! The catalogue of probes.
+//! rtgauge's built-in probes, one file (or folder) each, written against the probe interface
+//! of `rtgauge-core` (`TypedProbe`). The core knows none of them: the binary calls
+//! [`register_built_in`] at start, and plans, the runner and listings find them by name.
 
 pub mod alloc;
 pub mod app;
@@ -12,12 +14,11 @@ pub mod response;
 pub mod switch;
 pub mod timerlat;
 
-use crate::probe::Probe;
-use std::sync::RwLock;
+use rtgauge_core::probe::Probe;
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
-/// in this folder (implementing [`crate::probe::TypedProbe`]) and one line here.
-const BUILT_IN: [&dyn Probe; 11] = [
+/// in this crate (implementing [`rtgauge_core::probe::TypedProbe`]) and one line here.
+pub const BUILT_IN: [&dyn Probe; 11] = [
     &cyclic::Cyclic,
     &response::Response,
     &switch::Switch,
@@ -31,49 +32,25 @@ const BUILT_IN: [&dyn Probe; 11] = [
     &app::App,
 ];
 
-/// Probes added at run time by [`register`] (tests, embedders), after the built-in ones.
-static REGISTERED: RwLock<Vec<&'static dyn Probe>> = RwLock::new(Vec::new());
-
-/// Adds a probe to the catalogue: plans, the runner and listings find it by name like a
-/// built-in one. A name already taken is ignored (the first probe of a name wins).
-pub fn register(probe: &'static dyn Probe) {
-    let mut extra = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
-    let taken = BUILT_IN
-        .iter()
-        .chain(extra.iter())
-        .any(|p| p.name() == probe.name());
-    if !taken {
-        extra.push(probe);
+/// Registers every built-in probe with the core's registry, in [`BUILT_IN`]'s order. Call it
+/// before building a plan; calling it again changes nothing.
+pub fn register_built_in() {
+    for probe in BUILT_IN {
+        rtgauge_core::registry::register(probe);
     }
-}
-
-/// Every probe, in the order suites and listings show them.
-pub fn all() -> Vec<&'static dyn Probe> {
-    let extra = REGISTERED.read().unwrap_or_else(|e| e.into_inner());
-    BUILT_IN
-        .iter()
-        .copied()
-        .chain(extra.iter().copied())
-        .collect()
-}
-
-/// Looks a probe up by name.
-pub fn find(name: &str) -> Option<&'static dyn Probe> {
-    all().into_iter().find(|p| p.name() == name)
-}
-
-/// Names of all probes, for error messages.
-pub fn names() -> String {
-    all()
-        .iter()
-        .map(|p| p.name())
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn all() -> Vec<&'static dyn Probe> {
+        BUILT_IN.to_vec()
+    }
+
+    fn find(name: &str) -> Option<&'static dyn Probe> {
+        BUILT_IN.into_iter().find(|p| p.name() == name)
+    }
 
     fn help(probe: &str, key: &str) -> &'static str {
         find(probe)
@@ -117,9 +94,9 @@ mod tests {
         }
     }
 
-    use crate::probe::Params;
     use proptest::prelude::*;
     use proptest::strategy::ValueTree;
+    use rtgauge_core::probe::Params;
     use std::collections::BTreeMap;
 
     /// Every list of names some parameter accepts, so generated values can pick from them.
@@ -242,11 +219,11 @@ mod tests {
         }
     }
 
-    /// What probes share lives in `probe`, `threads` and `sys`, so that each probe is one
+    /// What probes share lives in rtgauge-core's `probe`, `threads` and `sys`, so that each probe is one
     /// file (or folder) that can be read, changed or removed alone.
     #[test]
     fn no_probe_imports_another_probe() {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/probes");
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
         let modules = [
             "alloc",
             "clocks",

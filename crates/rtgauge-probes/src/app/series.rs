@@ -16,8 +16,8 @@
 //! application was started).
 
 use super::record::Recording;
-use crate::spikes::{SpikeProducer, SpikeTap};
 use rtgauge_app::{Kind, PointInfo, Reader, Record};
+use rtgauge_core::spikes::{SpikeProducer, SpikeTap};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 
@@ -113,7 +113,7 @@ impl Spikes<'_> {
                 if self.unpinned.contains(&tid) {
                     return None;
                 }
-                match crate::sys::sched::affinity_of(tid).as_deref() {
+                match rtgauge_os::sched::affinity_of(tid).as_deref() {
                     Ok(&[cpu]) if traced.contains(&cpu) => Some(cpu),
                     _ => {
                         self.unpinned.push(tid);
@@ -174,8 +174,8 @@ pub struct Accumulator<'a> {
 /// The live view's figure: the first interval point measured, its start latency when it
 /// gives an intended start, else its duration.
 struct Live<'a> {
-    board: &'a crate::live::LiveBoard,
-    shown: Option<(u32, std::sync::Arc<crate::live::LiveCell>)>,
+    board: &'a rtgauge_core::live::LiveBoard,
+    shown: Option<(u32, std::sync::Arc<rtgauge_core::live::LiveCell>)>,
     /// Interval records seen before one was shown.
     waited: u32,
 }
@@ -202,7 +202,7 @@ impl<'a> Accumulator<'a> {
     }
 
     /// Shows the first interval point measured on `board` while the run goes on.
-    pub fn show_on(&mut self, board: &'a crate::live::LiveBoard) {
+    pub fn show_on(&mut self, board: &'a rtgauge_core::live::LiveBoard) {
         self.live = Some(Live {
             board,
             shown: None,
@@ -462,7 +462,7 @@ mod tests {
 
     #[test]
     fn the_live_view_shows_a_cycles_start_latency_rather_than_a_duration() {
-        let board = crate::live::LiveBoard::default();
+        let board = rtgauge_core::live::LiveBoard::default();
         let mut acc = Accumulator::new(10 * MS);
         acc.show_on(&board);
         acc.periods = vec![0, MS];
@@ -478,7 +478,7 @@ mod tests {
         assert_eq!((cells[0].1.count, cells[0].1.last), (2, 20_000));
 
         // Without any intended start, the first interval's duration, after a while.
-        let board = crate::live::LiveBoard::default();
+        let board = rtgauge_core::live::LiveBoard::default();
         let mut acc = Accumulator::new(0);
         acc.show_on(&board);
         acc.names = vec!["servo.compute".into()];

@@ -20,18 +20,19 @@
 //! Sources and placements run one after the other; each (source, placement) gets the whole
 //! budget and the whole warm-up.
 
-use crate::clock::{self, now_ns};
-use crate::live::LiveCell;
-use crate::probe::{empty_list, os_error};
-use crate::probe::{
-    merge_obtained, About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
-    TypedProbe,
+use rtgauge_core::clock::{self, now_ns};
+use rtgauge_core::live::LiveCell;
+use rtgauge_core::probe::{empty_list, os_error};
+use rtgauge_core::probe::{
+    About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use crate::sys::gpio::{self, LineName, Open};
-use crate::sys::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
-use crate::sys::mqueue;
-use crate::threads::{describe_places, one_below, run_pair, Place, Placements, Start, ThreadSpec};
-use crate::units::{format_duration_exact, format_duration_ns};
+use rtgauge_core::sys::gpio::{self, LineName, Open};
+use rtgauge_core::threads::{
+    describe_places, merge_obtained, one_below, run_pair, Place, Placements, Start, ThreadSpec,
+};
+use rtgauge_core::units::{format_duration_exact, format_duration_ns};
+use rtgauge_os::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
+use rtgauge_os::mqueue;
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
@@ -44,7 +45,7 @@ const PROBE: &str = "response";
 pub const SOURCES: [&str; 7] = [
     "signal", "pipe", "eventfd", "futex", "mqueue", "udp", "gpio",
 ];
-pub use crate::threads::PLACEMENTS;
+pub use rtgauge_core::threads::PLACEMENTS;
 const DESCRIPTION: &str =
     "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU";
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
@@ -56,7 +57,7 @@ const PARAMS: [ParamSpec; 6] = [
     ParamSpec::new("gpio-out", "none", "the output line the trigger toggles, as CHIP:LINE, e.g. /dev/gpiochip0:17; needs gpio-in wired to it"),
     ParamSpec::new("gpio-in", "none", "the input line wired to gpio-out, as CHIP:LINE; its edge events carry kernel timestamps"),
 ];
-pub use crate::probe::DEFAULT_PERIOD_NS;
+pub use rtgauge_core::probe::DEFAULT_PERIOD_NS;
 /// How long the trigger waits for an acknowledgement beyond the handler's own busy section
 /// before it declares the event lost.
 const ANSWER_TIMEOUT_NS: u64 = 1_000_000_000;
@@ -68,7 +69,7 @@ impl TypedProbe for Response {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
+        rtgauge_core::probe::check_period_fits(ctx, cfg.period_ns)?;
         let mut out = ProbeOutput::default();
         let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
         // Every source is opened once before anything is measured, so a missing one is known
@@ -205,7 +206,7 @@ fn line_name(params: &Params, key: &str) -> Result<Option<LineName>, ProbeError>
     parsed.map(Some).ok_or_else(|| {
         invalid(format!(
             "parameter {key}: '{}' is not CHIP:LINE; give e.g. {key}=/dev/gpiochip0:17",
-            crate::units::quote(text)
+            rtgauge_core::units::quote(text)
         ))
     })
 }
@@ -222,7 +223,7 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
         }
     }
     let placements = Placements::parse(params)?;
-    let period_ns = crate::probe::period_param(params)?;
+    let period_ns = rtgauge_core::probe::period_param(params)?;
     // 0 (the default) means no busy section; parse_duration_ns refuses 0, so take it here.
     let handler_busy_ns = match params.raw().get("handler-busy").map(|s| s.trim()) {
         Some("0") | None => 0,
@@ -457,7 +458,7 @@ fn run_handler(
         .prepare_handler()
         .map_err(|e| os_error(PROBE, "preparing the handler thread", e));
     start.go(1, prepared)?;
-    // --trace / --break (crate::spikes): a late answer is offered with the event's firing
+    // --trace / --break (rtgauge_core::spikes): a late answer is offered with the event's firing
     // as the programmed time and the handler's wake-up as the actual one, so the trace
     // shows what ran on the handler's CPU in between. One handler runs at a time, so each
     // placement takes ring 0. An unpinned handler has no CPU whose trace to read.
@@ -517,7 +518,7 @@ fn run_handler(
                 }
             }
         } else if let Some(s) = spikes.as_mut() {
-            // Warm-up: candidates start above its largest latency (crate::spikes).
+            // Warm-up: candidates start above its largest latency (rtgauge_core::spikes).
             s.warm_up(woke.saturating_sub(fired));
             spike_floor = s.floor();
         }

@@ -23,15 +23,15 @@
 //! allocator's fragment scenario); a duration is split evenly over the cells, and so is the
 //! warm-up. Every cell runs at least one discarded warm-up iteration.
 
-use crate::clock::now_ns;
-use crate::probe::{flag, size_list};
-use crate::probe::{
+use rlsf::Tlsf;
+use rtgauge_core::clock::now_ns;
+use rtgauge_core::probe::{flag, size_list};
+use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use crate::sys::memory::{page_size, round_up, Region};
-use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
-use crate::units::{format_size, format_size_exact, format_size_list};
-use rlsf::Tlsf;
+use rtgauge_core::sys::memory::{page_size, round_up, Region};
+use rtgauge_core::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
+use rtgauge_core::units::{format_size, format_size_exact, format_size_list};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::alloc::Layout;
@@ -474,7 +474,7 @@ fn sweep_cell<A: Allocator>(
     size: usize,
     touch: bool,
     cell: Cell,
-    live: &crate::live::LiveCell,
+    live: &rtgauge_core::live::LiveCell,
 ) -> SweepResult {
     let page = page_size();
     let mut alloc = Recorder::new(DEFAULT_INTERVAL_NS);
@@ -662,7 +662,7 @@ fn fragment_cell<A: Footprint>(
     a: &mut A,
     cfg: &Config,
     cell: Cell,
-    live: &crate::live::LiveCell,
+    live: &rtgauge_core::live::LiveCell,
 ) -> FragmentResult {
     let mut alloc = Recorder::new(DEFAULT_INTERVAL_NS);
     let mut free = Recorder::new(DEFAULT_INTERVAL_NS);

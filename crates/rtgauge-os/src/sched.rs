@@ -1,4 +1,24 @@
-//! Scheduling system calls: sched_setattr(2) and CPU affinity.
+//! Scheduling: priorities, policies, sched_setattr(2) and CPU affinity.
+
+/// The measuring priority of `rt` mode unless `--priority` says otherwise: high, but below 99
+/// where the kernel's own housekeeping threads run. The one definition (plan, CLI, doctor).
+pub const DEFAULT_PRIORITY: i32 = 95;
+/// The real-time priorities Linux accepts for SCHED_FIFO and SCHED_RR.
+pub const PRIORITY_RANGE: std::ops::RangeInclusive<i32> = 1..=99;
+
+/// Makes the calling thread SCHED_FIFO at `priority`.
+pub fn set_fifo(priority: i32) -> std::io::Result<()> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: pthread_self is always valid for the calling thread; param outlives the call.
+    let ret =
+        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
+    if ret != 0 {
+        return Err(std::io::Error::from_raw_os_error(ret));
+    }
+    Ok(())
+}
 
 /// The kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER0, 48 bytes): libc has no binding and
 /// glibc no wrapper for sched_setattr/sched_getattr.
@@ -76,13 +96,16 @@ pub fn scheduling_of(tid: u32) -> std::io::Result<(&'static str, i32)> {
     }
 }
 
-/// Restricts the calling thread to `cpus` (those beyond the kernel's CPU set size are left
-/// out).
+/// Restricts the calling thread (and the threads and processes it creates later) to `cpus`;
+/// `EINVAL` for a CPU beyond the kernel's CPU set size.
 pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
+    if cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
     // SAFETY: cpu_set_t is plain data; CPU_SET is only given indices below CPU_SETSIZE.
     let rc = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
-        for &c in cpus.iter().filter(|&&c| c < libc::CPU_SETSIZE as usize) {
+        for &c in cpus {
             libc::CPU_SET(c, &mut set);
         }
         libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
@@ -91,5 +114,24 @@ pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
         Ok(())
     } else {
         Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn affinity_set_is_read_back_and_impossible_cpus_are_refused() {
+        let before = affinity_of(0).unwrap();
+        let first = before[0];
+        std::thread::spawn(move || {
+            set_affinity(&[first]).unwrap();
+            assert_eq!(affinity_of(0).unwrap(), [first]);
+            assert!(set_affinity(&[libc::CPU_SETSIZE as usize]).is_err());
+        })
+        .join()
+        .unwrap();
+        assert!(PRIORITY_RANGE.contains(&DEFAULT_PRIORITY) && DEFAULT_PRIORITY < 99);
     }
 }

@@ -43,17 +43,19 @@
 
 mod ops;
 
-use crate::clock::now_ns;
-use crate::live::LiveCell;
-use crate::probe::{
-    About, Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
-    TypedProbe,
-};
-use crate::threads::{on_first_cpu, split};
-use crate::units::{format_duration_exact, format_size, format_size_exact, format_size_list};
 use ops::{
     Calls, Channel, ChannelKind, EventFd, FutexWake, MessageQueue, Mutexes, SchedSetattr,
     Semaphore, SetSchedParam, SharedMemory,
+};
+use rtgauge_core::clock::now_ns;
+use rtgauge_core::live::LiveCell;
+use rtgauge_core::probe::{
+    About, Budget, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput,
+    TypedProbe,
+};
+use rtgauge_core::threads::{on_first_cpu, split};
+use rtgauge_core::units::{
+    format_duration_exact, format_size, format_size_exact, format_size_list,
 };
 use rtgauge_result::{Series, Summary};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
@@ -457,7 +459,7 @@ fn measure_unit<C: Calls>(
     let mut rests = 0u64;
     let mut pause = || {
         if rest {
-            crate::clock::sleep_for(REST_NS);
+            rtgauge_core::clock::sleep_for(REST_NS);
             rests += 1;
         }
     };

@@ -3,9 +3,9 @@
 //! the measured call. Names that live in a filesystem (message queue, shared memory, FIFO) are
 //! unlinked as soon as they are open, so a killed run leaves nothing behind.
 
-use crate::probe::ProbeError;
-use crate::rt::{sched_setattr, SchedAttr};
-use crate::sys::mqueue;
+use rtgauge_core::probe::ProbeError;
+use rtgauge_os::mqueue;
+use rtgauge_os::sched::{sched_setattr, SchedAttr};
 use std::ffi::CString;
 use std::io;
 use std::sync::atomic::AtomicU32;
@@ -539,7 +539,10 @@ impl Calls for SharedMemory {
         true
     }
     fn labels(&self) -> Vec<(&'static str, String)> {
-        vec![("size", crate::units::format_size_exact(self.size as u64))]
+        vec![(
+            "size",
+            rtgauge_core::units::format_size_exact(self.size as u64),
+        )]
     }
 }
 
@@ -689,7 +692,7 @@ fn neighbour_nice(nice: i32) -> i32 {
 /// Whether this thread may go back from nice `high` to the lower value `low` (the kernel
 /// lets anyone raise nice, but lowering needs CAP_SYS_NICE or a large enough RLIMIT_NICE).
 fn may_lower_nice(low: i32) -> Result<(), String> {
-    let p = crate::rt::Privileges::current();
+    let p = rtgauge_core::rt::Privileges::current();
     let mut lim = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -888,8 +891,8 @@ impl SchedSetattr {
                 other.runtime = original.runtime / 10 * 9;
                 format!(
                     "sched_setattr deadline runtime {}/{}",
-                    crate::units::format_duration_ns(original.runtime),
-                    crate::units::format_duration_ns(other.runtime)
+                    rtgauge_core::units::format_duration_ns(original.runtime),
+                    rtgauge_core::units::format_duration_ns(other.runtime)
                 )
             }
             _ => {

@@ -26,12 +26,12 @@
 //! clocks. The duration is checked every 64 samples, so the loop itself stays two reads and a
 //! record.
 
-use crate::clock::{now_ns, read_ns, resolution_ns};
-use crate::probe::{
+use rtgauge_core::clock::{now_ns, read_ns, resolution_ns};
+use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use crate::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
-use crate::units::{format_duration_exact, format_duration_ns};
+use rtgauge_core::threads::{describe_split, on_first_cpu, split, warm_up, Cell};
+use rtgauge_core::units::{format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
@@ -324,7 +324,7 @@ fn measure_clock(
     read: impl Fn() -> u64,
     to_ns: impl Fn(u64) -> u64,
     tracker: &mut Option<RateTracker>,
-    live: &crate::live::LiveCell,
+    live: &rtgauge_core::live::LiveCell,
 ) -> ClockResult {
     let mut rec = Recorder::new(DEFAULT_INTERVAL_NS);
     warm_up(ctx, cell.warmup_ns, CHECK_EVERY, || {
@@ -433,7 +433,7 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
                 // enough that its error is far below one ns per read.
                 let elapsed = read_ns(libc::CLOCK_MONOTONIC_RAW).saturating_sub(t.first.raw_ns);
                 if elapsed < MIN_RATE_SPAN_NS {
-                    crate::clock::sleep_for(MIN_RATE_SPAN_NS - elapsed);
+                    rtgauge_core::clock::sleep_for(MIN_RATE_SPAN_NS - elapsed);
                 }
                 let Some(hz) = t.rate_now().filter(|&hz| hz > 0.0) else {
                     warnings.push("tsc: the cycle counter did not advance; skipped".into());

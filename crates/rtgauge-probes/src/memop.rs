@@ -10,14 +10,14 @@
 //! Budget: `loops` is samples per size and operation; a duration (and the warm-up) is split
 //! evenly over the sizes × operations.
 
-use crate::clock::now_ns;
-use crate::probe::size_list;
-use crate::probe::{
+use rtgauge_core::clock::now_ns;
+use rtgauge_core::probe::size_list;
+use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use crate::sys::memory::Region;
-use crate::threads::{describe_split, on_first_cpu, split, warm_up};
-use crate::units::{format_size, format_size_exact, format_size_list};
+use rtgauge_core::sys::memory::Region;
+use rtgauge_core::threads::{describe_split, on_first_cpu, split, warm_up};
+use rtgauge_core::units::{format_size, format_size_exact, format_size_list};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;

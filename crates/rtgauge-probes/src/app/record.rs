@@ -2,9 +2,9 @@
 //! with `rtgauge export` like any probe's), one recording series per point.
 
 use super::series::sample_value;
-use crate::probe::{ProbeContext, ProbeError, SampleSink, SeriesDef};
 use rtgauge_app::layout::OBJECT_VALUES;
 use rtgauge_app::{Kind, PointInfo, Record};
+use rtgauge_core::probe::{ProbeContext, ProbeError, SampleSink, SeriesDef};
 
 /// What the recording's times and values are.
 const TIME_ORIGIN: &str = "ns since the app probe's measurement start (the end of its warm-up); interval: its begin and duration; event: its value; counter: its increment; object: one series per snapshot value (label value=0..3), all at the snapshot's time";

@@ -15,10 +15,10 @@
 //! Skipped with the reason where the kernel has no timerlat tracer (CONFIG_TIMERLAT_TRACER)
 //! or the process is not root.
 
-use crate::clock::now_ns;
-use crate::probe::{About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError};
-use crate::probe::{ProbeOutput, TypedProbe};
-use crate::units::format_duration_exact;
+use rtgauge_core::clock::now_ns;
+use rtgauge_core::probe::{About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError};
+use rtgauge_core::probe::{ProbeOutput, TypedProbe};
+use rtgauge_core::units::format_duration_exact;
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use rtgauge_trace::{
@@ -60,7 +60,7 @@ pub struct Config {
 
 impl ProbeConfig for Config {
     fn parse(params: &Params) -> Result<Config, ProbeError> {
-        let period_ns = params.duration_ns("period", crate::probe::DEFAULT_PERIOD_NS)?;
+        let period_ns = params.duration_ns("period", rtgauge_core::probe::DEFAULT_PERIOD_NS)?;
         let period_us = period_ns / 1_000;
         if period_ns % 1_000 != 0 || !TIMERLAT_PERIOD_US.contains(&period_us) {
             return Err(ProbeError::Invalid {
@@ -97,7 +97,7 @@ impl TypedProbe for Timerlat {
     }
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        crate::probe::check_period_fits(ctx, cfg.period_ns)?;
+        rtgauge_core::probe::check_period_fits(ctx, cfg.period_ns)?;
         let config = TimerlatConfig {
             cpus: ctx.cpus.to_vec(),
             period_us: cfg.period_ns / 1_000,
@@ -208,7 +208,7 @@ impl PerCpu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::probe::Probe;
+    use rtgauge_core::probe::Probe;
 
     fn params(pairs: &[(&str, &str)]) -> Params {
         Params::new(

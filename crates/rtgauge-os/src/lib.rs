@@ -1,0 +1,15 @@
+//! The system layer: thin, safe wrappers over the Linux interfaces rtgauge uses, one each,
+//! written once for every crate (core, probes, loads, sysinfo, trace). They hold no
+//! measuring logic and depend on no other rtgauge crate.
+//!
+//! - [`cpus`]: kernel CPU lists (parsed with a bound, formatted), the online CPUs;
+//! - [`sched`]: scheduling policies and priorities, `sched_setattr`, CPU affinity;
+//! - [`clock`]: reading CLOCK_MONOTONIC and the other clocks, absolute sleeps;
+//! - [`io`]: descriptors, pipes, futex words, interrupted calls;
+//! - [`mqueue`]: POSIX message queues.
+
+pub mod clock;
+pub mod cpus;
+pub mod io;
+pub mod mqueue;
+pub mod sched;
