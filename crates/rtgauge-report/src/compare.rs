@@ -827,10 +827,33 @@ pub fn environment_differences(results: &[RunResult]) -> Vec<EnvDifference> {
             run.key().to_string()
         }
     };
-    let fields: Vec<BTreeMap<String, String>> = results
+    let mut fields: Vec<BTreeMap<String, String>> = results
         .iter()
         .map(|r| environment_fields_named(r, &name_of))
         .collect();
+    // A parameter no run set, from one version of rtgauge, took its value at run time (a
+    // cyclic run's phase is read from the clock): a different value is not a difference
+    // in configuration.
+    let one_version = results
+        .windows(2)
+        .all(|w| w[0].tool.version == w[1].tool.version);
+    if one_version {
+        let set_by_someone = |field: &str| {
+            let Some((run, key)) = field
+                .strip_prefix("params[")
+                .and_then(|f| f.split_once("]."))
+            else {
+                return true;
+            };
+            let title = run.split(' ').next().unwrap_or(run);
+            results
+                .iter()
+                .any(|r| r.config.params.contains_key(&format!("{title}.{key}")))
+        };
+        for f in &mut fields {
+            f.retain(|field, _| set_by_someone(field));
+        }
+    }
     let mut keys: Vec<&String> = fields.iter().flat_map(|f| f.keys()).collect();
     keys.sort();
     keys.dedup();

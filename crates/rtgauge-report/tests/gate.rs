@@ -97,15 +97,31 @@ fn compare_and_check_fit_a_100_column_terminal() {
 fn two_runs_that_differ_in_load_show_the_load_as_their_one_configuration_difference() {
     // The same gate pair, the candidate measured under a messaging load: its probe run is
     // keyed `cyclic rt messaging`, the baseline's `cyclic rt none`.
-    let (a, mut b) = common::gate_pair(5, 7.0, 0.02);
+    let (mut a, mut b) = common::gate_pair(5, 7.0, 0.02);
     b.config.loads = vec!["messaging".into()];
     for run in &mut b.runs {
         run.load = "messaging".into();
     }
-    let c = rtgauge_report::compare::compare(&[a, b], &["idle.json".into(), "loaded.json".into()]);
+    // A phase read from the clock at each start differs, but nobody configured it.
+    a.runs[0].params.insert("phase".into(), "489470ns".into());
+    b.runs[0].params.insert("phase".into(), "811476ns".into());
+    let names = ["idle.json".to_string(), "loaded.json".to_string()];
+    let c = rtgauge_report::compare::compare(&[a.clone(), b.clone()], &names);
     let fields: Vec<&str> = c.environment.iter().map(|d| d.field.as_str()).collect();
     assert_eq!(fields, ["config.loads"], "{:#?}", c.environment);
     assert_eq!(c.rows.len(), 1, "{:#?}", c.unmatched);
     assert_eq!(c.rows[0].load, "none → messaging");
     assert_eq!(c.rows[0].outcome, rtgauge_report::compare::Outcome::Slower);
+    // A phase set on one side is a difference of configuration.
+    a.config
+        .params
+        .insert("cyclic.phase".into(), "489470ns".into());
+    let c = rtgauge_report::compare::compare(&[a, b], &names);
+    assert!(
+        c.environment
+            .iter()
+            .any(|d| d.field == "params[cyclic].phase"),
+        "{:#?}",
+        c.environment
+    );
 }
