@@ -1059,7 +1059,14 @@ fn baseline_bound(
         rel.map(|r| format!(" ({})", crate::compare::percent(r)))
             .unwrap_or_default()
     );
-    let test = test_stat(sa, sb, name, Direction::Worse, regress);
+    let test = test_stat(
+        sa,
+        sb,
+        name,
+        Direction::Worse,
+        regress,
+        rtgauge_stats::shift::ALPHA,
+    );
     if let Some(t) = test.as_ref().filter(|t| label(name, t) != name) {
         if let Some(c) = t.change {
             let _ = write!(

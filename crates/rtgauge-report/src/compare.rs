@@ -332,10 +332,24 @@ fn compare_pair(
     // baseline, rt against normal) pairs with its one counterpart that differs only there.
     for (run, s, label) in pending {
         let k = run.series_key(s);
-        let others: Vec<&SeriesKey> = cand_series
-            .keys()
-            .filter(|c| !seen.contains(*c) && differs_only_in_mode_or_load(c, &k))
-            .collect();
+        // The closest counterpart: another load in the same mode, else another mode under
+        // the same load, else both; paired only when it is the only one.
+        let others: Vec<&SeriesKey> = [
+            |c: &SeriesKey, k: &SeriesKey| c.run.mode == k.run.mode,
+            |c: &SeriesKey, k: &SeriesKey| c.run.load == k.run.load,
+            |_: &SeriesKey, _: &SeriesKey| true,
+        ]
+        .iter()
+        .map(|closer| {
+            cand_series
+                .keys()
+                .filter(|c| {
+                    !seen.contains(*c) && differs_only_in_mode_or_load(c, &k) && closer(c, &k)
+                })
+                .collect::<Vec<_>>()
+        })
+        .find(|found| !found.is_empty())
+        .unwrap_or_default();
         match others.as_slice() {
             [other] => {
                 let other = (*other).clone();
@@ -1150,7 +1164,7 @@ fn rule_text(rule: &Rule) -> String {
         )
     } else {
         format!(
-            "Rule: each statistic of B is tested against A's own variation over its {} blocks: the median and the tail percentile by the share of each block's samples above A's value moved by {} %, the maximum by the blocks' maxima; a rank test at p < {} (one-sided, widened for neighbouring blocks that resemble each other) declares it slower or faster. \"could detect\" is the smallest change each test declares nine times in ten; \"noise?\" means a statistic moved past {} % but these runs cannot tell it from their variation. Results written without block histograms keep the earlier rule (docs/compare.md).",
+            "Rule: each statistic of B is tested against A's own variation over its {} blocks: the median and the tail percentile by the share of each block's samples above A's value moved by {} %, the maximum by the blocks' maxima; a one-sided rank test (widened for neighbouring blocks that resemble each other) declares it slower or faster, the row's level of {} shared among its tests. \"could detect\" is the smallest change each test declares nine times in ten; \"noise?\" means a statistic moved past {} % but these runs cannot tell it from their variation. Results written without block histograms keep the earlier rule (docs/compare.md).",
             rtgauge_result::units::format_duration_ns(rtgauge_stats::blocks::BLOCK_NS),
             crate::verdict::COMPARE_MARGIN * 100.0,
             rtgauge_stats::shift::ALPHA,

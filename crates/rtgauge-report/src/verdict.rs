@@ -10,7 +10,7 @@
 use crate::compare::percent;
 use rtgauge_result::units::format_duration_ns;
 use rtgauge_result::Series;
-use rtgauge_stats::shift::{test_shift, Direction, ShiftTest, Statistic};
+use rtgauge_stats::shift::{test_shift_at, Direction, ShiftTest, Statistic, ALPHA};
 use serde::Serialize;
 
 /// Changes smaller than this are never declared by `compare`: identical runs on a busy machine
@@ -63,6 +63,7 @@ pub fn test_stat(
     stat: &str,
     direction: Direction,
     margin: f64,
+    alpha: f64,
 ) -> Option<ShiftTest> {
     let statistic = statistic_of(stat)?;
     if let Statistic::Quantile(q) = statistic {
@@ -72,25 +73,31 @@ pub fn test_stat(
             return None;
         }
     }
-    test_shift(
+    test_shift_at(
         &baseline.stats,
         &candidate.stats,
         statistic,
         direction,
         margin,
+        alpha,
     )
 }
 
 /// The statistics of a comparison row tested both ways by [`COMPARE_MARGIN`]; empty when the
-/// runs cannot be tested this way.
+/// runs cannot be tested this way. A row runs two tests per statistic and is declared when
+/// any of them is, so each test gets an equal part of the level: identical runs see a row
+/// declared about [`ALPHA`] of the time, not six times that.
 pub fn test_row(baseline: &Series, candidate: &Series, stats: &[&str]) -> Vec<StatTest> {
+    let alpha = ALPHA / (2 * stats.len().max(1)) as f64;
     stats
         .iter()
         .filter_map(|&stat| {
+            let test =
+                |direction| test_stat(baseline, candidate, stat, direction, COMPARE_MARGIN, alpha);
             Some(StatTest {
                 stat: stat.to_string(),
-                worse: test_stat(baseline, candidate, stat, Direction::Worse, COMPARE_MARGIN)?,
-                better: test_stat(baseline, candidate, stat, Direction::Better, COMPARE_MARGIN)?,
+                worse: test(Direction::Worse)?,
+                better: test(Direction::Better)?,
             })
         })
         .collect()
@@ -190,7 +197,7 @@ pub fn duration_to_decide(t: &ShiftTest, measured_ns: u64) -> Option<u64> {
     if !t.beyond_margin || t.z <= 0.0 || measured_ns == 0 {
         return None;
     }
-    let needed = rtgauge_stats::shift::z_to_declare() / t.z;
+    let needed = rtgauge_stats::shift::z_to_declare(ALPHA) / t.z;
     let factor = (needed * needed).max(1.0);
     // Whole seconds, at least twice what was measured so the advice is worth a try.
     let ns = (measured_ns as f64 * factor.max(2.0)).min(86_400e9);

@@ -96,9 +96,9 @@ fn normal() -> Normal {
     Normal::standard()
 }
 
-/// The z a test must exceed to declare a change.
-pub fn z_to_declare() -> f64 {
-    z_of(ALPHA)
+/// The z a test at level `alpha` must exceed to declare a change.
+pub fn z_to_declare(alpha: f64) -> f64 {
+    z_of(alpha)
 }
 
 /// z of a one-sided level.
@@ -189,6 +189,19 @@ pub fn test_shift(
     direction: Direction,
     margin: f64,
 ) -> Option<ShiftTest> {
+    test_shift_at(baseline, candidate, statistic, direction, margin, ALPHA)
+}
+
+/// [`test_shift`] at the one-sided level `alpha` (a comparison that runs several tests on one
+/// row divides its level among them).
+pub fn test_shift_at(
+    baseline: &Summary,
+    candidate: &Summary,
+    statistic: Statistic,
+    direction: Direction,
+    margin: f64,
+    alpha: f64,
+) -> Option<ShiftTest> {
     let (a, b) = aligned(baseline, candidate)?;
     // The candidate is compared with the baseline moved by the margin: stretched for
     // "worse", shrunk for "better".
@@ -249,9 +262,9 @@ pub fn test_shift(
                 observed,
                 z,
                 p_value: normal().sf(z),
-                declared: normal().sf(z) < ALPHA,
+                declared: normal().sf(z) < alpha,
                 beyond_margin: change.is_some_and(|c| beyond(direction, margin, c)),
-                detectable: detectable(direction, margin, z_at),
+                detectable: detectable(direction, margin, alpha, z_at),
                 blocks: [ia.len(), ib.len()],
                 block_ns: a.block_ns,
                 change,
@@ -291,10 +304,10 @@ pub fn test_shift(
                 observed: xb.iter().filter(|&&v| v > threshold).count() as f64 / xb.len() as f64,
                 z,
                 p_value: normal().sf(z),
-                declared: normal().sf(z) < ALPHA,
+                declared: normal().sf(z) < alpha,
                 beyond_margin: base > 0.0
                     && beyond(direction, margin, observed_median / base - 1.0),
-                detectable: detectable(direction, margin, z_at),
+                detectable: detectable(direction, margin, alpha, z_at),
                 blocks: [xa.len(), xb.len()],
                 block_ns: a.block_ns,
                 change: (base > 0.0).then(|| observed_median / base - 1.0),
@@ -363,8 +376,13 @@ fn design_effect(blocks: &[f64]) -> f64 {
 /// statistic reaches the level declared with probability [`POWER`]: `z_at(stretch)` is the
 /// test's z with the baseline moved by `stretch` in place of the candidate. `None` when no
 /// change up to a factor of 1000 reaches it.
-fn detectable(direction: Direction, margin: f64, z_at: impl Fn(f64) -> f64) -> Option<f64> {
-    let needed = z_of(ALPHA) + normal().inverse_cdf(POWER);
+fn detectable(
+    direction: Direction,
+    margin: f64,
+    alpha: f64,
+    z_at: impl Fn(f64) -> f64,
+) -> Option<f64> {
+    let needed = z_of(alpha) + normal().inverse_cdf(POWER);
     let stretch_of = |x: f64| match direction {
         Direction::Worse => 1.0 + x,
         Direction::Better => 1.0 / (1.0 + x),
