@@ -1097,7 +1097,7 @@ fn baseline_bound(
                 crate::compare::format_p(t.p_value),
             ),
         ),
-        (Some(_), Some(t)) if t.beyond_margin => {
+        (Some(_), Some(t)) if crate::verdict::undecided(t) => {
             let measured = sa.stats.blocks.as_ref().map_or(0, |bl| bl.block_ns * bl.len() as u64);
             let fix = duration_to_decide(t, measured)
                 .map(|ns| format!("measure ≥ {} per run", format_duration_ns(ns)))

@@ -103,6 +103,12 @@ pub fn test_row(baseline: &Series, candidate: &Series, stats: &[&str]) -> Vec<St
         .collect()
 }
 
+/// Whether a test that declared nothing still measured the statistic past the margin: the
+/// runs cannot decide (`check`: inconclusive; `compare`: `noise?`).
+pub fn undecided(t: &ShiftTest) -> bool {
+    !t.declared && t.beyond_margin
+}
+
 /// How a row's tests come out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Judgement {
@@ -149,7 +155,7 @@ pub fn judge(tests: &[StatTest], candidate: &str) -> (Judgement, String) {
         (true, true) => {
             let beyond: Vec<&StatTest> = tests
                 .iter()
-                .filter(|t| t.worse.beyond_margin || t.better.beyond_margin)
+                .filter(|t| undecided(&t.worse) || undecided(&t.better))
                 .collect();
             if beyond.is_empty() {
                 (

@@ -125,3 +125,25 @@ fn two_runs_that_differ_in_load_show_the_load_as_their_one_configuration_differe
         c.environment
     );
 }
+
+#[test]
+fn documents_written_before_block_histograms_are_compared_by_the_earlier_rule() {
+    // idle.json as rtgauge wrote it before keeping block histograms, against today's.
+    let old = rtgauge_result::read_result(&common::fixture("written-before-blocks.json")).unwrap();
+    assert!(old.runs[0].series[0].stats.blocks.is_none());
+    let c = rtgauge_report::compare::compare(
+        &[old.clone(), common::build(true)],
+        &["old.json".into(), "loaded.json".into()],
+    );
+    assert!(!c.rows.is_empty());
+    assert!(
+        c.rows
+            .iter()
+            .all(|r| r.tests.is_empty() && r.power.is_empty()),
+        "{:#?}",
+        c.rows
+    );
+    let stats = ["p99".to_string(), "max".to_string()];
+    let report = check_against_baseline(&old, &common::build(true), "old.json", 0.1, &stats, true);
+    assert!(!report.cases.is_empty());
+}

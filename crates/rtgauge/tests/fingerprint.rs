@@ -69,7 +69,8 @@ fn compare_lists_board_firmware_memory_and_architecture_among_differences() {
 
 #[test]
 fn documents_without_hardware_fields_still_read() {
-    let text = std::fs::read_to_string(report_fixture("idle.json")).unwrap();
+    // The fixture as rtgauge wrote it before the hardware fields (and block histograms).
+    let text = std::fs::read_to_string(report_fixture("written-before-blocks.json")).unwrap();
     let doc: Value = serde_json::from_str(&text).unwrap();
     assert!(
         doc["fingerprint"].get("board").is_none(),
@@ -77,7 +78,7 @@ fn documents_without_hardware_fields_still_read() {
     );
     rtgauge()
         .arg("show")
-        .arg(report_fixture("idle.json"))
+        .arg(report_fixture("written-before-blocks.json"))
         .assert()
         .success();
 }

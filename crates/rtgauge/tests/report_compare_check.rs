@@ -268,15 +268,20 @@ fn compare_of_two_runs_of_one_configuration_finds_no_difference() {
     }
     let c = compare_json(&a, &b);
     let rows = outcomes(&c);
-    let same = rows.iter().filter(|r| r.1 == "same").count();
+    // Not declared: "same", or "within_noise" (a statistic moved past 10 % as measured, as
+    // tails of identical runs do, but no test tells it from the runs' variation).
+    let same = rows
+        .iter()
+        .filter(|r| r.1 == "same" || r.1 == "within_noise")
+        .count();
     println!(
-        "same configuration: {same} of {} rows without significant difference: {rows:?}",
+        "same configuration: {same} of {} rows without a declared difference: {rows:?}",
         rows.len()
     );
     assert!(rows.len() >= 3, "{rows:?}");
     assert!(
         2 * same > rows.len(),
-        "most rows must show no significant difference: {rows:?}"
+        "most rows must show no declared difference: {rows:?}"
     );
 }
 
