@@ -125,12 +125,14 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     scaled(number, scale, false).ok_or_else(err)
 }
 
-/// Formats nanoseconds for people: `950ns`, `12.3us`, `1.5ms`, `2s`.
+/// Formats nanoseconds for people: `950ns`, `12.3µs`, `1.5ms`, `2s`. Microseconds are `µs`,
+/// as in every table; the text parses back ([`parse_duration_ns`] reads `µs` and `us`), up to
+/// its rounding.
 pub fn format_duration_ns(ns: u64) -> String {
     if ns < 1_000 {
         format!("{ns}ns")
     } else if ns < 1_000_000 {
-        trim(format!("{:.3}", ns as f64 / 1e3)) + "us"
+        trim(format!("{:.3}", ns as f64 / 1e3)) + "µs"
     } else if ns < 1_000_000_000 {
         trim(format!("{:.3}", ns as f64 / 1e6)) + "ms"
     } else {
@@ -222,6 +224,15 @@ mod tests {
         assert!(parse_size("0").is_err());
         assert!(parse_size("1.3").is_err());
         assert_eq!(format_size(1536), "1.5KiB");
+    }
+
+    #[test]
+    fn durations_for_people_write_microseconds_as_in_the_tables() {
+        assert_eq!(format_duration_ns(950), "950ns");
+        assert_eq!(format_duration_ns(12_300), "12.3µs");
+        assert_eq!(format_duration_ns(1_500_000), "1.5ms");
+        assert_eq!(format_duration_ns(2_000_000_000), "2s");
+        assert_eq!(parse_duration_ns(&format_duration_ns(12_300)), Ok(12_300));
     }
 
     #[test]
