@@ -513,6 +513,34 @@ impl Store {
         Ok(points)
     }
 
+    /// The label sets stored for one series (`cpu=0`, `cpu=1`…), in order: what `trend` can
+    /// be asked for when the labels it was given match none.
+    pub fn trend_labels(
+        &self,
+        host: Option<&str>,
+        probe: &str,
+        mode: Option<&str>,
+        load: Option<&str>,
+        series: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        let classify = Store::classify_for(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT s.labels FROM series s JOIN runs r ON r.id = s.run_id \
+                 WHERE s.probe = ?1 AND s.series = ?2 AND (?3 IS NULL OR r.host = ?3) \
+                 AND (?4 IS NULL OR s.mode = ?4) AND (?5 IS NULL OR s.load = ?5) \
+                 AND s.sample_count > 0 ORDER BY s.labels",
+            )
+            .map_err(&classify)?;
+        let labels = stmt
+            .query_map(params![probe, series, host, mode, load], |r| r.get(0))
+            .map_err(&classify)?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(&classify)?;
+        Ok(labels)
+    }
+
     /// SQLite's own consistency check; `Ok(())` when the file is sound.
     pub fn integrity_check(&self) -> Result<(), StoreError> {
         let text: String = self

@@ -115,6 +115,17 @@ fn two_runs_are_listed_shown_and_drawn_from_the_history() {
         page.contains(">1</text>") && page.contains(">2</text>"),
         "both runs on the axis"
     );
+    // Without a label: the labels the stored series have, not "no run".
+    let out = rtgauge_with_store(&store)
+        .args(["trend", "cyclic", "latency"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cpu=0") && err.contains("rtgauge trend cyclic latency cpu=0"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use crate::cli::{BaselineAction, BaselineArgs, HistoryArgs, StoreArgs};
 use anyhow::{Context, Result};
+use rtgauge_result::units::{closest, did_you_mean};
 use rtgauge_result::{read_result, RunResult};
 use rtgauge_store::{Filter, Latest, Store};
 use std::path::{Path, PathBuf};
@@ -56,6 +57,11 @@ pub fn resolve(name: &str, args: &StoreArgs, imported: bool) -> Result<(RunResul
     let store = match open_existing(args) {
         Ok(store) => store,
         Err(e) if looks_stored => return Err(e),
+        // A mistyped `latest` or `previous` (`lastest`): say which was meant.
+        Err(_) if closest(name, ["latest", "previous"]).is_some() => anyhow::bail!(
+            "{name}: no such result file or stored run{}",
+            did_you_mean(name, ["latest", "previous"])
+        ),
         // Neither a file nor a stored name: say the file is missing, the usual mistake.
         Err(_) => return Ok((read_result(path)?, name.to_string())),
     };
@@ -109,12 +115,18 @@ fn stored_id(store: &Store, name: &str, imported: bool) -> Result<i64> {
             store.path().display()
         );
     }
-    store.baseline(name)?.with_context(|| {
-        format!(
-            "{name}: no such file, stored run or baseline in {} (`rtgauge history`, `rtgauge baseline list`)",
-            store.path().display()
-        )
-    })
+    if let Some(id) = store.baseline(name)? {
+        return Ok(id);
+    }
+    let baselines = store.baselines()?;
+    let known = ["latest", "previous"]
+        .into_iter()
+        .chain(baselines.iter().map(|(n, _)| n.as_str()));
+    anyhow::bail!(
+        "{name}: no such file, stored run or baseline in {}{}; `rtgauge history` and `rtgauge baseline list` show what it holds",
+        store.path().display(),
+        did_you_mean(name, known)
+    )
 }
 
 /// `rtgauge history`.
