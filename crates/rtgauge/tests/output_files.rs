@@ -409,3 +409,39 @@ fn a_run_writes_files_as_the_umask_allows() {
         assert_eq!(mode(&f), 0o600, "{}: private", f.display());
     }
 }
+
+#[test]
+fn a_run_through_sudo_leaves_its_files_to_the_invoking_user() {
+    use std::os::unix::fs::MetadataExt;
+    if !common::is_root() {
+        eprintln!("skipped: needs root to run as sudo would");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("home");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(4242), Some(4343)).unwrap();
+    let result = theirs.join("results/r.json");
+    let out = rtgauge()
+        .args(["run", "cyclic", "--mode", "normal", "--period", "100us"])
+        .args([
+            "--warmup", "10ms", "--loops", "200", "-q", "--record", "cyclic", "-o",
+        ])
+        .arg(&result)
+        .env("SUDO_UID", "4242")
+        .env("SUDO_GID", "4343")
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let made = theirs.join("results");
+    let mut checked = vec![made.clone()];
+    checked.extend(std::fs::read_dir(&made).unwrap().map(|e| e.unwrap().path()));
+    assert!(
+        checked.len() >= 4,
+        "directory, result, report, recording: {checked:?}"
+    );
+    for path in checked {
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!((m.uid(), m.gid()), (4242, 4343), "{}", path.display());
+    }
+}
