@@ -7,7 +7,9 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum LoadError {
     /// The user's load text is not one of the accepted forms.
-    #[error("invalid load `{spec}`: {reason}; accepted forms: {accepted}", accepted = crate::spec::ACCEPTED_FORMS)]
+    #[error(
+        "invalid load `{spec}`: {reason}; `rtgauge loads` lists the loads and how to write them"
+    )]
     InvalidSpec { spec: String, reason: String },
 
     /// The options given to [`crate::RunningLoad::start`] cannot work.

@@ -118,7 +118,7 @@ impl Kind {
             }
             Kind::RtMemory => {
                 "real-time contention: a SCHED_FIFO thread just below the measuring priority \
-                 copying memory every 50 us"
+                 copying memory every 50 µs"
             }
             Kind::Messaging => {
                 "scheduler and IPC: hackbench-like groups of 20 sender and 20 receiver processes \

@@ -164,7 +164,17 @@ fn parse_part(item: &str) -> Result<Part, String> {
             return Err(format!("`{name}` cannot be combined or given an intensity"))
         }
         None if name.is_empty() => return Err("a load name is empty".to_string()),
-        None => return Err(format!("unknown load `{name}`")),
+        None => {
+            let names = KINDS
+                .iter()
+                .filter(|k| **k != Kind::Exec)
+                .map(|k| k.name())
+                .chain(["none", "all", "exec"]);
+            return Err(format!(
+                "no load is named `{name}`{}",
+                rtgauge_result::units::did_you_mean(name, names)
+            ));
+        }
     };
     let workers = match intensity {
         None => None,
@@ -376,9 +386,11 @@ mod tests {
     }
 
     #[test]
-    fn bad_specs_name_the_accepted_forms_on_one_line() {
+    fn bad_specs_are_one_short_line_pointing_at_the_load_list() {
         for (text, hint) in [
-            ("bogus", "unknown load `bogus`"),
+            ("bogus", "no load is named `bogus`; `rtgauge loads`"),
+            ("cpy", "no load is named `cpy` (did you mean `cpu`?)"),
+            ("nosuch", "no load is named `nosuch`; `rtgauge loads`"),
             ("cpu:0", "at least 1 worker"),
             ("cpu:x", "whole number"),
             ("cpu:100000", "at most"),
@@ -391,8 +403,8 @@ mod tests {
         ] {
             let err = parse(text).unwrap_err();
             assert!(err.contains(hint), "{text}: {err}");
-            assert!(err.contains(ACCEPTED_FORMS), "{text}: {err}");
-            assert!(!err.contains('\n'), "{text}: {err}");
+            assert!(err.contains("`rtgauge loads` lists"), "{text}: {err}");
+            assert!(!err.contains('\n') && err.len() < 160, "{text}: {err}");
         }
     }
 

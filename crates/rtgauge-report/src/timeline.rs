@@ -175,6 +175,6 @@ mod tests {
         assert_eq!(svg.matches("<rect").count(), 1);
         assert!(svg.contains("softirq NET_RX"), "{svg}");
         assert!(svg.contains(colour(&a.contributors[0].cause)));
-        assert!(svg.contains("thread latency 21us"), "{svg}");
+        assert!(svg.contains("thread latency 21µs"), "{svg}");
     }
 }

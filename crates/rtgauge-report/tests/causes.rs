@@ -76,7 +76,7 @@ fn summary_line_counts_spikes_by_dominant_cause_most_frequent_first() {
     let line = spike_line(run, false).unwrap();
     assert_eq!(
         line,
-        "5 spikes ≥ 120us: 2 gap outside Linux up to 5.3ms, 2 kworker/0:1 up to 130us, 1 softirq NET_RX 290us"
+        "5 spikes ≥ 120µs: 2 gap outside Linux up to 5.3ms, 2 kworker/0:1 up to 130µs, 1 softirq NET_RX 290µs"
     );
     // At most three causes, the rest counted.
     let mut many = r

@@ -8,11 +8,14 @@
 //!   the target, so a reader sees the old file or the complete new one ([`write`],
 //!   [`AtomicFile`]);
 //! - files that grow while a run measures (recordings) are created exclusively at their final
-//!   name ([`create_new`]), so they never replace or follow anything.
+//!   name ([`create_new`]), so they never replace or follow anything;
+//! - every file gets the permissions the umask allows (a temporary file alone would be 0600),
+//!   and under `sudo` a file made new where the invoking user may write belongs to that user,
+//!   so `sudo rtgauge run` in one's own directory leaves files one can open ([`settle`]).
 
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
@@ -118,7 +121,7 @@ fn usable_directory(path: &Path, dir: &Path) -> Result<(), OutputError> {
             "choose a path inside a directory",
         ));
     }
-    fs::create_dir_all(dir).map_err(|e| refused(path, dir, &e))?;
+    make_dirs(dir).map_err(|e| refused(path, dir, &e))?;
     NamedTempFile::new_in(dir)
         .map(drop)
         .map_err(|e| refused(path, dir, &e))
@@ -219,7 +222,7 @@ pub struct AtomicFile {
 impl AtomicFile {
     pub fn new(path: &Path) -> Result<AtomicFile, OutputError> {
         let dir = directory_of(path);
-        fs::create_dir_all(&dir).map_err(|e| refused(path, &dir, &e))?;
+        make_dirs(&dir).map_err(|e| refused(path, &dir, &e))?;
         let name = path
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -247,6 +250,8 @@ impl AtomicFile {
             .out
             .into_inner()
             .map_err(|e| OutputError::io(&path, e.into_error()))?;
+        let previous = fs::symlink_metadata(&path).ok().filter(|m| m.is_file());
+        settle(tmp.as_file(), &path, previous.as_ref()).map_err(|e| OutputError::io(&path, e))?;
         tmp.as_file()
             .sync_all()
             .map_err(|e| OutputError::io(&path, e))?;
@@ -283,8 +288,8 @@ impl Write for AtomicFile {
 /// if the run is killed): fails if anything, a symlink included, is already there.
 pub fn create_new(path: &Path) -> Result<File, OutputError> {
     let dir = directory_of(path);
-    fs::create_dir_all(&dir).map_err(|e| refused(path, &dir, &e))?;
-    fs::OpenOptions::new()
+    make_dirs(&dir).map_err(|e| refused(path, &dir, &e))?;
+    let file = fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .custom_flags(libc::O_NOFOLLOW)
@@ -294,7 +299,87 @@ pub fn create_new(path: &Path) -> Result<File, OutputError> {
                 path: path.to_path_buf(),
             },
             _ => OutputError::io(path, e),
+        })?;
+    settle(&file, path, None).map_err(|e| OutputError::io(path, e))?;
+    Ok(file)
+}
+
+/// The process's file-mode creation mask, read without changing it (Linux reports it in
+/// /proc/self/status); 022 when it cannot be read.
+pub fn umask() -> u32 {
+    fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix("Umask:"))
+                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
         })
+        .unwrap_or(0o022)
+}
+
+/// The user who ran `sudo rtgauge …`: their user and group IDs when this process runs as root
+/// and sudo named someone else (SUDO_UID, SUDO_GID).
+pub fn invoking_user() -> Option<(u32, u32)> {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    let id = |name: &str| std::env::var(name).ok()?.trim().parse::<u32>().ok();
+    let (uid, gid) = (id("SUDO_UID")?, id("SUDO_GID")?);
+    (uid != 0).then_some((uid, gid))
+}
+
+/// Whether `user` (uid, gid) could make files in `dir` on their own: they own it, or its group
+/// or everyone may write there.
+fn may_write(dir: &Path, (uid, gid): (u32, u32)) -> bool {
+    match fs::metadata(dir) {
+        Ok(m) if m.is_dir() => {
+            let mode = m.mode();
+            (m.uid() == uid && mode & 0o200 != 0)
+                || (m.gid() == gid && mode & 0o020 != 0)
+                || mode & 0o002 != 0
+        }
+        _ => false,
+    }
+}
+
+/// Gives a file rtgauge just made, `file` about to appear at `path`, the permissions the
+/// umask allows and, under sudo, the invoking user as owner: when it replaces that user's own
+/// file (`previous`), or is new in a directory they may write. Never someone else's file:
+/// only the new file's own descriptor changes.
+pub fn settle(file: &File, path: &Path, previous: Option<&fs::Metadata>) -> io::Result<()> {
+    file.set_permissions(fs::Permissions::from_mode(0o666 & !umask()))?;
+    let Some(user) = invoking_user() else {
+        return Ok(());
+    };
+    let theirs = match previous {
+        Some(m) => m.uid() == user.0,
+        None => may_write(&directory_of(path), user),
+    };
+    if theirs {
+        std::os::unix::fs::fchown(file, Some(user.0), Some(user.1))?;
+    }
+    Ok(())
+}
+
+/// Makes `dir` and its missing parents; under sudo, each one made where the invoking user may
+/// write belongs to them (an `--output-dir` they can add to and clean up later).
+fn make_dirs(dir: &Path) -> io::Result<()> {
+    let missing: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && fs::symlink_metadata(a).is_err())
+        .map(Path::to_path_buf)
+        .collect();
+    fs::create_dir_all(dir)?;
+    if let Some(user) = invoking_user() {
+        for made in missing.iter().rev() {
+            if may_write(&directory_of(made), user) {
+                std::os::unix::fs::lchown(made, Some(user.0), Some(user.1))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Claims `path` for a result by creating it empty and exclusively, so a concurrent run

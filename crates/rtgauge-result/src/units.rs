@@ -125,12 +125,34 @@ pub fn parse_size(input: &str) -> Result<u64, UnitError> {
     scaled(number, scale, false).ok_or_else(err)
 }
 
-/// Formats nanoseconds for people: `950ns`, `12.3us`, `1.5ms`, `2s`.
+/// The candidate a mistyped name most likely meant (`cyclc` → `cyclic`, `lastest` →
+/// `latest`), for a "did you mean" in a message; None when none is close: at most one edit
+/// for short names, a third of the name's length for longer ones.
+pub fn closest<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let typed = typed.to_lowercase();
+    candidates
+        .into_iter()
+        .map(|c| (strsim::damerau_levenshtein(&typed, &c.to_lowercase()), c))
+        .filter(|(d, c)| *d <= (c.chars().count() / 3).max(1))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// ` (did you mean `NAME`?)` for a message, or nothing when no candidate is close.
+pub fn did_you_mean<'a>(typed: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
+    closest(typed, candidates)
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
+}
+
+/// Formats nanoseconds for people: `950ns`, `12.3µs`, `1.5ms`, `2s`. Microseconds are `µs`,
+/// as in every table; the text parses back ([`parse_duration_ns`] reads `µs` and `us`), up to
+/// its rounding.
 pub fn format_duration_ns(ns: u64) -> String {
     if ns < 1_000 {
         format!("{ns}ns")
     } else if ns < 1_000_000 {
-        trim(format!("{:.3}", ns as f64 / 1e3)) + "us"
+        trim(format!("{:.3}", ns as f64 / 1e3)) + "µs"
     } else if ns < 1_000_000_000 {
         trim(format!("{:.3}", ns as f64 / 1e6)) + "ms"
     } else {
@@ -222,6 +244,31 @@ mod tests {
         assert!(parse_size("0").is_err());
         assert!(parse_size("1.3").is_err());
         assert_eq!(format_size(1536), "1.5KiB");
+    }
+
+    #[test]
+    fn closest_names_the_likely_meant_candidate_or_none() {
+        let probes = ["cyclic", "response", "switch", "noise", "clock"];
+        assert_eq!(closest("cyclc", probes), Some("cyclic"));
+        assert_eq!(closest("respnose", probes), Some("response"));
+        assert_eq!(closest("Noise", probes), Some("noise"));
+        assert_eq!(closest("lastest", ["latest", "previous"]), Some("latest"));
+        assert_eq!(
+            closest("quik", ["quick", "standard", "full"]),
+            Some("quick")
+        );
+        assert_eq!(closest("banana", probes), None);
+        assert_eq!(did_you_mean("xyz", probes), "");
+        assert_eq!(did_you_mean("cyclc", probes), " (did you mean `cyclic`?)");
+    }
+
+    #[test]
+    fn durations_for_people_write_microseconds_as_in_the_tables() {
+        assert_eq!(format_duration_ns(950), "950ns");
+        assert_eq!(format_duration_ns(12_300), "12.3µs");
+        assert_eq!(format_duration_ns(1_500_000), "1.5ms");
+        assert_eq!(format_duration_ns(2_000_000_000), "2s");
+        assert_eq!(parse_duration_ns(&format_duration_ns(12_300)), Ok(12_300));
     }
 
     #[test]

@@ -20,6 +20,11 @@ use std::time::Duration;
 /// Environment variable that moves the store (the same as `--store PATH`).
 pub const STORE_ENV: &str = "RTGAUGE_STORE";
 
+/// Newest first by start time; a result without a start time (an import of a file that has
+/// none) counts from when it was stored.
+const START_ORDER: &str =
+    "CASE WHEN started_unix_ns = 0 THEN stored_unix_ns ELSE started_unix_ns END DESC, id DESC";
+
 /// How long a writer waits for another one holding the database before giving up.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -82,6 +87,15 @@ pub struct StoredRun {
     pub origin: String,
     /// The result file written beside it, or the imported file.
     pub file: String,
+}
+
+/// Which stored results `latest` and `previous` count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Latest {
+    /// rtgauge runs (not imports) of this host.
+    RunsOf(String),
+    /// Every stored result, imports and other hosts included.
+    Any,
 }
 
 /// What `history` filters on; every field optional.
@@ -274,7 +288,7 @@ impl Store {
         }
     }
 
-    /// Stored runs matching `filter`, newest first.
+    /// Stored runs matching `filter`, newest first by start time.
     pub fn list(&self, filter: &Filter) -> Result<Vec<StoredRun>, StoreError> {
         let mut sql = String::from(
             "SELECT id, started_unix_ns, host, machine_key, kernel_release, preemption_model, \
@@ -302,7 +316,9 @@ impl Store {
             sql.push_str(" AND id IN (SELECT run_id FROM series WHERE probe = ?)");
             args.push(Value::Text(p.clone()));
         }
-        sql.push_str(" ORDER BY id DESC");
+        // Start order: two runs that overlapped are stored in the order they finished.
+        sql.push_str(" ORDER BY ");
+        sql.push_str(START_ORDER);
         if let Some(n) = filter.limit {
             sql.push_str(&format!(" LIMIT {n}"));
         }
@@ -373,19 +389,41 @@ impl Store {
         })
     }
 
-    /// The newest run's ID, and the one before it (`latest`, `previous`).
-    pub fn latest_ids(&self, n: usize) -> Result<Vec<i64>, StoreError> {
+    /// The IDs of the newest `n` runs, newest first by start time: what `latest` and
+    /// `previous` name. [`Latest::RunsOf`] counts only rtgauge runs of that host (an import
+    /// never becomes `latest` by being stored last); [`Latest::Any`] counts every stored result.
+    pub fn latest_ids(&self, n: usize, which: &Latest) -> Result<Vec<i64>, StoreError> {
         let classify = Store::classify_for(&self.path);
+        let host = match which {
+            Latest::RunsOf(host) => Some(host.as_str()),
+            Latest::Any => None,
+        };
         let mut stmt = self
             .conn
-            .prepare("SELECT id FROM runs ORDER BY id DESC LIMIT ?1")
+            .prepare(&format!(
+                "SELECT id FROM runs WHERE ?1 IS NULL OR (host = ?1 AND origin = 'run') \
+                     ORDER BY {START_ORDER} LIMIT ?2"
+            ))
             .map_err(&classify)?;
         let ids = stmt
-            .query_map([n as i64], |r| r.get(0))
+            .query_map(params![host, n as i64], |r| r.get(0))
             .map_err(&classify)?
             .collect::<Result<Vec<i64>, _>>()
             .map_err(&classify)?;
         Ok(ids)
+    }
+
+    /// How many stored results are imports, and how many are rtgauge runs of other hosts than
+    /// `host`: why `latest` may find nothing in a history that is not empty.
+    pub fn others_than_runs_of(&self, host: &str) -> Result<(usize, usize), StoreError> {
+        self.conn
+            .query_row(
+                "SELECT COALESCE(SUM(origin <> 'run'), 0), \
+                 COALESCE(SUM(origin = 'run' AND host <> ?1), 0) FROM runs",
+                [host],
+                |r| Ok((r.get::<_, i64>(0)? as usize, r.get::<_, i64>(1)? as usize)),
+            )
+            .map_err(Store::classify_for(&self.path))
     }
 
     /// Names run `id` (`baseline set ID --name NAME`); a name already used moves to it.
@@ -473,6 +511,34 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()
             .map_err(&classify)?;
         Ok(points)
+    }
+
+    /// The label sets stored for one series (`cpu=0`, `cpu=1`…), in order: what `trend` can
+    /// be asked for when the labels it was given match none.
+    pub fn trend_labels(
+        &self,
+        host: Option<&str>,
+        probe: &str,
+        mode: Option<&str>,
+        load: Option<&str>,
+        series: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        let classify = Store::classify_for(&self.path);
+        let mut stmt = self
+            .conn
+            .prepare(
+                "SELECT DISTINCT s.labels FROM series s JOIN runs r ON r.id = s.run_id \
+                 WHERE s.probe = ?1 AND s.series = ?2 AND (?3 IS NULL OR r.host = ?3) \
+                 AND (?4 IS NULL OR s.mode = ?4) AND (?5 IS NULL OR s.load = ?5) \
+                 AND s.sample_count > 0 ORDER BY s.labels",
+            )
+            .map_err(&classify)?;
+        let labels = stmt
+            .query_map(params![probe, series, host, mode, load], |r| r.get(0))
+            .map_err(&classify)?
+            .collect::<Result<Vec<String>, _>>()
+            .map_err(&classify)?;
+        Ok(labels)
     }
 
     /// SQLite's own consistency check; `Ok(())` when the file is sound.

@@ -1,7 +1,7 @@
 //! The history database: round trip, filters, baselines, trend, concurrency, bad files.
 
 use rtgauge_result::RunResult;
-use rtgauge_store::{Filter, Store, StoreError};
+use rtgauge_store::{Filter, Latest, Store, StoreError};
 
 fn fixture(name: &str) -> RunResult {
     let text = std::fs::read_to_string(format!(
@@ -26,7 +26,7 @@ fn a_stored_run_reads_back_identical_and_is_listed_newest_first() {
     let listed = store.list(&Filter::default()).unwrap();
     assert_eq!(listed.iter().map(|r| r.id).collect::<Vec<_>>(), [2, 1]);
     assert!(!listed[0].probes.is_empty());
-    assert_eq!(store.latest_ids(2).unwrap(), [2, 1]);
+    assert_eq!(store.latest_ids(2, &Latest::Any).unwrap(), [2, 1]);
     // Reopening runs no migration twice.
     drop(store);
     let store = Store::open(&path).unwrap();
@@ -184,4 +184,42 @@ fn a_database_from_a_newer_rtgauge_is_refused() {
 
 fn rusqlite_conn(path: &std::path::Path) -> rusqlite::Connection {
     rusqlite::Connection::open(path).unwrap()
+}
+
+#[test]
+fn latest_is_a_run_of_this_host_and_history_is_in_start_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("h.sqlite")).unwrap();
+    let early = fixture("idle");
+    let host = early.fingerprint.hostname.clone();
+    // A long run started first and finished (was stored) after a short one started later.
+    let mut late = fixture("loaded");
+    late.started_unix_ns = early.started_unix_ns + 1_000_000_000;
+    let mut long = early.clone();
+    long.started_unix_ns = early.started_unix_ns + 500_000_000;
+    let first = store.insert(&early, "run", "a").unwrap();
+    let short = store.insert(&late, "run", "b").unwrap();
+    let overlapping = store.insert(&long, "run", "c").unwrap();
+    let listed: Vec<i64> = store
+        .list(&Filter::default())
+        .unwrap()
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    assert_eq!(listed, [short, overlapping, first], "newest start first");
+    // An import stored last, even one dated later, is not `latest`; nor is another host's run.
+    let mut imported = fixture("idle");
+    imported.started_unix_ns = late.started_unix_ns + 1_000_000_000;
+    let import = store
+        .insert(&imported, "import cyclictest", "x.log")
+        .unwrap();
+    let mut elsewhere = fixture("idle");
+    elsewhere.fingerprint.hostname = format!("{host}-other");
+    elsewhere.started_unix_ns = imported.started_unix_ns;
+    store.insert(&elsewhere, "run", "d").unwrap();
+    let runs = Latest::RunsOf(host.clone());
+    assert_eq!(store.latest_ids(2, &runs).unwrap(), [short, overlapping]);
+    assert!(store.latest_ids(1, &Latest::Any).unwrap()[0] > short);
+    assert!(store.latest_ids(2, &Latest::Any).unwrap().contains(&import));
+    assert_eq!(store.others_than_runs_of(&host).unwrap(), (1, 1));
 }

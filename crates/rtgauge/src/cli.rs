@@ -396,6 +396,11 @@ pub struct ShowArgs {
     #[command(flatten)]
     pub store: StoreArgs,
 
+    /// Let `latest` and `previous` name imported results too (of any host); without it they
+    /// name the rtgauge runs of this host.
+    #[arg(long)]
+    pub imported: bool,
+
     /// Output format.
     #[arg(short, long, value_enum, default_value = "terminal")]
     pub format: ShowFormat,
@@ -448,6 +453,11 @@ pub struct CompareArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+
+    /// Let `latest` and `previous` name imported results too (of any host); without it they
+    /// name the rtgauge runs of this host.
+    #[arg(long)]
+    pub imported: bool,
 
     /// Output format.
     #[arg(short, long, value_enum, default_value = "table")]
@@ -508,6 +518,11 @@ pub struct CheckArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
+
+    /// Let `latest` and `previous` name imported results too (of any host); without it they
+    /// name the rtgauge runs of this host.
+    #[arg(long)]
+    pub imported: bool,
 
     /// Also write a JUnit XML report for CI systems.
     #[arg(long, value_name = "FILE")]

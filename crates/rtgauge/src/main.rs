@@ -41,7 +41,7 @@ fn main() -> ExitCode {
         }
         Err(e) => {
             eprintln!("rtgauge: {}", clap_error_line(&e.render().to_string()));
-            eprintln!("rtgauge: see `rtgauge --help`");
+            eprintln!("rtgauge: see `{} --help`", help_for(&args));
             return ExitCode::from(EXIT_ERROR);
         }
     };
@@ -49,10 +49,33 @@ fn main() -> ExitCode {
     match commands::dispatch(cli, args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("rtgauge: {}", one_line(&e));
+            eprintln!("rtgauge: {}", one_line(&commands::with_suggestion(e)));
             ExitCode::from(EXIT_ERROR)
         }
     }
+}
+
+/// The command whose help explains a refused command line: `rtgauge run` for a bad value
+/// given to `run`, `rtgauge baseline set` for one of `baseline set`, else `rtgauge`.
+fn help_for(args: &[String]) -> String {
+    use clap::CommandFactory;
+    let mut command = cli::Cli::command();
+    let mut path = vec!["rtgauge".to_string()];
+    for arg in args.iter().skip(1) {
+        if arg == "--" {
+            break;
+        }
+        let Some(sub) = command
+            .get_subcommands()
+            .find(|s| s.get_name() == arg || s.get_all_aliases().any(|a| a == arg))
+            .cloned()
+        else {
+            continue;
+        };
+        path.push(sub.get_name().to_string());
+        command = sub;
+    }
+    path.join(" ")
 }
 
 /// Clap's error on one line: its first paragraph, whose lines after the first name what it is
@@ -92,7 +115,21 @@ fn one_line(e: &anyhow::Error) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::clap_error_line;
+    use super::{clap_error_line, help_for};
+
+    #[test]
+    fn a_refused_command_line_points_at_its_subcommand_help() {
+        let args = |line: &str| line.split(' ').map(String::from).collect::<Vec<_>>();
+        assert_eq!(
+            help_for(&args("rtgauge run cyclic --period abc")),
+            "rtgauge run"
+        );
+        assert_eq!(
+            help_for(&args("rtgauge baseline set latest --nme x")),
+            "rtgauge baseline set"
+        );
+        assert_eq!(help_for(&args("rtgauge --bogus")), "rtgauge");
+    }
 
     #[test]
     fn missing_arguments_are_named_on_the_error_line() {

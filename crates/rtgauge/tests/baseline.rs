@@ -119,6 +119,7 @@ fn compare_latest_against_previous_pairs_a_loaded_run_with_an_idle_one() {
             "latest",
             "--baseline",
             "previous",
+            "--imported",
             "--format",
             "csv",
         ])

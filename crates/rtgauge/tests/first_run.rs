@@ -225,3 +225,61 @@ fn readme_maps_cyclictest_options_to_rtgauge_options_that_exist() {
         }
     }
 }
+
+/// The README's example run and the prose under it describe the same run: the typical
+/// wake-up, the p99, the worst wake-up and the lost periods the prose names are those of the
+/// table's rows, and the warnings count the same overruns.
+#[test]
+fn readme_prose_describes_the_run_its_example_shows() {
+    let readme = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+    )
+    .unwrap();
+    let example: Vec<&str> = readme
+        .lines()
+        .skip_while(|l| !l.starts_with("$ sudo rtgauge run cyclic --period 1ms"))
+        .take_while(|l| !l.starts_with("```"))
+        .collect();
+    // `  cpu 0   17.7  44.7  10555  29`: median, p99, max (µs), overruns.
+    let rows: Vec<[f64; 4]> = example
+        .iter()
+        .filter(|l| l.trim_start().starts_with("cpu "))
+        .map(|l| {
+            let v: Vec<f64> = l
+                .split_whitespace()
+                .skip(2)
+                .map(|w| w.parse().unwrap())
+                .collect();
+            [v[0], v[1], v[2], v[3]]
+        })
+        .collect();
+    assert_eq!(rows.len(), 2, "two CPUs in the example: {example:?}");
+    let prose = &readme[readme
+        .find("\nHere: ")
+        .expect("the paragraph about the run")..];
+    let prose = &prose[..prose.find("\n\n").unwrap()].replace('\n', " ");
+    let median = rows.iter().map(|r| r[0]).sum::<f64>() / rows.len() as f64;
+    assert!(
+        prose.contains(&format!("about {:.0} µs late", median)),
+        "median {median}: {prose}"
+    );
+    let p99 = rows.iter().map(|r| r[1]).fold(0.0, f64::max);
+    assert!(
+        prose.contains(&format!("within {:.0} µs", p99.ceil())),
+        "p99 {p99}: {prose}"
+    );
+    let max_ms = rows.iter().map(|r| r[2]).fold(0.0, f64::max) / 1000.0;
+    assert!(
+        prose.contains(&format!("{max_ms:.1} ms late")),
+        "max {max_ms} ms: {prose}"
+    );
+    let lost = format!("{} and {} whole periods", rows[0][3], rows[1][3]);
+    assert!(prose.contains(&lost), "{lost}: {prose}");
+    for (cpu, row) in rows.iter().enumerate() {
+        let warning = format!("cpu {cpu}: {} of ", row[3]);
+        assert!(
+            example.iter().any(|l| l.contains(&warning)),
+            "{warning}: {example:?}"
+        );
+    }
+}

@@ -115,6 +115,17 @@ fn two_runs_are_listed_shown_and_drawn_from_the_history() {
         page.contains(">1</text>") && page.contains(">2</text>"),
         "both runs on the axis"
     );
+    // Without a label: the labels the stored series have, not "no run".
+    let out = rtgauge_with_store(&store)
+        .args(["trend", "cyclic", "latency"])
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("cpu=0") && err.contains("rtgauge trend cyclic latency cpu=0"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -294,4 +305,52 @@ fn repeat_writes_one_numbered_result_per_run_and_keeps_each() {
         .output()
         .unwrap();
     assert!(stdout(&out).contains("no stored runs match"));
+}
+
+#[test]
+fn an_import_does_not_become_latest_unless_imported_is_given() {
+    let _guard = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let result = dir.path().join("run.json");
+    assert_success(&stored_run(&store, &result));
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../rtgauge-import/tests/fixtures/cyclictest-H50.txt");
+    let out = rtgauge_with_store(&store)
+        .arg("import")
+        .arg(&fixture)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let show = |args: &[&str]| {
+        let out = rtgauge_with_store(&store)
+            .args(["show", "--format", "json"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        stdout(&out)
+    };
+    let file = result.to_string_lossy().into_owned();
+    assert_eq!(
+        show(&["latest"]),
+        show(&[&file]),
+        "latest is the rtgauge run"
+    );
+    assert_ne!(
+        show(&["latest", "--imported"]),
+        show(&[&file]),
+        "with --imported, the import stored after it"
+    );
+    // With only the import, `previous` says what the history holds instead.
+    let err = rtgauge_with_store(&store)
+        .args(["show", "previous"])
+        .output()
+        .unwrap();
+    let err = stderr(&err);
+    assert!(
+        err.contains("1 rtgauge run(s) of this host") && err.contains("1 imported"),
+        "{err}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
 }

@@ -195,7 +195,7 @@ fn a_load_that_cannot_start_fails_the_run_unless_told_otherwise() {
         .code(1);
     let stderr = String::from_utf8_lossy(&bad.get_output().stderr).to_string();
     assert!(
-        stderr.starts_with("rtgauge: --load:") && stderr.contains("cpu[:N]"),
+        stderr.starts_with("rtgauge: --load:") && stderr.contains("`rtgauge loads`"),
         "{stderr}"
     );
 }

@@ -364,3 +364,84 @@ fn force_replaces_a_result_with_its_recordings_and_nothing_else() {
         "another result's recording"
     );
 }
+
+/// The files of a run (result, HTML report, recording) in `dir`, by a shell with `umask`.
+fn files_of_a_run_with_umask(dir: &Path, umask: &str) -> Vec<PathBuf> {
+    let out = dir.join(format!("umask-{umask}/r.json"));
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args(["run", "cyclic", "--mode", "normal", "--period", "100us"])
+        .args([
+            "--warmup", "10ms", "--loops", "200", "-q", "--record", "cyclic", "-o",
+        ])
+        .arg(&out)
+        .env("RTGAUGE_NO_STORE", "1")
+        .env_remove("SUDO_UID")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let files: Vec<PathBuf> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    for ext in ["json", "html", "rtgr"] {
+        assert!(
+            files
+                .iter()
+                .any(|f| f.extension().is_some_and(|e| e == ext)),
+            "a .{ext} among {files:?}"
+        );
+    }
+    files
+}
+
+#[test]
+fn a_run_writes_files_as_the_umask_allows() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |f: &Path| std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
+    for f in files_of_a_run_with_umask(dir.path(), "022") {
+        assert_eq!(mode(&f), 0o644, "{}: others can read it", f.display());
+    }
+    for f in files_of_a_run_with_umask(dir.path(), "077") {
+        assert_eq!(mode(&f), 0o600, "{}: private", f.display());
+    }
+}
+
+#[test]
+fn a_run_through_sudo_leaves_its_files_to_the_invoking_user() {
+    use std::os::unix::fs::MetadataExt;
+    if !common::is_root() {
+        eprintln!("skipped: needs root to run as sudo would");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("home");
+    std::fs::create_dir(&theirs).unwrap();
+    std::os::unix::fs::chown(&theirs, Some(4242), Some(4343)).unwrap();
+    let result = theirs.join("results/r.json");
+    let out = rtgauge()
+        .args(["run", "cyclic", "--mode", "normal", "--period", "100us"])
+        .args([
+            "--warmup", "10ms", "--loops", "200", "-q", "--record", "cyclic", "-o",
+        ])
+        .arg(&result)
+        .env("SUDO_UID", "4242")
+        .env("SUDO_GID", "4343")
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let made = theirs.join("results");
+    let mut checked = vec![made.clone()];
+    checked.extend(std::fs::read_dir(&made).unwrap().map(|e| e.unwrap().path()));
+    assert!(
+        checked.len() >= 4,
+        "directory, result, report, recording: {checked:?}"
+    );
+    for path in checked {
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!((m.uid(), m.gid()), (4242, 4343), "{}", path.display());
+    }
+}

@@ -37,3 +37,47 @@ fn sizes_one_byte_apart_are_recorded_and_labelled_apart() {
         .collect();
     assert_eq!(labels, ["3000B", "3001B"]);
 }
+
+/// Standard error of a refused command line.
+fn refusal(args: &[&str]) -> String {
+    let out = common::rtgauge().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{args:?}");
+    String::from_utf8(out.stderr).unwrap()
+}
+
+#[test]
+fn a_bad_value_points_at_the_help_of_its_subcommand() {
+    let err = refusal(&["run", "cyclic", "--period", "abc"]);
+    assert!(err.contains("see `rtgauge run --help`"), "{err}");
+    let err = refusal(&["compare", "a.json", "--format", "pdf"]);
+    assert!(err.contains("see `rtgauge compare --help`"), "{err}");
+}
+
+#[test]
+fn mistyped_names_get_a_did_you_mean_on_one_short_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let store = store.to_str().unwrap();
+    for (args, meant) in [
+        (&["run", "cyclc", "-d", "1s"][..], "did you mean `cyclic`?"),
+        (
+            &["run", "--suite", "quik", "-d", "1s"],
+            "did you mean `quick`?",
+        ),
+        (&["run", "cyclic", "--load", "cpy"], "did you mean `cpu`?"),
+        (
+            &["show", "lastest", "--store", store],
+            "did you mean `latest`?",
+        ),
+    ] {
+        let err = refusal(args);
+        assert!(err.contains(meant), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+    }
+    let err = refusal(&["run", "cyclic", "--load", "nosuch"]);
+    assert!(
+        err.trim_end().lines().count() == 1 && err.len() < 160,
+        "one short line: {err}"
+    );
+    assert!(err.contains("`rtgauge loads`"), "{err}");
+}

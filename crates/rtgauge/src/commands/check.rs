@@ -24,7 +24,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         );
     }
     let spec = args.spec.as_deref().map(Spec::load).transpose()?;
-    let (mut result, _) = resolve(&args.result.to_string_lossy(), &args.store)?;
+    let (mut result, _) = resolve(&args.result.to_string_lossy(), &args.store, args.imported)?;
     // A result written before rtgauge made worst-case estimates gets them (pwcet_1h).
     rtgauge_report::worst_case::estimate_missing(&mut result);
     let from_spec = spec
@@ -32,7 +32,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         .map(|spec| check_result_allowing(&result, spec, args.allow_incomplete));
     let from_baseline = match &args.baseline {
         Some(name) => {
-            let (baseline, source) = resolve(name, &args.store)?;
+            let (baseline, source) = resolve(name, &args.store, args.imported)?;
             Some(check_against_baseline(
                 &baseline,
                 &result,

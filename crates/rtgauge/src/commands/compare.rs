@@ -22,7 +22,7 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
     }
     // Results written before rtgauge made worst-case estimates get them from their maxima.
     let resolve = |p: &PathBuf| {
-        resolve(&p.to_string_lossy(), &args.store).map(|(mut result, source)| {
+        resolve(&p.to_string_lossy(), &args.store, args.imported).map(|(mut result, source)| {
             rtgauge_report::worst_case::estimate_missing(&mut result);
             (result, source)
         })

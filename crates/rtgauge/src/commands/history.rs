@@ -4,8 +4,9 @@
 
 use crate::cli::{BaselineAction, BaselineArgs, HistoryArgs, StoreArgs};
 use anyhow::{Context, Result};
+use rtgauge_result::units::{closest, did_you_mean};
 use rtgauge_result::{read_result, RunResult};
-use rtgauge_store::{Filter, Store};
+use rtgauge_store::{Filter, Latest, Store};
 use std::path::{Path, PathBuf};
 
 /// The history's path: `--store`/RTGAUGE_STORE, else the XDG data directory.
@@ -44,9 +45,10 @@ pub fn keep(result: &RunResult, file: &Path, args: &StoreArgs, origin: &str) -> 
 }
 
 /// A run named on the command line: a result file when one exists at that path, else
-/// `latest`, `previous`, a stored run's ID or a baseline name. Returns the result and how to
-/// name it in output.
-pub fn resolve(name: &str, args: &StoreArgs) -> Result<(RunResult, String)> {
+/// `latest`, `previous`, a stored run's ID or a baseline name. `latest` and `previous` are
+/// rtgauge runs of this host unless `imported` (`--imported`) lets imports count. Returns the
+/// result and how to name it in output.
+pub fn resolve(name: &str, args: &StoreArgs, imported: bool) -> Result<(RunResult, String)> {
     let path = Path::new(name);
     if path.exists() {
         return Ok((read_result(path)?, name.to_string()));
@@ -55,37 +57,76 @@ pub fn resolve(name: &str, args: &StoreArgs) -> Result<(RunResult, String)> {
     let store = match open_existing(args) {
         Ok(store) => store,
         Err(e) if looks_stored => return Err(e),
+        // A mistyped `latest` or `previous` (`lastest`): say which was meant.
+        Err(_) if closest(name, ["latest", "previous"]).is_some() => anyhow::bail!(
+            "{name}: no such result file or stored run{}",
+            did_you_mean(name, ["latest", "previous"])
+        ),
         // Neither a file nor a stored name: say the file is missing, the usual mistake.
         Err(_) => return Ok((read_result(path)?, name.to_string())),
     };
-    let id = stored_id(&store, name)?;
+    let id = stored_id(&store, name, imported)?;
     Ok((store.get(id)?, format!("run {id}")))
 }
 
+/// The name of this machine, as its results record it.
+fn this_host() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// The stored run `latest`, `previous`, an ID or a baseline name stands for.
-fn stored_id(store: &Store, name: &str) -> Result<i64> {
+fn stored_id(store: &Store, name: &str, imported: bool) -> Result<i64> {
     if let Ok(id) = name.parse::<i64>() {
         return Ok(id);
     }
     if matches!(name, "latest" | "previous") {
-        let ids = store.latest_ids(2)?;
-        return ids
-            .get(usize::from(name == "previous"))
-            .copied()
-            .with_context(|| {
-                format!(
-                    "`{name}`: the run history {} holds {} run(s); run `rtgauge run` first",
-                    store.path().display(),
-                    ids.len()
-                )
-            });
-    }
-    store.baseline(name)?.with_context(|| {
-        format!(
-            "{name}: no such file, stored run or baseline in {} (`rtgauge history`, `rtgauge baseline list`)",
+        let host = this_host();
+        let which = if imported {
+            Latest::Any
+        } else {
+            Latest::RunsOf(host.clone())
+        };
+        let ids = store.latest_ids(2, &which)?;
+        if let Some(id) = ids.get(usize::from(name == "previous")) {
+            return Ok(*id);
+        }
+        let (imports, elsewhere) = store.others_than_runs_of(&host)?;
+        let mut also = Vec::new();
+        if imports > 0 && !imported {
+            also.push(format!("{imports} imported (add --imported to count them)"));
+        }
+        if elsewhere > 0 && !imported {
+            also.push(format!("{elsewhere} of other hosts"));
+        }
+        let held = if imported {
+            format!("holds {} result(s)", ids.len())
+        } else {
+            format!("holds {} rtgauge run(s) of this host ({host})", ids.len())
+        };
+        let also = if also.is_empty() {
+            String::new()
+        } else {
+            format!(", besides {}", also.join(" and "))
+        };
+        anyhow::bail!(
+            "`{name}`: the run history {} {held}{also}; run `rtgauge run`, or name a result by its ID (`rtgauge history`)",
             store.path().display()
-        )
-    })
+        );
+    }
+    if let Some(id) = store.baseline(name)? {
+        return Ok(id);
+    }
+    let baselines = store.baselines()?;
+    let known = ["latest", "previous"]
+        .into_iter()
+        .chain(baselines.iter().map(|(n, _)| n.as_str()));
+    anyhow::bail!(
+        "{name}: no such file, stored run or baseline in {}{}; `rtgauge history` and `rtgauge baseline list` show what it holds",
+        store.path().display(),
+        did_you_mean(name, known)
+    )
 }
 
 /// `rtgauge history`.
@@ -144,7 +185,7 @@ pub fn baseline(args: BaselineArgs) -> Result<u8> {
     match args.action {
         BaselineAction::Set { run, name, store } => {
             let mut db = open_existing(&store)?;
-            let id = stored_id(&db, &run)?;
+            let id = stored_id(&db, &run, false)?;
             db.set_baseline(&name, id)?;
             println!("baseline {name}: run {id}");
         }

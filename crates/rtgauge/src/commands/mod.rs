@@ -91,3 +91,25 @@ fn write_man_pages(cmd: clap::Command, dir: &Path) -> Result<()> {
     output::write(&dir.join(page.get_filename()), &roff)?;
     Ok(())
 }
+
+/// A mistyped probe or suite name gets a "did you mean" (`cyclc` → `cyclic`); other errors
+/// pass unchanged.
+pub fn with_suggestion(e: anyhow::Error) -> anyhow::Error {
+    use rtgauge_core::plan::PlanError;
+    use rtgauge_result::units::did_you_mean;
+    match e.downcast_ref::<PlanError>() {
+        Some(PlanError::UnknownProbe(name)) => {
+            let known = rtgauge_core::registry::names();
+            let typed = name.split('@').next().unwrap_or(name);
+            let hint = did_you_mean(typed, known.split(", "));
+            anyhow::anyhow!("unknown probe '{name}'{hint}; known probes: {known}")
+        }
+        Some(PlanError::UnknownSuite(name)) => {
+            let hint = did_you_mean(name, ["quick", "standard", "full"]);
+            anyhow::anyhow!(
+                "unknown suite '{name}'{hint}; built-in suites: quick, standard, full, or give the path of a suite file (.toml)"
+            )
+        }
+        _ => e,
+    }
+}

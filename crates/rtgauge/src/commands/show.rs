@@ -15,7 +15,9 @@ pub fn show(args: ShowArgs) -> Result<u8> {
     let mut results = args
         .results
         .iter()
-        .map(|p| super::history::resolve(&p.to_string_lossy(), &args.store).map(|r| r.0))
+        .map(|p| {
+            super::history::resolve(&p.to_string_lossy(), &args.store, args.imported).map(|r| r.0)
+        })
         .collect::<Result<Vec<_>>>()?;
     // A result written before rtgauge made worst-case estimates gets them from its maxima.
     results

@@ -35,6 +35,25 @@ pub fn trend(args: TrendArgs) -> Result<u8> {
     )?;
     let title = format!("{} · {host}", args.series.join(" "));
     if points.is_empty() {
+        let known = store.trend_labels(
+            Some(&host),
+            probe,
+            args.mode.as_deref(),
+            Some(&args.load),
+            series,
+        )?;
+        if !known.is_empty() {
+            let example = format!("rtgauge trend {probe} {series} {}", known[0]);
+            let shown = if known.len() > 8 {
+                format!("{}, … ({} in all)", known[..8].join(", "), known.len())
+            } else {
+                known.join(", ")
+            };
+            anyhow::bail!(
+                "the stored runs of {host} have `{probe} {series}` with load {} only with the labels {shown}: name one, e.g. `{example}`",
+                args.load
+            );
+        }
         anyhow::bail!(
             "no stored run of {host} has `{}` with load {} (see `rtgauge history --host {host}`; labels must match, e.g. cpu=1)",
             args.series.join(" "),
