@@ -49,7 +49,8 @@ pub mod testing;
 mod timerlat;
 
 pub use attribute::{
-    attribute, attribute_trace, AttributionConfig, Spike, DEFAULT_GAP_THRESHOLD_NS,
+    attribute, attribute_all, attribute_each, attribute_trace, AttributionConfig, Spike,
+    DEFAULT_GAP_THRESHOLD_NS,
 };
 pub use chrome::chrome_trace;
 // The attributions are part of the result document, so their types live there (the document
