@@ -139,15 +139,17 @@ fn interruption(out: &mut String, t: u64, i: u64, task: (&str, u32, i32)) -> u64
     }
 }
 
-/// The noise probe's view: the measuring thread runs all the time; one stall per period.
-fn noise_trace(seconds: u64, rate: u64) -> (String, Vec<Spike>) {
+/// The noise probe's view: the measuring thread runs all the time; one stall per period (or
+/// right after the previous one when it is longer); returns the trace, the stalls and the
+/// time they cover.
+fn noise_trace(seconds: u64, rate: u64) -> (String, Vec<Spike>, u64) {
     let period = 1_000_000_000 / rate;
     let task = ("rtgauge-noise", NOISE_PID, 120);
     let mut text = String::new();
     let mut spikes = Vec::new();
     let origin = 100_000_000_000;
+    let mut t = origin;
     for i in 0..seconds * rate {
-        let t = origin + i * period;
         let length = interruption(&mut text, t, i, task);
         spikes.push(Spike {
             cpu: 1,
@@ -155,8 +157,9 @@ fn noise_trace(seconds: u64, rate: u64) -> (String, Vec<Spike>) {
             woke_ns: t + length + 1_000,
             thread_pid: NOISE_PID,
         });
+        t += period.max(length + 2_000);
     }
-    (text, spikes)
+    (text, spikes, t - origin)
 }
 
 /// A 1 ms sleeper woken by its timer; one interruption per period lands on its wake-up,
@@ -264,10 +267,10 @@ fn main() {
     };
     let seconds: u64 = seconds.parse().expect(usage);
     let rate: u64 = rate.parse().expect(usage);
-    let (text, spikes, config, margin) = match shape.as_str() {
+    let (text, spikes, config, margin, span_ns) = match shape.as_str() {
         "noise" => {
-            let (text, spikes) = noise_trace(seconds, rate);
-            (text, spikes, AttributionConfig::default(), 0)
+            let (text, spikes, span) = noise_trace(seconds, rate);
+            (text, spikes, AttributionConfig::default(), 0, span)
         }
         "cyclic" | "response" => {
             let (text, spikes) = cyclic_trace(seconds, rate);
@@ -275,7 +278,7 @@ fn main() {
                 woken_by_timer: shape == "cyclic",
                 ..AttributionConfig::default()
             };
-            (text, spikes, config, 1_000_000)
+            (text, spikes, config, 1_000_000, seconds * 1_000_000_000)
         }
         _ => panic!("{usage}"),
     };
@@ -314,9 +317,11 @@ fn main() {
             .collect(),
     };
     let total = started.elapsed();
-    let per_s = |d: std::time::Duration| d.as_secs_f64() * 1000.0 / seconds as f64;
+    let measured_s = span_ns as f64 / 1e9;
+    let per_s = |d: std::time::Duration| d.as_secs_f64() * 1000.0 / measured_s;
     println!(
-        "{shape} {how}: {seconds} s at {rate}/s: {} events, {} spikes; parse {:.1} ms, total {:.1} ms = {:.2} ms per measured second",
+        "{shape} {how}: {measured_s:.2} s measured, {:.0} stalls/s: {} events, {} spikes; parse {:.1} ms, total {:.1} ms = {:.2} ms per measured second",
+        spikes.len() as f64 / measured_s,
         events.len(),
         spikes.len(),
         parsed.as_secs_f64() * 1000.0,
