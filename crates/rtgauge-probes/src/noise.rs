@@ -29,7 +29,7 @@ use rtgauge_core::threads::{merge_obtained, per_cpu_threads};
 use rtgauge_core::units::{self, format_duration_exact, format_duration_ns};
 use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
-use rtgauge_trace::{attribute, AttributionConfig, Cause, Spike, TraceConfig, TraceSession};
+use rtgauge_trace::{attribute_each, AttributionConfig, Cause, Spike, TraceConfig, TraceSession};
 use std::collections::BTreeMap;
 
 const PROBE: &str = "noise";
@@ -629,32 +629,39 @@ impl CpuNoise {
             events_lost: trace.events_lost,
             ..Causes::default()
         };
-        for i in 0..self.events.len {
-            let start = self.start_mono_ns + self.ns(self.events.starts[i]);
-            if start < covered_from {
-                continue;
-            }
-            let spike = Spike {
+        let spikes: Vec<Spike> = (0..self.events.len)
+            .map(|i| self.start_mono_ns + self.ns(self.events.starts[i]))
+            .zip(&self.events.gaps[..self.events.len])
+            .filter(|&(start, _)| start >= covered_from)
+            .map(|(start, &gap)| Spike {
                 cpu: self.cpu as u32,
                 programmed_ns: start,
-                woke_ns: start + self.ns(self.events.gaps[i]),
+                woke_ns: start + self.ns(gap),
                 thread_pid: self.tid,
-            };
-            let found = attribute(&spike, &trace.events, trace.events_lost, &config);
-            causes.events += 1;
-            for c in &found.contributors {
-                let slot = match &c.cause {
-                    Cause::Irq { .. } | Cause::Vector { .. } => &mut causes.irq_ns,
-                    Cause::Softirq { .. } => &mut causes.softirq_ns,
-                    Cause::Nmi { .. } => &mut causes.nmi_ns,
-                    Cause::Thread { pid, .. } if *pid == self.tid => continue,
-                    Cause::Thread { .. } | Cause::ThreadedIrq { .. } => &mut causes.thread_ns,
-                    Cause::Gap { .. } => &mut causes.outside_linux_ns,
-                    Cause::Idle | Cause::Unknown => &mut causes.unknown_ns,
-                };
-                *slot += c.duration_ns;
-            }
-        }
+            })
+            .collect();
+        // One pass over the trace for all the stalls.
+        attribute_each(
+            &spikes,
+            &trace.events,
+            trace.events_lost,
+            &config,
+            |_, found| {
+                causes.events += 1;
+                for c in &found.contributors {
+                    let slot = match &c.cause {
+                        Cause::Irq { .. } | Cause::Vector { .. } => &mut causes.irq_ns,
+                        Cause::Softirq { .. } => &mut causes.softirq_ns,
+                        Cause::Nmi { .. } => &mut causes.nmi_ns,
+                        Cause::Thread { pid, .. } if *pid == self.tid => continue,
+                        Cause::Thread { .. } | Cause::ThreadedIrq { .. } => &mut causes.thread_ns,
+                        Cause::Gap { .. } => &mut causes.outside_linux_ns,
+                        Cause::Idle | Cause::Unknown => &mut causes.unknown_ns,
+                    };
+                    *slot += c.duration_ns;
+                }
+            },
+        );
         Ok(causes)
     }
 

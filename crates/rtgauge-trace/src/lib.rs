@@ -7,7 +7,9 @@
 //! ([`TraceSession::read_window`], parsed by [`parse_trace`]), and explains the spike
 //! ([`attribute`], pure): timer IRQ latency vs thread latency as rtla timerlat splits them, what
 //! ran in between with durations, gaps in which the CPU recorded nothing, and the dominant
-//! cause. [`chrome_trace`] writes attributed windows for ui.perfetto.dev / chrome://tracing.
+//! cause. [`attribute_all`] and [`attribute_each`] explain many spikes from one trace in one
+//! pass over it (the noise probe's stalls). [`chrome_trace`] writes attributed windows for
+//! ui.perfetto.dev / chrome://tracing.
 //!
 //! # How the runner is meant to use it
 //! ```no_run
@@ -49,7 +51,8 @@ pub mod testing;
 mod timerlat;
 
 pub use attribute::{
-    attribute, attribute_trace, AttributionConfig, Spike, DEFAULT_GAP_THRESHOLD_NS,
+    attribute, attribute_all, attribute_each, attribute_trace, AttributionConfig, Spike,
+    DEFAULT_GAP_THRESHOLD_NS,
 };
 pub use chrome::chrome_trace;
 // The attributions are part of the result document, so their types live there (the document

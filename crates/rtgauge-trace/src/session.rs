@@ -262,16 +262,27 @@ impl TraceSession {
         windows: &[(u64, u64)],
     ) -> Result<Vec<CpuTrace>, TraceError> {
         let trace = self.read_cpu(cpu)?;
-        Ok(windows
-            .iter()
-            .map(|&(from_ns, to_ns)| CpuTrace {
-                cpu,
-                events: trace
+        // One CPU's buffer is read in time order; two binary searches find a window then.
+        let sorted = trace.events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns);
+        let window = |from_ns: u64, to_ns: u64| -> Vec<TraceEvent> {
+            if sorted {
+                let first = trace.events.partition_point(|e| e.ts_ns < from_ns);
+                let end = trace.events.partition_point(|e| e.ts_ns <= to_ns);
+                trace.events[first..end.max(first)].to_vec()
+            } else {
+                trace
                     .events
                     .iter()
                     .filter(|e| e.ts_ns >= from_ns && e.ts_ns <= to_ns)
                     .cloned()
-                    .collect(),
+                    .collect()
+            }
+        };
+        Ok(windows
+            .iter()
+            .map(|&(from_ns, to_ns)| CpuTrace {
+                cpu,
+                events: window(from_ns, to_ns),
                 events_lost: trace.events_lost,
                 paused_for: trace.paused_for,
                 window_incomplete: self.paused_during(from_ns, to_ns),
