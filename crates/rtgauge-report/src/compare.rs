@@ -650,35 +650,7 @@ impl BlockTest {
 
 /// Two-sided p-value of the Mann–Whitney U test (normal approximation, tie-corrected).
 fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
-    let (n1, n2) = (a.len() as f64, b.len() as f64);
-    let mut all: Vec<(f64, bool)> = a
-        .iter()
-        .map(|&v| (v, true))
-        .chain(b.iter().map(|&v| (v, false)))
-        .collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
-    let (mut rank_sum_a, mut tie_term) = (0.0, 0.0);
-    let mut i = 0;
-    while i < all.len() {
-        let mut j = i;
-        while j < all.len() && all[j].0 == all[i].0 {
-            j += 1;
-        }
-        // Tied values share the mean of their ranks (1-based).
-        let rank = (i + j + 1) as f64 / 2.0;
-        let t = (j - i) as f64;
-        tie_term += t * t * t - t;
-        rank_sum_a += rank * all[i..j].iter().filter(|x| x.1).count() as f64;
-        i = j;
-    }
-    let u = rank_sum_a - n1 * (n1 + 1.0) / 2.0;
-    let n = n1 + n2;
-    let variance = n1 * n2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)));
-    if variance <= 0.0 {
-        return 1.0;
-    }
-    let z = (u - n1 * n2 / 2.0).abs() / variance.sqrt();
-    (2.0 * normal_upper_tail(z)).min(1.0)
+    (2.0 * normal_upper_tail(rtgauge_stats::shift::rank_z(a, b).abs())).min(1.0)
 }
 
 /// P(Z > z) for a standard normal.

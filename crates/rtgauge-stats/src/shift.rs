@@ -411,7 +411,7 @@ fn detectable(
 
 /// z of the Mann–Whitney rank test that `b`'s values lie above `a`'s (normal approximation,
 /// tie-corrected); 0 when all values tie.
-fn rank_z(a: &[f64], b: &[f64]) -> f64 {
+pub fn rank_z(a: &[f64], b: &[f64]) -> f64 {
     let (n1, n2) = (a.len() as f64, b.len() as f64);
     let mut all: Vec<(f64, bool)> = a
         .iter()
