@@ -6,24 +6,23 @@
 //! samples as independent draws calls every pair of runs different. And a run under a new load
 //! is itself far more variable than its baseline, so an allowance built from the spread of both
 //! runs grows with the regression it should catch. Here the null hypothesis is "the candidate
-//! is no worse than the baseline plus the margin", and its variation comes from the baseline
-//! alone, measured over its 100-ms blocks:
+//! is no worse than the baseline moved by the margin", tested block by block (100 ms):
 //!
-//! - **A percentile p** (median, p99, p99.9…): the threshold is the baseline's percentile
-//!   times (1 + margin). If the candidate's percentile were at the threshold, a share 1 − p of
-//!   its samples would lie above it. The test counts the candidate's samples above the
-//!   threshold and compares that share with 1 − p; the standard error is the block-to-block
-//!   variation of the baseline's own share above its percentile (a ratio estimator over blocks,
-//!   which keeps the clustering of late samples), for both runs' lengths.
-//! - **The maximum**: the run's worst case in each block. The threshold is the baseline's
-//!   median block maximum times (1 + margin); the test counts the candidate's blocks whose
-//!   maximum lies above it, against one half, with the variance widened by the baseline's own
-//!   correlation from block to block.
+//! - **A percentile p** (median, p99, p99.9…): per block, the share of the baseline's samples
+//!   above its own percentile, and the share of the candidate's above that percentile × (1 +
+//!   margin). Were the candidate's percentile exactly there, its blocks would look like the
+//!   baseline's; a one-sided Mann–Whitney test on the two sets of block shares says whether they
+//!   lie above. Counting per block keeps the clustering of late samples.
+//! - **The maximum**: the candidate's block maxima against the baseline's × (1 + margin), with
+//!   the same rank test.
 //!
-//! A statistic is declared beyond the margin when the one-sided p-value is below [`ALPHA`].
-//! The power: the smallest change (the candidate's distribution stretched by a factor) that
-//! this pair of runs would declare nine times in ten ([`POWER`]), read from the baseline's
-//! distribution.
+//! The test's variance widens by the larger design effect of the two runs (neighbouring blocks
+//! alike; one-second stretches that differ, as on a machine that changes under the runs): only
+//! the shape of the correlation may come from the candidate, never the magnitude of its
+//! variation. A statistic is declared beyond the margin when the one-sided p-value is below the
+//! level ([`ALPHA`] unless the caller shares it among several tests). The power: the smallest
+//! change (the baseline's distribution stretched by a factor, its late samples spread evenly
+//! over the blocks) that the pair would declare nine times in ten ([`POWER`]).
 
 use crate::blocks::SerializedBlocks;
 use crate::Summary;
