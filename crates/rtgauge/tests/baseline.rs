@@ -53,11 +53,12 @@ fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baselin
         "baseline board-a: run 1"
     );
 
-    // The same configuration again: noise alone must not fail the gate (it may pass or say
-    // it cannot decide). A burst of other work on this shared machine can still make one run
-    // differ: up to three attempts, each printed.
+    // The same configuration again: noise alone should not fail the gate (it may pass or say
+    // it cannot decide). On this VM two consecutive identical runs do differ for real now and
+    // then (p99 doubling on one CPU; docs/compare.md measured 3 of 10 pairs of 5-s runs): up
+    // to five attempts, each printed.
     let mut attempts = Vec::new();
-    for attempt in 1..=3 {
+    for attempt in 1..=5 {
         run(&store, &dir.path().join("base-again.json"), "100us");
         let out = check(&store, "board-a", &junit);
         let text = String::from_utf8_lossy(&out.stdout).to_string();
@@ -67,8 +68,8 @@ fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baselin
         }
         attempts.push(text);
         assert!(
-            attempts.len() < 3,
-            "the same configuration failed the gate three times"
+            attempts.len() < 5,
+            "the same configuration failed the gate five times"
         );
     }
 
