@@ -36,8 +36,10 @@ pub fn cases() -> u32 {
 pub fn config() -> ProptestConfig {
     ProptestConfig {
         cases: cases(),
-        // Shrinking a slow case can take long; a finding is reported either way.
+        // Shrinking a slow case can take long (each hanging try waits out HANG_LIMIT); a
+        // finding is reported either way, with its seed saved for replay.
         max_shrink_iters: 256,
+        max_shrink_time: 120_000,
         ..ProptestConfig::default()
     }
 }

@@ -204,13 +204,51 @@ pub fn numbered_notes(notes: &[String], markdown: bool) -> String {
 
 /// A table fitted to [`NOTE_WIDTH`] columns: cells wrap rather than widen the terminal
 /// (Markdown tables are left whole).
-pub fn fitted_table(style: Style) -> Table {
+pub fn fitted_table(style: Style) -> FittedTable {
     let mut t = new_table(style);
     if style != Style::Markdown {
         t.set_content_arrangement(ContentArrangement::Dynamic);
         t.set_width(NOTE_WIDTH as u16);
     }
-    t
+    FittedTable(t)
+}
+
+/// The longest cell a fitted table wraps: longer text (a name edited into a result file, say)
+/// is cut, because wrapping one long word costs time that grows with the square of its
+/// length.
+pub const CELL_LIMIT: usize = 240;
+
+/// A [`fitted_table`]: every cell goes through [`fitted_cell`].
+pub struct FittedTable(Table);
+
+impl FittedTable {
+    pub fn set_header<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.0
+            .set_header(cells.into_iter().map(|c| fitted_cell(c.as_ref())));
+    }
+
+    pub fn add_row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        self.0
+            .add_row(cells.into_iter().map(|c| fitted_cell(c.as_ref())));
+    }
+}
+
+impl std::fmt::Display for FittedTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt(f)
+    }
+}
+
+/// `text` whole up to [`CELL_LIMIT`] characters, else its beginning and how much was left out.
+pub fn fitted_cell(text: &str) -> String {
+    match text.char_indices().nth(CELL_LIMIT) {
+        None => text.to_string(),
+        Some((cut, _)) => format!(
+            "{}… ({} more characters)",
+            &text[..cut],
+            text[cut..].chars().count()
+        ),
+    }
 }
 
 /// Width of the notes below terminal tables: they fit a 100-column terminal.
@@ -229,5 +267,15 @@ mod tests {
         assert_eq!(TimeUnit::Us.format(456_789.0), "457");
         assert_eq!(TimeUnit::Ns.format(42.4), "42");
         assert_eq!(TimeUnit::Us.format_opt(None), "–");
+    }
+
+    #[test]
+    fn a_long_cell_is_cut_and_says_how_much_is_left_out() {
+        assert_eq!(fitted_cell("cyclic"), "cyclic");
+        let long = "é".repeat(CELL_LIMIT + 7);
+        let cell = fitted_cell(&long);
+        assert!(cell.starts_with(&"é".repeat(CELL_LIMIT)));
+        assert!(cell.ends_with("… (7 more characters)"), "{cell}");
+        assert_eq!(fitted_cell(&"x".repeat(CELL_LIMIT)), "x".repeat(CELL_LIMIT));
     }
 }
