@@ -966,14 +966,6 @@ pub fn check_against_baseline(
         &[baseline.clone(), candidate.clone()],
         &[baseline_name.to_string(), "this result".to_string()],
     );
-    let find = |r: &'_ RunResult, row: &crate::compare::CompareRow, mode: &str, load: &str| {
-        r.runs
-            .iter()
-            .filter(|p| p.title() == row.probe && p.mode == mode && p.load == load)
-            .flat_map(|p| p.series.iter())
-            .find(|s| s.name == row.series && s.labels == row.labels)
-            .cloned()
-    };
     // The notes say "+10 %"; the report's heading and each bound's `limit` say against what.
     let limit_text = format!("+{} %", regress * 100.0);
     let mut cases = Vec::new();
@@ -981,8 +973,8 @@ pub fn check_against_baseline(
         let (mode_a, mode_b) = crate::compare::sides(&row.mode);
         let (load_a, load_b) = crate::compare::sides(&row.load);
         let (Some(sa), Some(sb)) = (
-            find(baseline, row, mode_a, load_a),
-            find(candidate, row, mode_b, load_b),
+            row_series(baseline, row, mode_a, load_a),
+            row_series(candidate, row, mode_b, load_b),
         ) else {
             continue;
         };
@@ -1028,6 +1020,235 @@ pub fn check_against_baseline(
         incomplete,
         incomplete_allowed: allow_incomplete,
         cases,
+    }
+}
+
+/// The series of `r` that a comparison row stands for, on the side run in `mode` under `load`.
+fn row_series(
+    r: &RunResult,
+    row: &crate::compare::CompareRow,
+    mode: &str,
+    load: &str,
+) -> Option<Series> {
+    r.runs
+        .iter()
+        .filter(|p| p.title() == row.probe && p.mode == mode && p.load == load)
+        .flat_map(|p| p.series.iter())
+        .find(|s| s.name == row.series && s.labels == row.labels)
+        .cloned()
+}
+
+/// The baseline gate over repeated runs: each run gives one value per statistic, and the
+/// candidate's runs are tested against the baseline's moved by `regress` (Welch's test on
+/// the logarithms, [`rtgauge_stats::runs::LogWelch`]), so the variation between runs is
+/// measured rather than guessed from inside one run. With one run on each side this is
+/// [`check_against_baseline`]. Rows pair as [`crate::compare`] pairs the first run of each
+/// side.
+pub fn check_against_repeated(
+    baselines: &[RunResult],
+    candidates: &[RunResult],
+    baseline_name: &str,
+    regress: f64,
+    stats: &[String],
+    allow_incomplete: bool,
+) -> CheckReport {
+    if let ([baseline], [candidate]) = (baselines, candidates) {
+        return check_against_baseline(
+            baseline,
+            candidate,
+            baseline_name,
+            regress,
+            stats,
+            allow_incomplete,
+        );
+    }
+    let (Some(first_a), Some(first_b)) = (baselines.first(), candidates.first()) else {
+        return CheckReport {
+            spec: format!("baseline {baseline_name}"),
+            passed: false,
+            incomplete: vec!["no runs to compare".into()],
+            incomplete_allowed: false,
+            cases: Vec::new(),
+        };
+    };
+    let comparison = crate::compare::compare(
+        &[first_a.clone(), first_b.clone()],
+        &[baseline_name.to_string(), "this result".to_string()],
+    );
+    let limit_text = format!("+{} %", regress * 100.0);
+    let mut cases = Vec::new();
+    for row in &comparison.rows {
+        let (mode_a, mode_b) = crate::compare::sides(&row.mode);
+        let (load_a, load_b) = crate::compare::sides(&row.load);
+        let side = |runs: &[RunResult], mode: &str, load: &str| -> Vec<Series> {
+            runs.iter()
+                .filter_map(|r| row_series(r, row, mode, load))
+                .collect()
+        };
+        let (sa, sb) = (
+            side(baselines, mode_a, load_a),
+            side(candidates, mode_b, load_b),
+        );
+        if sa.is_empty() || sb.is_empty() {
+            continue;
+        }
+        let bounds: Vec<BoundResult> = stats
+            .iter()
+            .map(|name| repeated_bound(&sa, &sb, name, regress, &limit_text))
+            .collect();
+        cases.push(CheckCase {
+            limit: cases.len() + 1,
+            line: 0,
+            name: Some(format!("regress +{} %", regress * 100.0)),
+            probe: row.probe.clone(),
+            mode: row.mode.clone(),
+            load: row.load.clone(),
+            series: row.display_series(),
+            passed: bounds.iter().all(|b| b.verdict != Verdict::Fail),
+            bounds,
+            problem: None,
+        });
+    }
+    let incomplete: Vec<String> = candidates
+        .iter()
+        .enumerate()
+        .flat_map(|(i, c)| {
+            incompleteness(c)
+                .into_iter()
+                .map(move |why| format!("run {}: {why}", i + 1))
+        })
+        .collect();
+    let passed = cases.iter().all(|c| c.passed) && (incomplete.is_empty() || allow_incomplete);
+    CheckReport {
+        spec: format!(
+            "baseline {baseline_name}, {} vs {} runs (regress +{} %)",
+            candidates.len(),
+            baselines.len(),
+            regress * 100.0
+        ),
+        passed,
+        incomplete,
+        incomplete_allowed: allow_incomplete,
+        cases,
+    }
+}
+
+/// One run's value of a statistic for the repeated gate, with the name it is shown under.
+/// The maximum is the run's typical worst case per block (the median of its block maxima)
+/// where the run kept blocks: one run's single largest spike says little about the next
+/// run's, and the gate over single runs judges the maximum the same way.
+fn per_run_value(s: &Series, name: &str) -> Option<(f64, String)> {
+    if name == "max" {
+        if let Some(b) = s.stats.blocks.as_ref().filter(|b| !b.is_empty()) {
+            let maxima: Vec<f64> = b.max_ns.iter().flatten().map(|&v| v as f64).collect();
+            let typical = crate::compare::median_of(&maxima)?;
+            return Some((
+                typical / s.batch.max(1) as f64,
+                format!("max per {}", format_duration_ns(b.block_ns)),
+            ));
+        }
+    }
+    Some((named_stat(s, name)?, name.to_string()))
+}
+
+/// One statistic of the repeated gate: failed when the candidate's runs are declared worse
+/// than the baseline's × (1 + `regress`), inconclusive when their middle value moved past
+/// that but the runs vary too much to tell, passed otherwise.
+fn repeated_bound(
+    sa: &[Series],
+    sb: &[Series],
+    name: &str,
+    regress: f64,
+    limit_text: &str,
+) -> BoundResult {
+    use rtgauge_stats::runs::LogWelch;
+    use rtgauge_stats::shift::ALPHA;
+    let values = |side: &[Series]| -> (Vec<f64>, Option<String>) {
+        let picked: Vec<(f64, String)> =
+            side.iter().filter_map(|s| per_run_value(s, name)).collect();
+        let label = picked.first().map(|p| p.1.clone());
+        (picked.into_iter().map(|p| p.0).collect(), label)
+    };
+    let ((va, label_a), (vb, label_b)) = (values(sa), values(sb));
+    // Both sides judged on one footing: the block figure only when both kept blocks.
+    let label = match (label_a, label_b) {
+        (Some(a), Some(b)) if a == b => a,
+        _ => name.to_string(),
+    };
+    let (va, vb) = if label == name && name == "max" {
+        let plain = |side: &[Series]| side.iter().filter_map(|s| named_stat(s, name)).collect();
+        (plain(sa), plain(sb))
+    } else {
+        (va, vb)
+    };
+    // Geometric means: the figures the test compares, so the shown change agrees with it.
+    let geometric = |v: &[f64]| {
+        let logs: Vec<f64> = v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+        (!logs.is_empty()).then(|| (logs.iter().sum::<f64>() / logs.len() as f64).exp())
+    };
+    let (a, b) = (geometric(&va), geometric(&vb));
+    let shown = |v: Option<f64>| {
+        v.map(|v| format_duration_ns(v.round() as u64))
+            .unwrap_or_else(|| "–".into())
+    };
+    let runs = format!("{} vs {} runs", vb.len(), va.len());
+    let change = format!("{label} {} → {} ({runs})", shown(a), shown(b));
+    let test = LogWelch::of(&va, &vb);
+    let (verdict, message) = match test {
+        None if va.is_empty() || vb.is_empty() => (
+            Verdict::NotApplicable,
+            format!("{change}: not in both sides' runs"),
+        ),
+        None => (
+            Verdict::Inconclusive,
+            format!("{change}: one run on each side cannot show how runs vary; repeat both runs (`run --repeat 3`)"),
+        ),
+        Some(w) => {
+            let spread = format!("runs vary ± {:.0} %", w.spread() * 100.0);
+            // Past a doubling a factor reads better than a percentage (×7.3, not +630 %).
+            let power = match w.detectable(regress, ALPHA) {
+                d if d >= 1.0 => format!("could detect ≥ ×{:.1}", 1.0 + d),
+                d => format!("could detect ≥ {}", crate::compare::percent(d)),
+            };
+            let p = w.p_worse_beyond(regress);
+            if p < ALPHA {
+                (
+                    Verdict::Fail,
+                    format!(
+                        "{change}, {}: regressed beyond {limit_text} (p {}, {spread})",
+                        crate::compare::percent(w.change()),
+                        crate::compare::format_p(p)
+                    ),
+                )
+            } else if w.change() > regress {
+                let fix = w
+                    .runs_to_decide(regress, ALPHA)
+                    .map(|n| format!("about {n} runs per side would decide a change this large"))
+                    .unwrap_or_else(|| "more runs per side".into());
+                (
+                    Verdict::Inconclusive,
+                    format!(
+                        "{change}, {}: worse beyond {limit_text} as measured, but within what these runs vary ({spread}; {power}); {fix}",
+                        crate::compare::percent(w.change())
+                    ),
+                )
+            } else {
+                (
+                    Verdict::Pass,
+                    format!(
+                        "{change}, {} ({spread}; {power})",
+                        crate::compare::percent(w.change())
+                    ),
+                )
+            }
+        }
+    };
+    BoundResult {
+        stat: name.to_string(),
+        limit: format!("{limit_text} against the baseline"),
+        value: b,
+        verdict,
+        message,
     }
 }
 
@@ -1105,7 +1326,7 @@ fn baseline_bound(
             (
                 Verdict::Inconclusive,
                 format!(
-                    "{change}: worse beyond {limit_text} as measured, but within what these runs vary ({}); to decide, {fix} or repeat both runs (`run --repeat 3`, `compare … --vs …`)",
+                    "{change}: worse beyond {limit_text} as measured, but within what these runs vary ({}); to decide, {fix} or repeat both runs (`run --repeat 3`) and check every run of each side at once",
                     power(t)
                 ),
             )

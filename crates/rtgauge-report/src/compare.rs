@@ -614,7 +614,7 @@ fn block_maxima(s: &Series) -> Vec<f64> {
         .collect()
 }
 
-fn median_of(values: &[f64]) -> Option<f64> {
+pub(crate) fn median_of(values: &[f64]) -> Option<f64> {
     quantile_of(values, 0.5)
 }
 
@@ -1227,34 +1227,13 @@ impl RunValues {
 /// Welch's t-test on the logarithms of two sets of per-run values: (two-sided p, relative
 /// shift of the geometric means, run-to-run variation as a relative standard deviation).
 fn welch_log(a: &[f64], b: &[f64]) -> Option<(f64, f64, f64)> {
-    use statrs::distribution::{ContinuousCDF, StudentsT};
-    let logs = |v: &[f64]| -> Vec<f64> { v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect() };
-    let (la, lb) = (logs(a), logs(b));
-    if la.len() < 2 || lb.len() < 2 {
+    // Both sides need their own variation here: a side of one run is "not tested".
+    let runs = |v: &[f64]| v.iter().filter(|x| **x > 0.0).count();
+    if runs(a) < 2 || runs(b) < 2 {
         return None;
     }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
-    let var =
-        |v: &[f64], m: f64| v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
-    let (ma, mb) = (mean(&la), mean(&lb));
-    let (sa, sb) = (
-        var(&la, ma) / la.len() as f64,
-        var(&lb, mb) / lb.len() as f64,
-    );
-    let shift = (mb - ma).exp() - 1.0;
-    let pooled_sd = ((var(&la, ma) + var(&lb, mb)) / 2.0).sqrt();
-    let spread = pooled_sd.exp() - 1.0;
-    let se = (sa + sb).sqrt();
-    if se == 0.0 {
-        return Some((if ma == mb { 1.0 } else { 0.0 }, shift, spread));
-    }
-    let t = (mb - ma) / se;
-    let df = (sa + sb).powi(2)
-        / (sa.powi(2) / (la.len() - 1) as f64 + sb.powi(2) / (lb.len() - 1) as f64);
-    let p = StudentsT::new(0.0, 1.0, df)
-        .map(|d| 2.0 * d.sf(t.abs()))
-        .unwrap_or(1.0);
-    Some((p.min(1.0), shift, spread))
+    let w = rtgauge_stats::runs::LogWelch::of(a, b)?;
+    Some((w.p_two_sided(), w.change(), w.spread()))
 }
 
 fn middle(values: impl Iterator<Item = f64>) -> Option<f64> {

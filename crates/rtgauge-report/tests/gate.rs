@@ -4,7 +4,7 @@
 
 mod common;
 
-use rtgauge_report::check::{check_against_baseline, Verdict};
+use rtgauge_report::check::{check_against_baseline, check_against_repeated, Verdict};
 
 fn verdicts(seconds: u64, stretch: f64, loud: f64) -> Vec<(String, Verdict, String)> {
     let (a, b) = common::gate_pair(seconds, stretch, loud);
@@ -146,4 +146,77 @@ fn documents_written_before_block_histograms_are_compared_by_the_earlier_rule() 
     let stats = ["p99".to_string(), "max".to_string()];
     let report = check_against_baseline(&old, &common::build(true), "old.json", 0.1, &stats, true);
     assert!(!report.cases.is_empty());
+}
+
+/// Repeated runs of each side, each drawn from its own seed and stretched by its factor.
+fn repeated_verdicts(base: &[f64], cand: &[f64]) -> Vec<(String, Verdict, String)> {
+    let side = |factors: &[f64], first_seed: u64| -> Vec<_> {
+        factors
+            .iter()
+            .enumerate()
+            .map(|(i, f)| common::gate_run(first_seed + i as u64, 3, *f, 0.0))
+            .collect()
+    };
+    let stats = ["median".to_string(), "p99".to_string(), "max".to_string()];
+    let report = check_against_repeated(
+        &side(base, 100),
+        &side(cand, 200),
+        "base-1.json … base-3.json",
+        0.1,
+        &stats,
+        false,
+    );
+    assert!(report
+        .spec
+        .contains(&format!("{} vs {} runs", cand.len(), base.len())));
+    report
+        .cases
+        .iter()
+        .flat_map(|c| &c.bounds)
+        .map(|b| (b.stat.clone(), b.verdict, b.message.clone()))
+        .collect()
+}
+
+#[test]
+fn repeated_runs_fail_a_threefold_regression_and_pass_runs_drawn_alike() {
+    for (stat, verdict, message) in repeated_verdicts(&[1.0, 1.0, 1.0], &[3.0, 3.0, 3.0]) {
+        assert_eq!(verdict, Verdict::Fail, "{stat}: {message}");
+        assert!(message.contains("(3 vs 3 runs)"), "{message}");
+        assert!(message.contains("regressed beyond +10 % (p "), "{message}");
+    }
+    for (stat, verdict, message) in repeated_verdicts(&[1.0, 1.0, 1.0], &[1.0, 1.0, 1.0]) {
+        assert_eq!(verdict, Verdict::Pass, "{stat}: {message}");
+        assert!(message.contains("runs vary ±"), "{message}");
+        assert!(message.contains("could detect ≥"), "{message}");
+    }
+}
+
+#[test]
+fn repeated_runs_that_vary_more_than_the_change_are_inconclusive_with_the_runs_needed() {
+    // The machine changes between runs by up to twice: a +60 % change cannot be told apart.
+    let v = repeated_verdicts(&[0.5, 1.0, 2.0], &[0.8, 1.6, 3.2]);
+    for (stat, verdict, message) in &v {
+        assert_eq!(*verdict, Verdict::Inconclusive, "{stat}: {message}");
+        assert!(
+            message.contains("worse beyond +10 % as measured"),
+            "{message}"
+        );
+        assert!(message.contains("runs per side would decide"), "{message}");
+    }
+}
+
+#[test]
+fn one_baseline_run_against_repeated_candidates_borrows_their_variation() {
+    let v = repeated_verdicts(&[1.0], &[3.0, 3.1, 2.9]);
+    for (stat, verdict, message) in v {
+        assert_eq!(verdict, Verdict::Fail, "{stat}: {message}");
+        assert!(message.contains("(3 vs 1 runs)"), "{message}");
+    }
+}
+
+#[test]
+fn the_maximum_of_repeated_runs_is_judged_by_their_typical_block_maximum() {
+    let v = repeated_verdicts(&[1.0, 1.0], &[1.0, 1.0]);
+    let max = v.iter().find(|(stat, ..)| stat == "max").unwrap();
+    assert!(max.2.starts_with("max per 100ms "), "{}", max.2);
 }

@@ -481,9 +481,10 @@ pub enum InconclusiveOutcome {
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The result document to check.
-    #[arg(value_name = "RESULT")]
-    pub result: PathBuf,
+    /// The result document to check; with --baseline, several results are repeated runs of
+    /// one configuration, judged together (`run --repeat 3` writes them).
+    #[arg(value_name = "RESULT", required = true, num_args = 1..)]
+    pub results: Vec<PathBuf>,
 
     /// The spec file of limits (TOML).
     #[arg(long, value_name = "SPEC", required_unless_present = "baseline")]
@@ -494,9 +495,11 @@ pub struct CheckArgs {
     /// fails (exit 2) when it is worse than the baseline's by more than --regress beyond the
     /// baseline's own variation; it is inconclusive (exit 3, see --inconclusive) when it is
     /// worse by more than that as measured but these runs cannot tell it from their variation.
-    /// Every statistic says the smallest change the two runs could have detected.
+    /// Every statistic says the smallest change the runs could have detected. Given more than
+    /// once (or with several RESULTs), the runs of each side are judged as repeated runs: each
+    /// run one value per statistic, the variation between runs measured from them.
     #[arg(long, value_name = "RUN")]
-    pub baseline: Option<String>,
+    pub baseline: Vec<String>,
 
     /// What a statistic that cannot be decided from these runs means for the exit status:
     /// `status` exits 3 (neither pass nor fail), `pass` exits 0, `fail` exits 2.

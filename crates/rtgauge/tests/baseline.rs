@@ -260,3 +260,42 @@ fn a_statistic_the_runs_cannot_decide_exits_3_unless_told_otherwise() {
         "the exit status list names 3"
     );
 }
+
+#[test]
+fn repeated_runs_of_each_side_are_judged_together() {
+    let check = |results: &[&str], baselines: &[&str]| {
+        let mut cmd = rtgauge();
+        cmd.arg("check");
+        for r in results {
+            cmd.arg(report_fixture(r));
+        }
+        for b in baselines {
+            cmd.arg("--baseline").arg(report_fixture(b));
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.code(), text)
+    };
+    // Runs that repeat exactly vary by nothing: any change beyond the margin is declared.
+    let (code, text) = check(&["loaded.json", "loaded.json"], &["idle.json", "idle.json"]);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(text.contains("2 vs 2 runs"), "{text}");
+    assert!(text.contains("regressed beyond +10 %"), "{text}");
+    let (code, text) = check(&["idle.json", "idle.json", "idle.json"], &["idle.json"]);
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("3 vs 1 runs"), "{text}");
+    // Several results need a baseline to be judged against.
+    let out = rtgauge()
+        .arg("check")
+        .arg(report_fixture("idle.json"))
+        .arg(report_fixture("loaded.json"))
+        .arg("--spec")
+        .arg(report_fixture("spec.toml"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("add --baseline RUN"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+}

@@ -294,25 +294,30 @@ pub fn every_probe() -> RunResult {
 /// at 1 ms, the candidate's samples (drawn anew) stretched by `stretch`. A share `loud` of the
 /// 100-ms blocks is ten times slower: bursty runs vary a lot from block to block.
 pub fn gate_pair(seconds: u64, stretch: f64, loud: f64) -> (RunResult, RunResult) {
-    let make = |seed: u64, factor: f64| {
-        let mut rng = Lcg(seed);
-        let n = seconds as usize * 1000;
-        let loud: Vec<bool> = (0..seconds * 10).map(|_| rng.next() < loud).collect();
-        let values: Vec<u64> = (0..n)
-            .map(|i| {
-                let u = (rng.next() + rng.next() + rng.next()) / 3.0;
-                let base = if loud[i / 100] { 200_000.0 } else { 20_000.0 };
-                (base * (0.5 + u) * factor) as u64
-            })
-            .collect();
-        let mut result = build(false);
-        result.config.probes = vec!["cyclic".into()];
-        result.runs = vec![run(
-            "cyclic",
-            "rt",
-            vec![series("latency", &values, 1_000_000).label("cpu", 0)],
-        )];
-        result
-    };
-    (make(11, 1.0), make(12, stretch))
+    (
+        gate_run(11, seconds, 1.0, loud),
+        gate_run(12, seconds, stretch, loud),
+    )
+}
+
+/// One run of [`gate_pair`]: samples drawn from `seed`, stretched by `factor`.
+pub fn gate_run(seed: u64, seconds: u64, factor: f64, loud: f64) -> RunResult {
+    let mut rng = Lcg(seed);
+    let n = seconds as usize * 1000;
+    let loud: Vec<bool> = (0..seconds * 10).map(|_| rng.next() < loud).collect();
+    let values: Vec<u64> = (0..n)
+        .map(|i| {
+            let u = (rng.next() + rng.next() + rng.next()) / 3.0;
+            let base = if loud[i / 100] { 200_000.0 } else { 20_000.0 };
+            (base * (0.5 + u) * factor) as u64
+        })
+        .collect();
+    let mut result = build(false);
+    result.config.probes = vec!["cyclic".into()];
+    result.runs = vec![run(
+        "cyclic",
+        "rt",
+        vec![series("latency", &values, 1_000_000).label("cpu", 0)],
+    )];
+    result
 }

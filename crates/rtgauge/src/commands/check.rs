@@ -6,14 +6,14 @@
 use super::history::resolve;
 use crate::cli::{CheckArgs, CheckFormat};
 use anyhow::{Context, Result};
-use rtgauge_report::check::{check_against_baseline, check_result_allowing, is_regress_stat};
+use rtgauge_report::check::{check_against_repeated, check_result_allowing, is_regress_stat};
 use rtgauge_report::{Format, Render, Spec, Style};
 use rtgauge_result::output::{self, Existing};
 use rtgauge_result::write_bytes_atomically;
 
 pub fn check(args: CheckArgs) -> Result<u8> {
     if let Some(junit) = &args.junit {
-        let mut inputs = vec![args.result.as_path()];
+        let mut inputs: Vec<&std::path::Path> = args.results.iter().map(|p| p.as_path()).collect();
         inputs.extend(args.spec.as_deref());
         output::ensure_distinct(&inputs, &[("the JUnit report", junit)])?;
         output::check(junit, Existing::Replace)?;
@@ -23,26 +23,45 @@ pub fn check(args: CheckArgs) -> Result<u8> {
             "--regress-stats: '{bad}' is not a statistic; use median, mean, min, max or p90, p99, p99.9, p99.99, p99.999"
         );
     }
+    if args.results.len() > 1 && args.baseline.is_empty() {
+        anyhow::bail!(
+            "several results are judged together only against a baseline: add --baseline RUN, or check each result against --spec in turn"
+        );
+    }
     let spec = args.spec.as_deref().map(Spec::load).transpose()?;
-    let (mut result, _) = resolve(&args.result.to_string_lossy(), &args.store, args.imported)?;
-    // A result written before rtgauge made worst-case estimates gets them (pwcet_1h).
-    rtgauge_report::worst_case::estimate_missing(&mut result);
+    let mut results = Vec::new();
+    for path in &args.results {
+        let (mut result, _) = resolve(&path.to_string_lossy(), &args.store, args.imported)?;
+        // A result written before rtgauge made worst-case estimates gets them (pwcet_1h).
+        rtgauge_report::worst_case::estimate_missing(&mut result);
+        results.push(result);
+    }
     let from_spec = spec
         .as_ref()
-        .map(|spec| check_result_allowing(&result, spec, args.allow_incomplete));
-    let from_baseline = match &args.baseline {
-        Some(name) => {
+        .map(|spec| check_result_allowing(&results[0], spec, args.allow_incomplete));
+    let from_baseline = if args.baseline.is_empty() {
+        None
+    } else {
+        let mut baselines = Vec::new();
+        let mut sources = Vec::new();
+        for name in &args.baseline {
             let (baseline, source) = resolve(name, &args.store, args.imported)?;
-            Some(check_against_baseline(
-                &baseline,
-                &result,
-                &source,
-                args.regress,
-                &args.regress_stats,
-                args.allow_incomplete,
-            ))
+            baselines.push(baseline);
+            sources.push(source);
         }
-        None => None,
+        let source = match sources.as_slice() {
+            [one] => one.clone(),
+            [first, .., last] => format!("{first} … {last}"),
+            [] => unreachable!("at least one baseline"),
+        };
+        Some(check_against_repeated(
+            &baselines,
+            &results,
+            &source,
+            args.regress,
+            &args.regress_stats,
+            args.allow_incomplete,
+        ))
     };
     let report = match (from_spec, from_baseline) {
         (Some(mut a), Some(b)) => {
