@@ -31,6 +31,7 @@ use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use rtgauge_trace::{attribute_each, AttributionConfig, Cause, Spike, TraceConfig, TraceSession};
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 const PROBE: &str = "noise";
 const DESCRIPTION: &str =
@@ -61,6 +62,8 @@ const MIN_THRESHOLD_READS: u64 = 2;
 const MIN_CALIBRATION_NS: u64 = 20_000_000;
 /// Consecutive gaps sampled (during warm-up) to find the read cost.
 const READ_SAMPLES: usize = 4096;
+/// How long the kernel's event rate is measured to size the trace buffers for a run.
+const TRACE_RATE_SAMPLE: Duration = Duration::from_millis(250);
 
 pub struct Noise;
 
@@ -105,6 +108,23 @@ impl TypedProbe for Noise {
             _ => None,
         };
         let session = ctx.trace.or(own_session.as_ref());
+        // The trace is read once, after polling: its buffers must hold the whole run, or the
+        // early stalls go unexplained.
+        let fit = match (session, ctx.budget.duration_ns) {
+            (Some(session), Some(duration)) => {
+                let span = Duration::from_nanos(ctx.warmup_ns.max(MIN_CALIBRATION_NS) + duration);
+                match session.fit_buffer_to(span, TRACE_RATE_SAMPLE) {
+                    Ok(fit) => Some(fit),
+                    Err(e) => {
+                        out_warnings.push(format!(
+                            "the trace buffers could not be sized for the run ({e}); stalls before the buffer's oldest event are counted as not explained"
+                        ));
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let steal_before = steal_ns_per_cpu();
         let threads = per_cpu_threads(ctx, |cpu, _| {
             let index = ctx.cpus.iter().position(|&c| c == cpu).unwrap_or(0);
@@ -119,6 +139,12 @@ impl TypedProbe for Noise {
             ..ProbeOutput::default()
         };
         out.params.insert("clock-used".into(), source.name().into());
+        if let Some(fit) = fit {
+            out.params.insert(
+                "trace-buffer-used".into(),
+                format!("{} KiB per CPU", fit.kb_per_cpu),
+            );
+        }
         let mut thresholds = Vec::new();
         for (_, t) in threads {
             let steal = steal_after
@@ -135,10 +161,16 @@ impl TypedProbe for Noise {
                 format_duration_ns(t.threshold_ns)
             ));
             let causes = session.map(|session| t.attribute(session));
+            let cpu = t.cpu;
             let mut series = t.series(steal);
             if let Some(causes) = causes {
                 match causes {
-                    Ok(c) => c.annotate(&mut series),
+                    Ok(c) => {
+                        if let Some(w) = c.coverage_warning(cpu, fit) {
+                            out.warnings.push(w);
+                        }
+                        c.annotate(&mut series)
+                    }
                     Err(e) => out.warnings.push(format!(
                         "cpu {}: the kernel's view could not be read ({e}); durations only",
                         series.labels.get("cpu").map_or("?", String::as_str)
@@ -629,9 +661,15 @@ impl CpuNoise {
             events_lost: trace.events_lost,
             ..Causes::default()
         };
-        let spikes: Vec<Spike> = (0..self.events.len)
+        let stalls = (0..self.events.len)
             .map(|i| self.start_mono_ns + self.ns(self.events.starts[i]))
-            .zip(&self.events.gaps[..self.events.len])
+            .zip(&self.events.gaps[..self.events.len]);
+        // A stall older than the buffer's oldest event has nothing to explain it: counted.
+        for (_, &gap) in stalls.clone().filter(|&(start, _)| start < covered_from) {
+            causes.untraced_events += 1;
+            causes.untraced_ns += self.ns(gap);
+        }
+        let spikes: Vec<Spike> = stalls
             .filter(|&(start, _)| start >= covered_from)
             .map(|(start, &gap)| Spike {
                 cpu: self.cpu as u32,
@@ -648,6 +686,7 @@ impl CpuNoise {
             &config,
             |_, found| {
                 causes.events += 1;
+                causes.traced_ns += found.woke_ns.saturating_sub(found.programmed_ns);
                 for c in &found.contributors {
                     let slot = match &c.cause {
                         Cause::Irq { .. } | Cause::Vector { .. } => &mut causes.irq_ns,
@@ -753,6 +792,11 @@ struct Causes {
     outside_linux_ns: u64,
     unknown_ns: u64,
     events_lost: bool,
+    /// The stalls the trace covered, and their time.
+    traced_ns: u64,
+    /// Stalls before the buffer's oldest event (overwritten), and their time.
+    untraced_events: u64,
+    untraced_ns: u64,
 }
 
 impl Causes {
@@ -766,9 +810,42 @@ impl Causes {
             ("noise_outside_linux_ns", self.outside_linux_ns),
             ("noise_unexplained_ns", self.unknown_ns),
             ("trace_events_lost", u64::from(self.events_lost)),
+            ("untraced_events", self.untraced_events),
+            ("noise_untraced_ns", self.untraced_ns),
         ] {
             series.counters.insert(key.into(), value);
         }
+    }
+
+    /// The share of the stall time the trace covered, when it is below 99 %: what was not
+    /// explained and why.
+    fn coverage_warning(
+        &self,
+        cpu: usize,
+        fit: Option<rtgauge_trace::BufferFit>,
+    ) -> Option<String> {
+        let total = self.traced_ns + self.untraced_ns;
+        if total == 0 || self.untraced_ns * 100 <= total {
+            return None;
+        }
+        let why = match fit {
+            Some(f) if f.capped => format!(
+                "the trace buffers were capped at {} KiB per CPU by the memory available; a shorter run is explained whole",
+                f.kb_per_cpu
+            ),
+            Some(f) => format!(
+                "the kernel recorded faster than the {:.0} KiB/s measured before the run, and the {} KiB buffer per CPU overflowed",
+                f.bytes_per_second / 1024.0,
+                f.kb_per_cpu
+            ),
+            None => "the trace buffers held only the end of the run".to_string(),
+        };
+        Some(format!(
+            "cpu {cpu}: the trace covered {:.0} % of the noise time; {} stalls ({}) came before its oldest event and are not explained: {why}",
+            100.0 * self.traced_ns as f64 / total as f64,
+            self.untraced_events,
+            format_duration_ns(self.untraced_ns)
+        ))
     }
 }
 

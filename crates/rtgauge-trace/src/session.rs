@@ -27,6 +27,8 @@ pub const INSTANCE_PREFIX: &str = "rtgauge-";
 /// it: 128 KiB halved such windows against 256 KiB and still holds 120 ms of a CPU busy with
 /// fork/exec, five batches of the reader (docs/trace.md, "Why windows are empty").
 pub const DEFAULT_BUFFER_SIZE_KB: u32 = 128;
+/// The largest ring buffer per CPU [`TraceSession::fit_buffer_to`] asks for.
+pub const MAX_FITTED_BUFFER_KB: u64 = 1024 * 1024;
 /// How many recent recording pauses are remembered to flag windows that overlap one.
 const PAUSES_KEPT: usize = 32;
 
@@ -290,6 +292,47 @@ impl TraceSession {
             .collect())
     }
 
+    /// Sizes the ring buffers to hold `span` of recording from now on, for a reader that reads
+    /// once at the end (every event kept rather than the newest): the bytes each CPU records
+    /// are measured over `sample`, the busiest CPU's rate is taken for all with half again as
+    /// much for headroom, and the size is capped at a quarter of the memory available now
+    /// (shared by the CPUs) and [`MAX_FITTED_BUFFER_KB`] per CPU. The buffers are emptied.
+    pub fn fit_buffer_to(&self, span: Duration, sample: Duration) -> Result<BufferFit, TraceError> {
+        let bytes = |s: &Self| -> Result<u64, TraceError> {
+            let mut most = 0;
+            for cpu in &s.cpus {
+                let path = s.dir.join(format!("per_cpu/cpu{cpu}/stats"));
+                let text =
+                    fs::read_to_string(&path).map_err(|source| TraceError::Io { path, source })?;
+                most = most.max(stats_field(&text, "bytes").unwrap_or(0));
+            }
+            Ok(most)
+        };
+        self.clear()?;
+        let started = Instant::now();
+        std::thread::sleep(sample);
+        let recorded = bytes(self)?;
+        let bytes_per_second = recorded as f64 / started.elapsed().as_secs_f64().max(1e-3);
+        let wanted_kb = (bytes_per_second * span.as_secs_f64() * 1.5 / 1024.0).ceil() as u64;
+        let available_kb = fs::read_to_string("/proc/meminfo")
+            .ok()
+            .and_then(|m| meminfo_kb(&m, "MemAvailable"));
+        let cap_kb = available_kb
+            .map_or(MAX_FITTED_BUFFER_KB, |kb| kb / 4 / self.cpus.len() as u64)
+            .min(MAX_FITTED_BUFFER_KB);
+        let kb = wanted_kb.clamp(
+            DEFAULT_BUFFER_SIZE_KB as u64,
+            cap_kb.max(DEFAULT_BUFFER_SIZE_KB as u64),
+        );
+        self.write("buffer_size_kb", &kb.to_string())?;
+        self.clear()?;
+        Ok(BufferFit {
+            kb_per_cpu: kb,
+            bytes_per_second,
+            capped: wanted_kb > kb,
+        })
+    }
+
     /// Empties the ring buffers (all CPUs of the instance). Slow (the kernel waits for an RCU
     /// grace period, 10–130 ms measured): not for use between reads.
     pub fn clear(&self) -> Result<(), TraceError> {
@@ -420,6 +463,32 @@ fn process_exists(pid: i32) -> bool {
     result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
+/// What [`TraceSession::fit_buffer_to`] chose.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BufferFit {
+    pub kb_per_cpu: u64,
+    /// What the busiest CPU recorded per second while the size was measured.
+    pub bytes_per_second: f64,
+    /// Whether the wanted size was above the cap (the run may outgrow the buffer).
+    pub capped: bool,
+}
+
+/// A `name: value` field of a per-CPU `stats` file of tracefs.
+fn stats_field(stats: &str, name: &str) -> Option<u64> {
+    stats.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == name).then(|| value.trim().parse().ok())?
+    })
+}
+
+/// A `Name:   123 kB` field of /proc/meminfo, in KiB.
+fn meminfo_kb(meminfo: &str, name: &str) -> Option<u64> {
+    meminfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key == name).then(|| value.trim().trim_end_matches("kB").trim().parse().ok())?
+    })
+}
+
 /// The tracing_cpumask text for a CPU list: comma-separated 32-bit hex words, most
 /// significant first, as the kernel prints it.
 pub fn cpumask(cpus: &[usize]) -> String {
@@ -535,6 +604,18 @@ pub fn lockdown_forbids_tracing(lockdown: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn stats_and_meminfo_fields_are_read_by_name() {
+        let stats = "entries: 1981\noverrun: 0\ncommit overrun: 0\nbytes: 81020\noldest event ts: 14297.782424\n";
+        assert_eq!(super::stats_field(stats, "bytes"), Some(81020));
+        assert_eq!(super::stats_field(stats, "overrun"), Some(0));
+        assert_eq!(super::stats_field(stats, "missing"), None);
+        let meminfo =
+            "MemTotal:       24589344 kB\nMemFree:         1234 kB\nMemAvailable:   20000000 kB\n";
+        assert_eq!(super::meminfo_kb(meminfo, "MemAvailable"), Some(20_000_000));
+        assert_eq!(super::meminfo_kb(meminfo, "Mem"), None);
+    }
+
     use super::*;
 
     #[test]

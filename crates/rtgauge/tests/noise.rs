@@ -290,6 +290,14 @@ fn trace_splits_the_noise_by_cause_or_says_it_could_not() {
             // (1 % for the trace's microsecond timestamps).
             let noise = counter("noise_ns").unwrap();
             assert!(split <= noise + noise / 100 + traced * 2_000, "{gap}");
+            // Every stall is explained or counted as not covered (the events kept beyond
+            // max-events are the only others).
+            let untraced = counter("untraced_events").unwrap();
+            let kept = counter("events").unwrap() - counter("dropped").unwrap_or(0);
+            assert_eq!(traced + untraced, kept, "{gap}");
+            // The buffers are sized for the run: nearly all of a short run is covered.
+            let untraced_ns = counter("noise_untraced_ns").unwrap();
+            assert!(untraced_ns * 20 <= noise, "under 95 % covered: {gap}");
         }
     }
 }
