@@ -499,12 +499,17 @@ fn poll(
     loop {
         let now = read();
         let gap = now.wrapping_sub(prev);
-        if gap > thr {
-            ev.note(prev.wrapping_sub(origin), gap);
-        }
         shortest = shortest.min(gap);
         reads += 1;
-        prev = now;
+        if gap > thr {
+            ev.note(prev.wrapping_sub(origin), gap);
+            // Noting an event is the loop's own work, not noise: the next gap starts after
+            // it, or a slow note (a debug build, a cold cache) would make the next gap an
+            // event too, and so on in a chain.
+            prev = read();
+        } else {
+            prev = now;
+        }
         if now >= until {
             break;
         }
