@@ -949,11 +949,10 @@ pub fn is_regress_stat(name: &str) -> bool {
 }
 
 /// The gate against a baseline run: one case per row of the comparison of `baseline` and
-/// `candidate`, one bound per statistic in `stats`. A statistic fails when it got worse by
-/// more than `regress` (0.1 = 10 %) **and** the comparison declares the row slower (or
-/// different, the distributions crossing): a
-/// change the comparison cannot separate from run-to-run variation passes, with the reason,
-/// so noise alone never fails a build. `baseline_name` says which run it was.
+/// `candidate`, one bound per statistic in `stats` ([`baseline_bound`]): failed when the
+/// block tests declare it worse than the baseline's × (1 + `regress`), inconclusive when it
+/// moved past that as measured but the runs cannot tell it from their variation, passed
+/// otherwise. `baseline_name` says which run it was.
 pub fn check_against_baseline(
     baseline: &RunResult,
     candidate: &RunResult,
@@ -962,80 +961,29 @@ pub fn check_against_baseline(
     stats: &[String],
     allow_incomplete: bool,
 ) -> CheckReport {
-    let comparison = crate::compare::compare(
-        &[baseline.clone(), candidate.clone()],
-        &[baseline_name.to_string(), "this result".to_string()],
-    );
-    // The notes say "+10 %"; the report's heading and each bound's `limit` say against what.
-    let limit_text = format!("+{} %", regress * 100.0);
-    let mut cases = Vec::new();
-    for row in &comparison.rows {
-        let (mode_a, mode_b) = crate::compare::sides(&row.mode);
-        let (load_a, load_b) = crate::compare::sides(&row.load);
-        let (Some(sa), Some(sb)) = (
-            row_series(baseline, row, mode_a, load_a),
-            row_series(candidate, row, mode_b, load_b),
-        ) else {
-            continue;
-        };
-        // Documents without block histograms (older ones) keep the earlier rule: the
-        // comparison must declare the row slower, or different with crossing distributions.
-        let declared_slower = matches!(
-            row.outcome,
-            crate::compare::Outcome::Slower | crate::compare::Outcome::Differs
-        );
-        let bounds: Vec<BoundResult> = stats
-            .iter()
-            .map(|name| {
-                baseline_bound(
-                    &sa,
-                    &sb,
-                    name,
-                    regress,
-                    &limit_text,
-                    declared_slower,
-                    &row.verdict,
-                )
-            })
-            .collect();
-        let passed = bounds.iter().all(|b| b.verdict != Verdict::Fail);
-        cases.push(CheckCase {
-            limit: cases.len() + 1,
-            line: 0,
-            name: Some(format!("regress +{} %", regress * 100.0)),
-            probe: row.probe.clone(),
-            mode: row.mode.clone(),
-            load: row.load.clone(),
-            series: row.display_series(),
-            bounds,
-            passed,
-            problem: None,
-        });
-    }
-    let incomplete = incompleteness(candidate);
-    let passed = cases.iter().all(|c| c.passed) && (incomplete.is_empty() || allow_incomplete);
-    CheckReport {
-        spec: format!("baseline {baseline_name} (regress +{} %)", regress * 100.0),
-        passed,
-        incomplete,
-        incomplete_allowed: allow_incomplete,
-        cases,
-    }
-}
-
-/// The series of `r` that a comparison row stands for, on the side run in `mode` under `load`.
-fn row_series(
-    r: &RunResult,
-    row: &crate::compare::CompareRow,
-    mode: &str,
-    load: &str,
-) -> Option<Series> {
-    r.runs
-        .iter()
-        .filter(|p| p.title() == row.probe && p.mode == mode && p.load == load)
-        .flat_map(|p| p.series.iter())
-        .find(|s| s.name == row.series && s.labels == row.labels)
-        .cloned()
+    let spec = format!("baseline {baseline_name} (regress +{} %)", regress * 100.0);
+    gate(
+        std::slice::from_ref(baseline),
+        std::slice::from_ref(candidate),
+        baseline_name,
+        regress,
+        spec,
+        allow_incomplete,
+        |row, sa, sb| {
+            // Documents without block histograms (older ones) keep the earlier rule: the
+            // comparison must declare the row slower, or different with crossing distributions.
+            let declared_slower = matches!(
+                row.outcome,
+                crate::compare::Outcome::Slower | crate::compare::Outcome::Differs
+            );
+            stats
+                .iter()
+                .map(|name| {
+                    baseline_bound(&sa[0], &sb[0], name, regress, declared_slower, &row.verdict)
+                })
+                .collect()
+        },
+    )
 }
 
 /// The baseline gate over repeated runs: each run gives one value per statistic, and the
@@ -1062,9 +1010,42 @@ pub fn check_against_repeated(
             allow_incomplete,
         );
     }
+    let spec = format!(
+        "baseline {baseline_name}, {} vs {} runs (regress +{} %)",
+        candidates.len(),
+        baselines.len(),
+        regress * 100.0
+    );
+    gate(
+        baselines,
+        candidates,
+        baseline_name,
+        regress,
+        spec,
+        allow_incomplete,
+        |_, sa, sb| {
+            stats
+                .iter()
+                .map(|name| repeated_bound(sa, sb, name, regress))
+                .collect()
+        },
+    )
+}
+
+/// What both gates share: the rows of the comparison of the first run of each side, each
+/// row's series from every run of each side, its bounds from `judge`, and the report.
+fn gate(
+    baselines: &[RunResult],
+    candidates: &[RunResult],
+    baseline_name: &str,
+    regress: f64,
+    spec: String,
+    allow_incomplete: bool,
+    judge: impl Fn(&crate::compare::CompareRow, &[Series], &[Series]) -> Vec<BoundResult>,
+) -> CheckReport {
     let (Some(first_a), Some(first_b)) = (baselines.first(), candidates.first()) else {
         return CheckReport {
-            spec: format!("baseline {baseline_name}"),
+            spec,
             passed: false,
             incomplete: vec!["no runs to compare".into()],
             incomplete_allowed: false,
@@ -1075,7 +1056,6 @@ pub fn check_against_repeated(
         &[first_a.clone(), first_b.clone()],
         &[baseline_name.to_string(), "this result".to_string()],
     );
-    let limit_text = format!("+{} %", regress * 100.0);
     let mut cases = Vec::new();
     for row in &comparison.rows {
         let (mode_a, mode_b) = crate::compare::sides(&row.mode);
@@ -1092,14 +1072,11 @@ pub fn check_against_repeated(
         if sa.is_empty() || sb.is_empty() {
             continue;
         }
-        let bounds: Vec<BoundResult> = stats
-            .iter()
-            .map(|name| repeated_bound(&sa, &sb, name, regress, &limit_text))
-            .collect();
+        let bounds = judge(row, &sa, &sb);
         cases.push(CheckCase {
             limit: cases.len() + 1,
             line: 0,
-            name: Some(format!("regress +{} %", regress * 100.0)),
+            name: Some(format!("regress {}", limit_text(regress))),
             probe: row.probe.clone(),
             mode: row.mode.clone(),
             load: row.load.clone(),
@@ -1109,28 +1086,46 @@ pub fn check_against_repeated(
             problem: None,
         });
     }
-    let incomplete: Vec<String> = candidates
-        .iter()
-        .enumerate()
-        .flat_map(|(i, c)| {
-            incompleteness(c)
-                .into_iter()
-                .map(move |why| format!("run {}: {why}", i + 1))
-        })
-        .collect();
+    let incomplete: Vec<String> = match candidates {
+        [one] => incompleteness(one),
+        many => many
+            .iter()
+            .enumerate()
+            .flat_map(|(i, c)| {
+                incompleteness(c)
+                    .into_iter()
+                    .map(move |why| format!("run {}: {why}", i + 1))
+            })
+            .collect(),
+    };
     let passed = cases.iter().all(|c| c.passed) && (incomplete.is_empty() || allow_incomplete);
     CheckReport {
-        spec: format!(
-            "baseline {baseline_name}, {} vs {} runs (regress +{} %)",
-            candidates.len(),
-            baselines.len(),
-            regress * 100.0
-        ),
+        spec,
         passed,
         incomplete,
         incomplete_allowed: allow_incomplete,
         cases,
     }
+}
+
+/// `+10 %`: the margin as the notes say it.
+fn limit_text(regress: f64) -> String {
+    format!("+{} %", regress * 100.0)
+}
+
+/// The series of `r` that a comparison row stands for, on the side run in `mode` under `load`.
+fn row_series(
+    r: &RunResult,
+    row: &crate::compare::CompareRow,
+    mode: &str,
+    load: &str,
+) -> Option<Series> {
+    r.runs
+        .iter()
+        .filter(|p| p.title() == row.probe && p.mode == mode && p.load == load)
+        .flat_map(|p| p.series.iter())
+        .find(|s| s.name == row.series && s.labels == row.labels)
+        .cloned()
 }
 
 /// One run's value of a statistic for the repeated gate, with the name it is shown under.
@@ -1154,14 +1149,9 @@ fn per_run_value(s: &Series, name: &str) -> Option<(f64, String)> {
 /// One statistic of the repeated gate: failed when the candidate's runs are declared worse
 /// than the baseline's × (1 + `regress`), inconclusive when their middle value moved past
 /// that but the runs vary too much to tell, passed otherwise.
-fn repeated_bound(
-    sa: &[Series],
-    sb: &[Series],
-    name: &str,
-    regress: f64,
-    limit_text: &str,
-) -> BoundResult {
+fn repeated_bound(sa: &[Series], sb: &[Series], name: &str, regress: f64) -> BoundResult {
     use rtgauge_stats::runs::LogWelch;
+    let limit_text = limit_text(regress);
     use rtgauge_stats::shift::ALPHA;
     let values = |side: &[Series]| -> (Vec<f64>, Option<String>) {
         let picked: Vec<(f64, String)> =
@@ -1261,10 +1251,10 @@ fn baseline_bound(
     sb: &Series,
     name: &str,
     regress: f64,
-    limit_text: &str,
     declared_slower: bool,
     row_verdict: &str,
 ) -> BoundResult {
+    let limit_text = limit_text(regress);
     use crate::verdict::{duration_to_decide, label, test_stat};
     use rtgauge_stats::shift::Direction;
     let (a, b) = (named_stat(sa, name), named_stat(sb, name));

@@ -4,12 +4,23 @@
 
 mod common;
 
-use rtgauge_report::check::{check_against_baseline, check_against_repeated, Verdict};
+use rtgauge_report::check::{check_against_baseline, check_against_repeated, CheckReport, Verdict};
 
 fn verdicts(seconds: u64, stretch: f64, loud: f64) -> Vec<(String, Verdict, String)> {
     let (a, b) = common::gate_pair(seconds, stretch, loud);
     let stats = ["p99".to_string(), "max".to_string()];
-    let report = check_against_baseline(&a, &b, "base.json", 0.1, &stats, false);
+    bounds(&check_against_baseline(
+        &a,
+        &b,
+        "base.json",
+        0.1,
+        &stats,
+        false,
+    ))
+}
+
+/// Every bound of a report: (statistic, verdict, message).
+fn bounds(report: &CheckReport) -> Vec<(String, Verdict, String)> {
     report
         .cases
         .iter()
@@ -169,12 +180,7 @@ fn repeated_verdicts(base: &[f64], cand: &[f64]) -> Vec<(String, Verdict, String
     assert!(report
         .spec
         .contains(&format!("{} vs {} runs", cand.len(), base.len())));
-    report
-        .cases
-        .iter()
-        .flat_map(|c| &c.bounds)
-        .map(|b| (b.stat.clone(), b.verdict, b.message.clone()))
-        .collect()
+    bounds(&report)
 }
 
 #[test]
