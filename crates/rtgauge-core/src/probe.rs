@@ -657,3 +657,30 @@ pub fn flag(
         }),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duration_set_typed_is_read_as_is_and_recorded_exactly() {
+        let mut params = Params::of("cyclic", &[("timer", "absolute")]);
+        params.set_duration("period", 1_234_567);
+        assert_eq!(params.duration_ns("period", 0).unwrap(), 1_234_567);
+        assert_eq!(params["period"], "1234567ns");
+        assert_eq!(params.text("period", ""), "1234567ns");
+        // The text form re-parses to the same duration.
+        let again = Params::new("cyclic", params.raw().clone());
+        assert_eq!(again.duration_ns("period", 0).unwrap(), 1_234_567);
+    }
+
+    #[test]
+    fn a_later_text_setting_replaces_a_typed_one() {
+        let mut params = Params::default();
+        params.set_duration("period", 1_000_000);
+        params.set("period", "250us".into());
+        assert_eq!(params.duration_ns("period", 0).unwrap(), 250_000);
+        params.set("period", "nonsense".into());
+        assert!(params.duration_ns("period", 0).is_err());
+    }
+}

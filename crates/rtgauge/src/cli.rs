@@ -854,3 +854,46 @@ pub struct DoctorArgs {
     #[arg(long, value_name = "PRIO", default_value_t = plan::DEFAULT_PRIORITY, value_parser = priority)]
     pub priority: i32,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format_of(line: &str) -> Result<OutputFormat, String> {
+        let words = std::iter::once("rtgauge").chain(line.split(' '));
+        let cli = Cli::try_parse_from(words).map_err(|e| e.to_string())?;
+        Ok(match cli.command {
+            Command::Show(a) => a.format,
+            Command::Compare(a) => a.format,
+            Command::Check(a) => a.format,
+            Command::Trend(a) => a.format,
+            other => panic!("{other:?}"),
+        })
+    }
+
+    #[test]
+    fn every_format_name_maps_to_its_format_and_others_are_refused() {
+        use OutputFormat::*;
+        assert_eq!(format_of("show r.json"), Ok(Table));
+        assert_eq!(format_of("show r.json -f md"), Ok(Markdown));
+        assert_eq!(format_of("show r.json -f markdown"), Ok(Markdown));
+        assert_eq!(format_of("show r.json -f rt-tests"), Ok(RtTests));
+        assert_eq!(format_of("compare a b -f html"), Ok(Html));
+        assert_eq!(format_of("compare a b -f markdown"), Ok(Markdown));
+        assert_eq!(format_of("check r.json --spec s -f json"), Ok(Json));
+        assert_eq!(format_of("trend cyclic latency -f html"), Ok(Html));
+        for refused in [
+            "show r.json -f html",
+            "check r.json --spec s -f html",
+            "trend cyclic latency -f csv",
+        ] {
+            let e = format_of(refused).unwrap_err();
+            assert!(e.contains("possible values"), "{refused}: {e}");
+        }
+        assert_eq!(
+            OutputFormat::Markdown.render(),
+            rtgauge_report::Format::Text(rtgauge_report::Style::Markdown)
+        );
+        assert_eq!(OutputFormat::RtTests.render(), rtgauge_report::Format::Json);
+    }
+}
