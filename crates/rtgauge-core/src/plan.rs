@@ -19,7 +19,8 @@ pub struct ProbeRequest {
     pub name: &'static str,
     /// Tells apart several entries of one probe in a suite (`cyclic@100us`).
     pub variant: Option<String>,
-    pub params: BTreeMap<String, String>,
+    /// The parameters as given: text from suites and `--set`, typed values from flags.
+    pub params: Params,
     /// `params` parsed once into the probe's typed configuration, handed to the probe as is.
     pub config: ResolvedConfig,
     pub budget: Budget,
@@ -30,10 +31,6 @@ impl ProbeRequest {
     /// The probe this entry runs (a request is only made for a known probe).
     pub fn probe(&self) -> &'static dyn Probe {
         registry::find(self.name).expect("a request is only made for a known probe")
-    }
-
-    pub fn params(&self) -> Params {
-        Params::new(self.name, self.params.clone())
     }
 
     /// `probe` or `probe@variant`: how results, tables and `--set` name this entry.
@@ -181,7 +178,8 @@ pub struct PlanOptions {
     pub duration_ns: Option<u64>,
     pub loops: Option<u64>,
     pub warmup_ns: Option<u64>,
-    /// `--period`: the cyclic probe's period, and the deadline reservation's.
+    /// `--period`: the periodic probes' period, and the deadline reservation's (ns, parsed
+    /// once by the front end; the probes receive this number as it is).
     pub period_ns: Option<u64>,
     /// `--timer`: the cyclic probe's timer, by its parameter name.
     pub timer: Option<String>,
@@ -301,7 +299,7 @@ pub fn build(options: &PlanOptions, online: &[usize]) -> Result<Plan, PlanError>
         if options.warmup_ns.is_some() {
             r.warmup_ns = warmup;
         }
-        validated.push(request(r.name, r.variant, r.params, r.budget, r.warmup_ns)?);
+        validated.push(configured(r.variant, r.params, r.budget, r.warmup_ns)?);
     }
     check_unique_titles(&validated)?;
     check_record_names(&options.record, &validated)?;
@@ -356,18 +354,24 @@ pub fn build(options: &PlanOptions, online: &[usize]) -> Result<Plan, PlanError>
 /// Flags override the suite: `--period`, `--timer` and `--set` reach every selected probe
 /// that takes the parameter; one that reaches none is refused.
 fn apply_settings(options: &PlanOptions, requests: &mut [ProbeRequest]) -> Result<(), PlanError> {
+    /// A value as the front end gives it: text, or a duration it already parsed.
+    enum Value {
+        Text(String),
+        Duration(u64),
+    }
     // (flag as typed, probe, key, value)
-    let mut settings: Vec<(String, Option<String>, String, String)> = Vec::new();
+    let mut settings: Vec<(String, Option<String>, String, Value)> = Vec::new();
     if let Some(p) = options.period_ns {
-        let value = units::format_duration_exact(p);
+        let value = Value::Duration(p);
         settings.push(("--period".into(), None, "period".into(), value));
     }
     if let Some(t) = &options.timer {
-        settings.push(("--timer".into(), None, "timer".into(), t.clone()));
+        let value = Value::Text(t.clone());
+        settings.push(("--timer".into(), None, "timer".into(), value));
     }
     for s in &options.settings {
         let (probe, key, value) = parse_setting(s).map_err(PlanError::Selection)?;
-        settings.push((format!("--set {s}"), probe, key, value));
+        settings.push((format!("--set {s}"), probe, key, Value::Text(value)));
     }
     for (flag, probe, key, value) in &settings {
         let mut reached = false;
@@ -381,7 +385,10 @@ fn apply_settings(options: &PlanOptions, requests: &mut [ProbeRequest]) -> Resul
                 .iter()
                 .any(|spec| spec.name == key.as_str());
             if takes_it {
-                r.params.insert(key.clone(), value.clone());
+                match value {
+                    Value::Text(text) => r.params.set(key, text.clone()),
+                    Value::Duration(ns) => r.params.set_duration(key, *ns),
+                }
                 reached = true;
             }
         }
@@ -652,7 +659,7 @@ pub fn split_selector(selector: &str) -> (&str, Option<&str>) {
     }
 }
 
-/// Builds and validates one probe request.
+/// Builds and validates one probe request from parameters written as text.
 pub fn request(
     name: &str,
     variant: Option<String>,
@@ -660,6 +667,23 @@ pub fn request(
     budget: Budget,
     warmup_ns: u64,
 ) -> Result<ProbeRequest, PlanError> {
+    let probe = find_probe(name)?;
+    configured(
+        variant,
+        Params::new(probe.name(), params),
+        budget,
+        warmup_ns,
+    )
+}
+
+/// Builds and validates one request of the probe `params` are for.
+fn configured(
+    variant: Option<String>,
+    params: Params,
+    budget: Budget,
+    warmup_ns: u64,
+) -> Result<ProbeRequest, PlanError> {
+    let name = params.probe();
     let probe = find_probe(name)?;
     // A variant becomes part of result titles, file names and `--set` selectors.
     if let Some(v) = variant.as_deref().filter(|v| {
@@ -671,7 +695,7 @@ pub fn request(
         return Err(PlanError::BadVariant(format!("{name}@{v}")));
     }
     // The one parse of the parameters: the runner hands this configuration to the probe.
-    let config = probe.configure(&Params::new(probe.name(), params.clone()))?;
+    let config = probe.configure(&params)?;
     let req = ProbeRequest {
         name: probe.name(),
         variant,

@@ -74,17 +74,40 @@ impl ParamSpec {
     }
 }
 
-/// Probe parameters as text (from flags, `--set key=value` or a suite file), read through
-/// typed accessors that name the parameter in their errors.
+/// Probe parameters: as text from `--set key=value` or a suite file, or already typed by a
+/// front end that parsed its own flag (`--period`), read through typed accessors that name the
+/// parameter in their errors.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Params {
     probe: &'static str,
+    /// Every value as text: as written, or the exact form of a typed value (what the result
+    /// records and messages quote).
     values: BTreeMap<String, String>,
+    /// Durations given typed ([`Params::set_duration`]): read as they are, never parsed again.
+    durations: BTreeMap<String, u64>,
 }
 
 impl Params {
     pub fn new(probe: &'static str, values: BTreeMap<String, String>) -> Params {
-        Params { probe, values }
+        Params {
+            probe,
+            values,
+            durations: BTreeMap::new(),
+        }
+    }
+
+    /// Sets `key` to `value` as written (a later setting replaces an earlier one).
+    pub fn set(&mut self, key: &str, value: String) {
+        self.durations.remove(key);
+        self.values.insert(key.to_string(), value);
+    }
+
+    /// Sets `key` to a duration already parsed: [`Params::duration_ns`] returns it as is, and
+    /// its text is the exact form (`1234567ns` stays `1234567ns`).
+    pub fn set_duration(&mut self, key: &str, ns: u64) {
+        self.values
+            .insert(key.to_string(), units::format_duration_exact(ns));
+        self.durations.insert(key.to_string(), ns);
     }
 
     /// Parameters from `(key, value)` pairs, as a suite or `--set` would give them.
@@ -172,6 +195,9 @@ impl Params {
     }
 
     pub fn duration_ns(&self, key: &str, default_ns: u64) -> Result<u64, ProbeError> {
+        if let Some(&ns) = self.durations.get(key) {
+            return Ok(ns);
+        }
         match self.values.get(key) {
             None => Ok(default_ns),
             Some(v) => units::parse_duration_ns(v).map_err(|source| self.param_error(key, source)),
@@ -213,6 +239,15 @@ impl Params {
             key: key.to_string(),
             source,
         }
+    }
+}
+
+/// `params["key"]`: the value of a parameter that is set, as text.
+impl std::ops::Index<&str> for Params {
+    type Output = String;
+
+    fn index(&self, key: &str) -> &String {
+        &self.values[key]
     }
 }
 
@@ -620,5 +655,32 @@ pub fn flag(
                 units::quote(other)
             ),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duration_set_typed_is_read_as_is_and_recorded_exactly() {
+        let mut params = Params::of("cyclic", &[("timer", "absolute")]);
+        params.set_duration("period", 1_234_567);
+        assert_eq!(params.duration_ns("period", 0).unwrap(), 1_234_567);
+        assert_eq!(params["period"], "1234567ns");
+        assert_eq!(params.text("period", ""), "1234567ns");
+        // The text form re-parses to the same duration.
+        let again = Params::new("cyclic", params.raw().clone());
+        assert_eq!(again.duration_ns("period", 0).unwrap(), 1_234_567);
+    }
+
+    #[test]
+    fn a_later_text_setting_replaces_a_typed_one() {
+        let mut params = Params::default();
+        params.set_duration("period", 1_000_000);
+        params.set("period", "250us".into());
+        assert_eq!(params.duration_ns("period", 0).unwrap(), 250_000);
+        params.set("period", "nonsense".into());
+        assert!(params.duration_ns("period", 0).is_err());
     }
 }

@@ -5,7 +5,8 @@
 //! fix. With best effort the shortfall is recorded instead, so a result always says what was
 //! really obtained.
 
-use rtgauge_os::sched::{self, sched_setattr, SchedAttr};
+use rtgauge_os::process::{self, Limit};
+use rtgauge_os::sched::{self, ThreadPolicy};
 use rtgauge_result::Obtained;
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
@@ -148,12 +149,11 @@ impl Privileges {
             })
             .unwrap_or(0);
         Privileges {
-            // SAFETY: geteuid cannot fail.
-            euid: unsafe { libc::geteuid() },
+            euid: process::euid(),
             cap_sys_nice: caps & (1 << 23) != 0,
             cap_ipc_lock: caps & (1 << 14) != 0,
-            rlimit_rtprio: rlimit(libc::RLIMIT_RTPRIO),
-            rlimit_memlock: rlimit(libc::RLIMIT_MEMLOCK),
+            rlimit_rtprio: process::soft_limit(Limit::RtPrio).unwrap_or(0),
+            rlimit_memlock: process::soft_limit(Limit::MemLock).unwrap_or(0),
         }
     }
 
@@ -162,27 +162,10 @@ impl Privileges {
     }
 }
 
-fn rlimit(resource: libc::__rlimit_resource_t) -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: valid out-pointer.
-    if unsafe { libc::getrlimit(resource, &mut lim) } == 0 {
-        lim.rlim_cur
-    } else {
-        0
-    }
-}
-
-fn errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
 /// Explains why the kernel refused a real-time policy.
-fn diagnose_scheduling(priority: i32, err: i32) -> (String, String) {
+fn diagnose_scheduling(priority: i32, err: &std::io::Error) -> (String, String) {
     let p = Privileges::current();
-    if err == libc::EINVAL {
+    if err.kind() == std::io::ErrorKind::InvalidInput {
         return (
             format!("priority {priority} is out of range for this policy"),
             format!("use a priority between 1 and 99 ({DEFAULT_PRIORITY} is the default; 99 belongs to kernel housekeeping)"),
@@ -216,55 +199,39 @@ fn set_thread_policy(policy: Policy, priority: i32) -> Result<(), RtError> {
         Policy::Deadline { .. } => "SCHED_DEADLINE".to_string(),
         _ => format!("SCHED_{} priority {priority}", policy.name().to_uppercase()),
     };
-    let rc = match policy {
+    let applied = match policy {
         Policy::Deadline {
             runtime_ns,
             deadline_ns,
             period_ns,
-        } => {
-            let attr = SchedAttr {
-                policy: 6, // SCHED_DEADLINE
-                runtime: runtime_ns,
-                deadline: deadline_ns,
-                period: period_ns,
-                ..SchedAttr::default()
-            };
-            if sched_setattr(&attr) {
-                0
-            } else {
-                -1
-            }
-        }
-        _ => {
-            let (pol, prio) = match policy {
-                Policy::Fifo => (libc::SCHED_FIFO, priority),
-                Policy::Rr => (libc::SCHED_RR, priority),
-                _ => (libc::SCHED_OTHER, 0),
-            };
-            let param = libc::sched_param {
-                sched_priority: prio,
-            };
-            // SAFETY: valid param; pid 0 = the calling thread.
-            unsafe { libc::sched_setscheduler(0, pol, &param) }
-        }
+        } => sched::set_deadline(runtime_ns, deadline_ns, period_ns),
+        Policy::Fifo => sched::set_scheduler(ThreadPolicy::Fifo, priority),
+        Policy::Rr => sched::set_scheduler(ThreadPolicy::Rr, priority),
+        Policy::Other => sched::set_scheduler(ThreadPolicy::Other, 0),
     };
-    if rc == 0 {
+    let Err(err) = applied else {
         return Ok(());
-    }
-    let err = errno();
+    };
     let (cause, fix) = match policy {
-        Policy::Deadline { .. } if err == libc::EINVAL || err == libc::EBUSY => (
+        Policy::Deadline { .. }
+            if matches!(
+                err.kind(),
+                std::io::ErrorKind::InvalidInput | std::io::ErrorKind::ResourceBusy
+            ) =>
+        {
+            (
             "the kernel refused the reservation (runtime ≤ deadline ≤ period is required, and the total must fit the RT bandwidth)".to_string(),
             "pass a smaller --dl-runtime or a longer --period".to_string(),
-        ),
-        _ => diagnose_scheduling(priority, err),
+            )
+        }
+        _ => diagnose_scheduling(priority, &err),
     };
     Err(RtError::Scheduling { what, cause, fix })
 }
 
 /// Pins the calling thread to `cpu`.
 fn pin_thread(cpu: usize) -> Result<(), RtError> {
-    if cpu >= libc::CPU_SETSIZE as usize {
+    if cpu >= sched::CPU_SET_SIZE {
         return Err(affinity_error(cpu, "beyond the CPU set size".into()));
     }
     sched::set_affinity(&[cpu]).map_err(|e| affinity_error(cpu, e.to_string()))
@@ -283,14 +250,9 @@ pub fn pin_thread_to_set(cpus: &[usize]) -> bool {
     let settable: Vec<usize> = cpus
         .iter()
         .copied()
-        .filter(|&c| c < libc::CPU_SETSIZE as usize)
+        .filter(|&c| c < sched::CPU_SET_SIZE)
         .collect();
     !settable.is_empty() && sched::set_affinity(&settable).is_ok()
-}
-
-fn timer_slack_ns() -> u64 {
-    // SAFETY: PR_GET_TIMERSLACK takes no pointer arguments.
-    unsafe { libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) as u64 }
 }
 
 /// Touches `STACK_PREFAULT` bytes of stack so the hot loop never faults on a fresh stack page.
@@ -316,25 +278,23 @@ impl ProcessContext {
             shortfalls: Vec::new(),
         };
         if mode.lock_memory {
-            // SAFETY: mlockall has no pointer arguments.
-            if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0 {
-                ctx.memory_locked = true;
-            } else {
+            if let Err(e) = process::lock_memory() {
                 let p = Privileges::current();
                 let err = RtError::MemoryLock {
                     cause: format!(
-                        "{} (RLIMIT_MEMLOCK is {} bytes, CAP_IPC_LOCK {})",
-                        std::io::Error::last_os_error(),
+                        "{e} (RLIMIT_MEMLOCK is {} bytes, CAP_IPC_LOCK {})",
                         p.rlimit_memlock,
                         if p.cap_ipc_lock { "held" } else { "missing" }
                     ),
                     fix: PRIVILEGE_FIX.into(),
                 };
                 ctx.shortfall(err, best_effort)?;
+            } else {
+                ctx.memory_locked = true;
             }
         } else {
-            // SAFETY: no arguments; undoes a previous mode's lock.
-            unsafe { libc::munlockall() };
+            // Undoes a previous mode's lock.
+            process::unlock_memory();
         }
         if mode.pm_qos {
             match OpenOptions::new().write(true).open("/dev/cpu_dma_latency") {
@@ -380,8 +340,7 @@ impl ProcessContext {
 impl Drop for ProcessContext {
     fn drop(&mut self) {
         if self.memory_locked {
-            // SAFETY: no arguments.
-            unsafe { libc::munlockall() };
+            process::unlock_memory();
         }
         // Closing the file releases the PM QoS request.
         self.dma_latency.take();
@@ -429,10 +388,9 @@ pub fn enter_thread(
         Err(e) => shortfall(e, &mut obtained)?,
     }
     if let Some(slack) = mode.timer_slack_ns {
-        // SAFETY: PR_SET_TIMERSLACK takes a value, no pointers.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, slack as libc::c_ulong, 0, 0, 0) };
+        process::set_timer_slack_ns(slack);
     }
-    obtained.timer_slack_ns = Some(timer_slack_ns());
+    obtained.timer_slack_ns = Some(process::timer_slack_ns());
     prefault_stack();
     Ok(obtained)
 }

@@ -255,7 +255,6 @@ fn run_probe(
     session: Option<&TraceSession>,
 ) -> (ProbeRun, Vec<String>) {
     let probe = registry::find(request.name).expect("plans only hold known probes");
-    let params = request.params();
     let mut run = ProbeRun {
         probe: request.name.to_string(),
         variant: request.variant.clone(),
@@ -263,7 +262,7 @@ fn run_probe(
         load: load.to_string(),
         status: ProbeStatus::Ok,
         obtained: rt::combine(process, Default::default()),
-        params: request.params.clone(),
+        params: request.params.raw().clone(),
         warmup_ns: request.warmup_ns,
         measured_ns: 0,
         series: Vec::new(),
@@ -283,7 +282,7 @@ fn run_probe(
     let ctx = ProbeContext {
         mode,
         cpus: &plan.cpus,
-        params: &params,
+        params: &request.params,
         budget: request.budget,
         warmup_ns: request.warmup_ns,
         best_effort: plan.best_effort,
@@ -469,7 +468,7 @@ fn run_config(plan: &Plan) -> RunConfig {
     let first = plan.probes.first();
     let mut params = std::collections::BTreeMap::new();
     for p in &plan.probes {
-        for (k, v) in &p.params {
+        for (k, v) in p.params.raw() {
             params.insert(format!("{}.{k}", p.title()), v.clone());
         }
     }
@@ -609,7 +608,7 @@ fn recording_hub(
         probe: request.title(),
         mode: mode.to_string(),
         load: load.to_string(),
-        params: request.params.clone(),
+        params: request.params.raw().clone(),
     };
     Some(RecordingHub::new(
         stem.with_file_name(name),

@@ -419,11 +419,7 @@ fn attribute_batch(
 
 /// Puts the calling thread at SCHED_FIFO `priority` (the trace reader); false when refused.
 pub fn set_thread_fifo(priority: i32) -> bool {
-    let param = libc::sched_param {
-        sched_priority: priority,
-    };
-    // SAFETY: pid 0 is the calling thread; param is a valid sched_param.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+    rtgauge_os::sched::set_fifo(priority).is_ok()
 }
 
 #[cfg(test)]

@@ -264,6 +264,42 @@ fn built_plan_applies_flags_over_the_suite() {
 }
 
 #[test]
+fn the_period_flag_reaches_every_periodic_probe_and_the_deadline_mode() {
+    rtgauge_probes::register_built_in();
+    let options = PlanOptions {
+        probes: vec!["cyclic".into(), "response".into()],
+        period_ns: Some(1_234_567),
+        modes: vec![ModeName::Deadline],
+        ..PlanOptions::default()
+    };
+    let plan = build(&options, &[0]).unwrap();
+    for r in &plan.probes {
+        assert_eq!(r.params.duration_ns("period", 0).unwrap(), 1_234_567);
+        assert_eq!(r.params["period"], "1234567ns", "{}", r.name);
+    }
+    let rtgauge_core::rt::Policy::Deadline { period_ns, .. } = plan.modes[0].policy else {
+        panic!("{:?}", plan.modes[0]);
+    };
+    assert_eq!(period_ns, 1_234_567);
+    // --set comes after --period and wins for the probe it names.
+    let options = PlanOptions {
+        settings: vec!["cyclic.period=250us".into()],
+        ..options
+    };
+    let plan = build(&options, &[0]).unwrap();
+    assert_eq!(plan.probes[0].params["period"], "250us");
+    assert_eq!(plan.probes[1].params["period"], "1234567ns");
+    // Out of a probe's range, the flag is refused before anything runs.
+    let options = PlanOptions {
+        probes: vec!["cyclic".into()],
+        period_ns: Some(20_000_000_000),
+        ..PlanOptions::default()
+    };
+    let e = build(&options, &[0]).unwrap_err().to_string();
+    assert!(e.contains("outside 10us..10s"), "{e}");
+}
+
+#[test]
 fn selectors_split_at_the_variant() {
     rtgauge_probes::register_built_in();
     assert_eq!(split_selector("cyclic"), ("cyclic", None));

@@ -524,40 +524,18 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
                 "Histogram Overflows:",
             ] {
                 if let Some(values) = comment.strip_prefix(key) {
-                    let parsed = values
-                        .split_whitespace()
-                        .map(|v| v.parse::<u64>())
-                        .collect::<Result<Vec<_>, _>>()
-                        .map_err(|_| {
-                            malformed(
-                                path,
-                                line_no,
-                                format!(
-                                    "`# {key}` is followed by `{}`, not whole numbers",
-                                    values.trim()
-                                ),
-                            )
-                        })?;
+                    let parsed = numbers(values).ok_or_else(|| {
+                        let what = format!("`# {key}` is followed by `{}`", values.trim());
+                        malformed(path, line_no, format!("{what}, not whole numbers"))
+                    })?;
                     summary.insert(key, (line_no, parsed));
                 }
             }
             if let Some(values) = comment.strip_prefix("Avg Latencies:") {
-                avg = Some(
-                    values
-                        .split_whitespace()
-                        .map(|v| v.parse::<f64>())
-                        .collect::<Result<Vec<_>, _>>()
-                        .map_err(|_| {
-                            malformed(
-                                path,
-                                line_no,
-                                format!(
-                                    "`# Avg Latencies:` is followed by `{}`, not numbers",
-                                    values.trim()
-                                ),
-                            )
-                        })?,
-                );
+                avg = Some(numbers(values).ok_or_else(|| {
+                    let what = format!("`# Avg Latencies:` is followed by `{}`", values.trim());
+                    malformed(path, line_no, format!("{what}, not numbers"))
+                })?);
             }
             continue;
         }
@@ -565,41 +543,32 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             // What cyclictest prints before measuring (WARN:, policy lines) is not data.
             continue;
         }
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let numbers = fields
-            .iter()
-            .map(|f| f.parse::<u64>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|_| {
-                malformed(
-                    path,
-                    line_no,
-                    format!("`{line}` is not a histogram row (a latency in µs, then one count per thread)"),
-                )
-            })?;
-        if numbers.len() < 2 {
-            return Err(malformed(
+        let not_a_row = || {
+            let what = "a latency in µs, then one count per thread";
+            malformed(
                 path,
                 line_no,
-                format!(
-                    "`{line}` is not a histogram row (a latency in µs, then one count per thread)"
-                ),
-            ));
+                format!("`{line}` is not a histogram row ({what})"),
+            )
+        };
+        let cells: Vec<u64> = numbers(line).ok_or_else(not_a_row)?;
+        if cells.len() < 2 {
+            return Err(not_a_row());
         }
         if let Some(first) = rows.first() {
-            if first.1.len() != numbers.len() - 1 {
+            if first.1.len() != cells.len() - 1 {
                 return Err(malformed(
                     path,
                     line_no,
                     format!(
                         "{} counts where the first row has {}",
-                        numbers.len() - 1,
+                        cells.len() - 1,
                         first.1.len()
                     ),
                 ));
             }
         }
-        rows.push((numbers[0], numbers[1..].to_vec()));
+        rows.push((cells[0], cells[1..].to_vec()));
     }
     if rows.is_empty() && !summary.contains_key("Max Latencies:") {
         return Err(malformed(
@@ -704,6 +673,11 @@ fn status_line(line: &str) -> Option<(usize, i32, u64, u64)> {
         fields.get("C")?.parse().ok()?,
         fields.get("I")?.parse().ok()?,
     ))
+}
+
+/// Every whitespace-separated word of `text` as a number; None when one is not.
+fn numbers<T: std::str::FromStr>(text: &str) -> Option<Vec<T>> {
+    text.split_whitespace().map(|v| v.parse().ok()).collect()
 }
 
 #[cfg(test)]

@@ -527,8 +527,7 @@ fn child_setup(parent: libc::pid_t, counters_fd: i32) -> std::io::Result<()> {
         }
         // Loads run SCHED_OTHER whatever the calling thread runs at (it may be a measuring
         // thread at SCHED_FIFO): rt-memory raises its own thread later.
-        let param = libc::sched_param { sched_priority: 0 };
-        libc::sched_setscheduler(0, libc::SCHED_OTHER, &param);
+        rtgauge_os::sched::set_other();
         // Inherit the counters across exec (this clears the flag in the child's table only).
         if libc::fcntl(counters_fd, libc::F_SETFD, 0) == -1 {
             return Err(std::io::Error::last_os_error());

@@ -8,16 +8,80 @@ pub const PRIORITY_RANGE: std::ops::RangeInclusive<i32> = 1..=99;
 
 /// Makes the calling thread SCHED_FIFO at `priority`.
 pub fn set_fifo(priority: i32) -> std::io::Result<()> {
+    set_scheduler(ThreadPolicy::Fifo, priority)
+}
+
+/// The policies a thread is given with a priority (sched_setscheduler(2)); SCHED_DEADLINE,
+/// which takes a reservation instead, is set with [`set_deadline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThreadPolicy {
+    /// SCHED_OTHER: the time-sharing default (its priority is always 0).
+    Other,
+    /// SCHED_FIFO at a priority from [`PRIORITY_RANGE`].
+    Fifo,
+    /// SCHED_RR at a priority from [`PRIORITY_RANGE`].
+    Rr,
+}
+
+/// Puts the calling thread under `policy` at `priority` (ignored for
+/// [`ThreadPolicy::Other`]). The kernel's refusal comes back as its error: EINVAL
+/// ([`std::io::ErrorKind::InvalidInput`]) for a priority out of range, EPERM without the
+/// privilege.
+pub fn set_scheduler(policy: ThreadPolicy, priority: i32) -> std::io::Result<()> {
+    let (policy, priority) = match policy {
+        ThreadPolicy::Other => (libc::SCHED_OTHER, 0),
+        ThreadPolicy::Fifo => (libc::SCHED_FIFO, priority),
+        ThreadPolicy::Rr => (libc::SCHED_RR, priority),
+    };
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: valid param; pid 0 is the calling thread.
+    if unsafe { libc::sched_setscheduler(0, policy, &param) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Gives the calling thread back to SCHED_OTHER (helper threads and children that must never
+/// compete with measuring threads). A refusal leaves the policy it had: nothing to report.
+pub fn set_other() {
+    let _ = set_scheduler(ThreadPolicy::Other, 0);
+}
+
+/// pthread_setschedparam(3) on the calling thread, `policy` being the kernel's policy number
+/// (`SCHED_FIFO`, `SCHED_RR`); false when refused. Inlined and nothing else: the primitive
+/// probe times exactly this call.
+#[inline(always)]
+pub fn set_own_sched_param(policy: i32, priority: i32) -> bool {
     let param = libc::sched_param {
         sched_priority: priority,
     };
     // SAFETY: pthread_self is always valid for the calling thread; param outlives the call.
-    let ret =
-        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &param) };
-    if ret != 0 {
-        return Err(std::io::Error::from_raw_os_error(ret));
+    unsafe { libc::pthread_setschedparam(libc::pthread_self(), policy, &param) == 0 }
+}
+
+/// SCHED_DEADLINE's policy number (libc has no constant for it).
+pub const SCHED_DEADLINE: u32 = 6;
+
+/// Puts the calling thread under SCHED_DEADLINE with a reservation of `runtime_ns` every
+/// `period_ns`, due `deadline_ns` after each period starts. The kernel refuses (EINVAL,
+/// EBUSY) a reservation that breaks runtime ≤ deadline ≤ period or does not fit the RT
+/// bandwidth.
+pub fn set_deadline(runtime_ns: u64, deadline_ns: u64, period_ns: u64) -> std::io::Result<()> {
+    let attr = SchedAttr {
+        policy: SCHED_DEADLINE,
+        runtime: runtime_ns,
+        deadline: deadline_ns,
+        period: period_ns,
+        ..SchedAttr::default()
+    };
+    if sched_setattr(&attr) {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
     }
-    Ok(())
 }
 
 /// The kernel's `struct sched_attr` (SCHED_ATTR_SIZE_VER0, 48 bytes): libc has no binding and
@@ -89,17 +153,20 @@ pub fn scheduling_of(tid: u32) -> std::io::Result<(&'static str, i32)> {
         let name = match policy & !libc::SCHED_RESET_ON_FORK {
             libc::SCHED_FIFO => "fifo",
             libc::SCHED_RR => "rr",
-            6 => "deadline", // SCHED_DEADLINE
+            p if p as u32 == SCHED_DEADLINE => "deadline",
             _ => "other",
         };
         Ok((name, param.sched_priority))
     }
 }
 
+/// How many CPUs an affinity set can name: [`set_affinity`] refuses any CPU from here on.
+pub const CPU_SET_SIZE: usize = libc::CPU_SETSIZE as usize;
+
 /// Restricts the calling thread (and the threads and processes it creates later) to `cpus`;
 /// `EINVAL` for a CPU beyond the kernel's CPU set size.
 pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
-    if cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
+    if cpus.iter().any(|&c| c >= CPU_SET_SIZE) {
         return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
     // SAFETY: cpu_set_t is plain data; CPU_SET is only given indices below CPU_SETSIZE.

@@ -462,10 +462,8 @@ impl WriterJob {
 /// The writer must never compete with measuring threads: SCHED_OTHER whatever the opening
 /// thread ran at, and pinned to the housekeeping CPUs when there are any.
 fn enter_writer_thread(options: &RecordOptions) -> bool {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: changes the calling thread's policy; `param` is a valid pointer. A failure
-    // leaves the inherited policy, which is SCHED_OTHER for the runner's thread anyway.
-    unsafe { libc::sched_setscheduler(0, libc::SCHED_OTHER, &param) };
+    // A failure leaves the inherited policy, which is SCHED_OTHER for the runner's thread anyway.
+    rtgauge_os::sched::set_other();
     match options.pin_writer {
         Some(pin) if !options.writer_cpus.is_empty() => pin(&options.writer_cpus),
         _ => false,

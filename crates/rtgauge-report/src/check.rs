@@ -1755,7 +1755,7 @@ mod tests {
 #[cfg(test)]
 mod predicted_max_tests {
     use super::*;
-    use rtgauge_stats::evt::{estimate, sample, Gev, Input, HOUR_NS};
+    use rtgauge_stats::evt::{estimate, sample, Gev, Input};
 
     fn spec(limit: &str) -> Spec {
         Spec::parse(
@@ -1768,12 +1768,11 @@ mod predicted_max_tests {
     fn series(maxima: &[u64]) -> Series {
         let mut s = Series::new("latency", Default::default());
         s.stats.count = 1000;
-        s.worst_case = Some(estimate(&Input {
+        s.worst_case = Some(estimate(&Input::hour_ahead(
             maxima,
-            block_ns: 1_000_000_000,
-            cycles_per_block: Some(1000.0),
-            horizon_ns: HOUR_NS,
-        }));
+            1_000_000_000,
+            Some(1000.0),
+        )));
         s
     }
 

@@ -97,6 +97,34 @@ pub struct Chart {
     pub step: bool,
 }
 
+impl Chart {
+    /// A chart of `lines` over `x`, its value axis fitted to `lo..=hi` ([`value_scale`]), drawn
+    /// as lines (not steps), with no boxes; the caller names it and labels its axes.
+    pub(crate) fn of_lines(
+        kind: ChartKind,
+        x_scale: Scale,
+        x: Vec<f64>,
+        lines: Vec<Line>,
+        (lo, hi): (f64, f64),
+    ) -> Chart {
+        Chart {
+            id: String::new(),
+            kind,
+            probe: String::new(),
+            title: String::new(),
+            note: String::new(),
+            x_label: String::new(),
+            y_label: String::new(),
+            x_scale,
+            y_scale: value_scale(lo, hi),
+            x,
+            lines,
+            boxes: Vec::new(),
+            step: false,
+        }
+    }
+}
+
 /// Raw samples to plot over time, from a recording (`run --record`). The recorder's reader
 /// builds these; [`RecordingPlot::from_samples`] decimates millions of samples to a min/max
 /// envelope that a browser draws fluidly.
@@ -312,17 +340,21 @@ pub fn build_charts(
                 .iter()
                 .filter_map(|m| Some((line_label(m, false), Dist::of(m.series)?)))
                 .collect();
-            let what = format!("{probe} {name} · mode {mode} · load {load}");
-            let base = file_safe(&[probe, name, mode, load]);
-            charts.push(histogram_chart(&base, probe, &what, name, &lines));
-            charts.push(percentile_chart(&base, probe, &what, name, &lines));
-            if let Some(c) = intervals_chart(&base, probe, &what, name, &group, &line_label) {
+            let of = SeriesCharts {
+                base: file_safe(&[probe, name, mode, load]),
+                probe,
+                what: format!("{probe} {name} · mode {mode} · load {load}"),
+                name,
+            };
+            charts.push(histogram_chart(&of, &lines));
+            charts.push(percentile_chart(&of, &lines));
+            if let Some(c) = intervals_chart(&of, &group, &line_label) {
                 charts.push(c);
             }
             for (i, m) in group.iter().enumerate() {
                 let label = line_label(m, false);
-                let id = format!("{base}-return-levels-{i}");
-                if let Some(c) = crate::worst_case::chart(&id, probe, &what, &label, m.series) {
+                let id = format!("{}-return-levels-{i}", of.base);
+                if let Some(c) = crate::worst_case::chart(&id, probe, &of.what, &label, m.series) {
                     charts.push(c);
                 }
             }
@@ -391,18 +423,29 @@ fn nice_width(x: f64) -> f64 {
     10.0 * base
 }
 
-fn histogram_chart(
-    base: &str,
-    probe: &str,
-    what: &str,
-    name: &str,
-    lines: &[(String, Dist)],
-) -> Chart {
+/// What names the charts of one series name in one mode and load.
+struct SeriesCharts<'a> {
+    /// The start of their ids (`cyclic-latency-rt-none`).
+    base: String,
+    probe: &'a str,
+    /// Their subject in titles (`cyclic latency · mode rt · load none`).
+    what: String,
+    /// The series' name, on the value axis.
+    name: &'a str,
+}
+
+/// The smallest minimum and the largest maximum of `lines`.
+fn value_range(lines: &[(String, Dist)]) -> (f64, f64) {
     let lo = lines
         .iter()
         .map(|l| l.1.min())
         .fold(f64::INFINITY, f64::min);
     let hi = lines.iter().map(|l| l.1.max()).fold(0.0f64, f64::max);
+    (lo, hi)
+}
+
+fn histogram_chart(of: &SeriesCharts, lines: &[(String, Dist)]) -> Chart {
+    let (lo, hi) = value_range(lines);
     let unit = unit_for(hi);
     let log_x = value_scale(lo, hi) == Scale::Log;
     // Bin edges in ns: a nice linear width, or equal widths on a log axis for wide ranges
@@ -439,12 +482,12 @@ fn histogram_chart(
         });
     }
     Chart {
-        id: format!("{base}-hist"),
+        id: format!("{}-hist", of.base),
         kind: ChartKind::Histogram,
-        probe: probe.to_string(),
-        title: format!("Histogram: {what}"),
+        probe: of.probe.to_string(),
+        title: format!("Histogram: {}", of.what),
         note: "How often each value occurred; the count axis is logarithmic so that single outliers stay visible. Gaps are empty bins.".into(),
-        x_label: format!("{name} ({})", unit.label()),
+        x_label: format!("{} ({})", of.name, unit.label()),
         y_label: "samples".into(),
         x_scale: if log_x { Scale::Log } else { Scale::Linear },
         y_scale: Scale::Log,
@@ -455,18 +498,8 @@ fn histogram_chart(
     }
 }
 
-fn percentile_chart(
-    base: &str,
-    probe: &str,
-    what: &str,
-    name: &str,
-    lines: &[(String, Dist)],
-) -> Chart {
-    let hi = lines.iter().map(|l| l.1.max()).fold(0.0f64, f64::max);
-    let lo = lines
-        .iter()
-        .map(|l| l.1.min())
-        .fold(f64::INFINITY, f64::min);
+fn percentile_chart(of: &SeriesCharts, lines: &[(String, Dist)]) -> Chart {
+    let (lo, hi) = value_range(lines);
     let unit = unit_for(hi);
     // x = nines; each line ends at log10(n): the maximum, where 1 − p = 1/n.
     let mut xs: Vec<f64> = Vec::new();
@@ -510,27 +543,24 @@ fn percentile_chart(
         })
         .collect();
     Chart {
-        id: format!("{base}-pct"),
-        kind: ChartKind::Percentiles,
-        probe: probe.to_string(),
-        title: format!("Percentiles: {what}"),
+        id: format!("{}-pct", of.base),
+        probe: of.probe.to_string(),
+        title: format!("Percentiles: {}", of.what),
         note: "Value not exceeded by a fraction p of the samples; to the right 1 − p shrinks tenfold per step (p90, p99, p99.9 …) and each curve ends at its maximum, where 1 − p = 1/samples.".into(),
         x_label: "1 − p (log scale)".into(),
-        y_label: format!("{name} ({})", unit.label()),
-        x_scale: Scale::Nines,
-        y_scale: value_scale(lo, hi),
-        x: xs,
-        lines: chart_lines,
-        boxes: Vec::new(),
-        step: false,
+        y_label: format!("{} ({})", of.name, unit.label()),
+        ..Chart::of_lines(
+            ChartKind::Percentiles,
+            Scale::Nines,
+            xs,
+            chart_lines,
+            (lo, hi),
+        )
     }
 }
 
 fn intervals_chart(
-    base: &str,
-    probe: &str,
-    what: &str,
-    name: &str,
+    of: &SeriesCharts,
     group: &[&Member],
     line_label: &dyn Fn(&Member, bool) -> String,
 ) -> Option<Chart> {
@@ -610,20 +640,21 @@ fn intervals_chart(
         "varying".into()
     };
     Some(Chart {
-        id: format!("{base}-intervals"),
-        kind: ChartKind::Intervals,
-        probe: probe.to_string(),
-        title: format!("Maximum per interval: {what}"),
+        id: format!("{}-intervals", of.base),
+        probe: of.probe.to_string(),
+        title: format!("Maximum per interval: {}", of.what),
         note: format!("The largest value in each {width_text} interval of the run: spikes, their period and drift over time show here."),
         x_label: "time since the start of measurement (s)".into(),
-        y_label: format!("max {name} ({})", unit.label()),
-        x_scale: Scale::Linear,
-        y_scale: value_scale(lo, hi),
-        x: xs.iter().map(|&x| x as f64 / 1e9).collect(),
-        lines,
-        boxes: Vec::new(),
+        y_label: format!("max {} ({})", of.name, unit.label()),
         // Each maximum holds for its whole interval.
         step: true,
+        ..Chart::of_lines(
+            ChartKind::Intervals,
+            Scale::Linear,
+            xs.iter().map(|&x| x as f64 / 1e9).collect(),
+            lines,
+            (lo, hi),
+        )
     })
 }
 
@@ -891,18 +922,12 @@ fn size_chart(
     }
     Some(Chart {
         id: format!("{}-sizes", file_safe(&[probe, name, mode, load])),
-        kind: ChartKind::Sizes,
         probe: probe.to_string(),
         title: format!("Time against size: {probe} {name} · mode {mode} · load {load}"),
         note: "Median (solid) and maximum (dashed) time of one operation for each size: the worst case is what a real-time budget must cover.".into(),
         x_label: "size (bytes, log scale)".into(),
         y_label: format!("time per operation ({})", unit.label()),
-        x_scale: Scale::Bytes,
-        y_scale: value_scale(lo, hi),
-        x: sizes,
-        lines,
-        boxes: Vec::new(),
-        step: false,
+        ..Chart::of_lines(ChartKind::Sizes, Scale::Bytes, sizes, lines, (lo, hi))
     })
 }
 

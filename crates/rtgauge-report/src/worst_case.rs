@@ -1,7 +1,7 @@
 //! The extreme-value estimate in words: one line per series for the summary, `compare` and
 //! the HTML report, and how long a run would have to be to see a rare latency directly.
 
-use crate::plots::{scale_of, unit_for, value_scale, Chart, ChartKind, Line, Scale};
+use crate::plots::{scale_of, unit_for, Chart, ChartKind, Line, Scale};
 use rtgauge_result::units::format_duration_ns;
 use rtgauge_result::{ProbeRun, Series, WorstCase};
 use rtgauge_stats::evt::{Estimate, Gev, ReturnLevel, HOUR_NS};
@@ -262,7 +262,6 @@ pub(crate) fn chart(
     }
     Some(Chart {
         id: id.to_string(),
-        kind: ChartKind::ReturnLevels,
         probe: probe.to_string(),
         title: format!(
             "Worst case beyond the run: {what}{}",
@@ -275,12 +274,13 @@ pub(crate) fn chart(
         note,
         x_label: "return period (h)".into(),
         y_label: format!("{} ({})", series.name, unit.label()),
-        x_scale: Scale::Log,
-        y_scale: value_scale(lo, hi),
-        x: xs.iter().map(|t| t / HOUR_NS as f64).collect(),
-        lines,
-        boxes: Vec::new(),
-        step: false,
+        ..Chart::of_lines(
+            ChartKind::ReturnLevels,
+            Scale::Log,
+            xs.iter().map(|t| t / HOUR_NS as f64).collect(),
+            lines,
+            (lo, hi),
+        )
     })
 }
 

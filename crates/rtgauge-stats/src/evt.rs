@@ -52,6 +52,23 @@ pub struct Input<'a> {
     pub horizon_ns: u64,
 }
 
+impl<'a> Input<'a> {
+    /// What a result document's estimate is made from: `maxima` of blocks `block_ns` wide, of
+    /// `cycles_per_block` samples each, predicted one hour ahead.
+    pub fn hour_ahead(
+        maxima: &'a [u64],
+        block_ns: u64,
+        cycles_per_block: Option<f64>,
+    ) -> Input<'a> {
+        Input {
+            maxima,
+            block_ns,
+            cycles_per_block,
+            horizon_ns: HOUR_NS,
+        }
+    }
+}
+
 /// The extreme-value estimate of one series, or why there is none.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct WorstCase {
@@ -938,12 +955,8 @@ pub fn estimate_summary(summary: &crate::Summary) -> Option<WorstCase> {
     let maxima: Vec<u64> = summary.intervals.max_ns.iter().flatten().copied().collect();
     // Samples per non-empty interval: the cycles one block maximum is taken over.
     let cycles = (!maxima.is_empty()).then(|| summary.count as f64 / maxima.len() as f64);
-    Some(estimate(&Input {
-        maxima: &maxima,
-        block_ns: summary.intervals.interval_ns.max(1),
-        cycles_per_block: cycles,
-        horizon_ns: HOUR_NS,
-    }))
+    let block_ns = summary.intervals.interval_ns.max(1);
+    Some(estimate(&Input::hour_ahead(&maxima, block_ns, cycles)))
 }
 
 /// A duration for messages: whole seconds, milliseconds or microseconds where exact, else
@@ -971,12 +984,7 @@ mod tests {
     }
 
     fn input(maxima: &[u64]) -> Input<'_> {
-        Input {
-            maxima,
-            block_ns: 1_000_000_000,
-            cycles_per_block: Some(1000.0),
-            horizon_ns: HOUR_NS,
-        }
+        Input::hour_ahead(maxima, 1_000_000_000, Some(1000.0))
     }
 
     #[test]

@@ -112,6 +112,21 @@ pub struct Filter {
 
 pub use rtgauge_result::TrendPoint;
 
+/// One series followed over the stored runs ([`Store::trend`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeriesQuery<'a> {
+    /// The runs of this host; None: of every host.
+    pub host: Option<&'a str>,
+    /// The probe's title (`cyclic`, `cyclic@100us`).
+    pub probe: &'a str,
+    /// Only this mode; None: any.
+    pub mode: Option<&'a str>,
+    /// Only this load; None: any.
+    pub load: Option<&'a str>,
+    /// The series' name (`latency`).
+    pub series: &'a str,
+}
+
 /// An open history database.
 pub struct Store {
     conn: Connection,
@@ -288,6 +303,24 @@ impl Store {
         }
     }
 
+    /// Every row `sql` selects with `args`, each read by `row` (the statement is cached: a
+    /// query asked once per run costs one preparation).
+    fn rows<T>(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+        row: impl FnMut(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let classify = Store::classify_for(&self.path);
+        let mut stmt = self.conn.prepare_cached(sql).map_err(&classify)?;
+        let rows = stmt
+            .query_map(args, row)
+            .map_err(&classify)?
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(&classify)?;
+        Ok(rows)
+    }
+
     /// Stored runs matching `filter`, newest first by start time.
     pub fn list(&self, filter: &Filter) -> Result<Vec<StoredRun>, StoreError> {
         let mut sql = String::from(
@@ -322,47 +355,35 @@ impl Store {
         if let Some(n) = filter.limit {
             sql.push_str(&format!(" LIMIT {n}"));
         }
-        let classify = Store::classify_for(&self.path);
-        let mut stmt = self.conn.prepare(&sql).map_err(&classify)?;
-        let rows = stmt
-            .query_map(rusqlite::params_from_iter(args), |r| {
-                Ok(StoredRun {
-                    id: r.get(0)?,
-                    started_unix_ns: r.get::<_, i64>(1)? as u64,
-                    host: r.get(2)?,
-                    machine_key: r.get(3)?,
-                    kernel_release: r.get(4)?,
-                    preemption_model: r.get(5)?,
-                    status: r.get(6)?,
-                    probes: Vec::new(),
-                    origin: r.get(7)?,
-                    file: r.get(8)?,
-                })
+        let rows = self.rows(&sql, rusqlite::params_from_iter(args), |r| {
+            Ok(StoredRun {
+                id: r.get(0)?,
+                started_unix_ns: r.get::<_, i64>(1)? as u64,
+                host: r.get(2)?,
+                machine_key: r.get(3)?,
+                kernel_release: r.get(4)?,
+                preemption_model: r.get(5)?,
+                status: r.get(6)?,
+                probes: Vec::new(),
+                origin: r.get(7)?,
+                file: r.get(8)?,
             })
-            .map_err(&classify)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&classify)?;
-        let mut probe_stmt = self
-            .conn
-            .prepare(
-                "SELECT DISTINCT probe, mode, load, MIN(ordinal) FROM series WHERE run_id = ? \
-                 GROUP BY probe, mode, load ORDER BY MIN(ordinal)",
-            )
-            .map_err(&classify)?;
+        })?;
         let mut out = Vec::with_capacity(rows.len());
         for mut run in rows {
-            run.probes = probe_stmt
-                .query_map([run.id], |r| {
+            run.probes = self.rows(
+                "SELECT DISTINCT probe, mode, load, MIN(ordinal) FROM series WHERE run_id = ? \
+                 GROUP BY probe, mode, load ORDER BY MIN(ordinal)",
+                [run.id],
+                |r| {
                     Ok(format!(
                         "{} {} {}",
                         r.get::<_, String>(0)?,
                         r.get::<_, String>(1)?,
                         r.get::<_, String>(2)?
                     ))
-                })
-                .map_err(&classify)?
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(&classify)?;
+                },
+            )?;
             out.push(run);
         }
         Ok(out)
@@ -393,24 +414,18 @@ impl Store {
     /// `previous` name. [`Latest::RunsOf`] counts only rtgauge runs of that host (an import
     /// never becomes `latest` by being stored last); [`Latest::Any`] counts every stored result.
     pub fn latest_ids(&self, n: usize, which: &Latest) -> Result<Vec<i64>, StoreError> {
-        let classify = Store::classify_for(&self.path);
         let host = match which {
             Latest::RunsOf(host) => Some(host.as_str()),
             Latest::Any => None,
         };
-        let mut stmt = self
-            .conn
-            .prepare(&format!(
+        self.rows(
+            &format!(
                 "SELECT id FROM runs WHERE ?1 IS NULL OR (host = ?1 AND origin = 'run') \
                      ORDER BY {START_ORDER} LIMIT ?2"
-            ))
-            .map_err(&classify)?;
-        let ids = stmt
-            .query_map(params![host, n as i64], |r| r.get(0))
-            .map_err(&classify)?
-            .collect::<Result<Vec<i64>, _>>()
-            .map_err(&classify)?;
-        Ok(ids)
+            ),
+            params![host, n as i64],
+            |r| r.get(0),
+        )
     }
 
     /// How many stored results are imports, and how many are rtgauge runs of other hosts than
@@ -458,45 +473,26 @@ impl Store {
 
     /// Baseline names and the runs they point at, by name.
     pub fn baselines(&self) -> Result<Vec<(String, i64)>, StoreError> {
-        let classify = Store::classify_for(&self.path);
-        let mut stmt = self
-            .conn
-            .prepare("SELECT name, run_id FROM baselines ORDER BY name")
-            .map_err(&classify)?;
-        let rows = stmt
-            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-            .map_err(&classify)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&classify)?;
-        Ok(rows)
+        self.rows(
+            "SELECT name, run_id FROM baselines ORDER BY name",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
     }
 
-    /// The median, p99 and max of one series over the stored runs, oldest first. `host`
-    /// `None` takes every host; `labels` in the `key=value key=value` form of [`labels_text`].
-    pub fn trend(
-        &self,
-        host: Option<&str>,
-        probe: &str,
-        mode: Option<&str>,
-        load: Option<&str>,
-        series: &str,
-        labels: &str,
-    ) -> Result<Vec<TrendPoint>, StoreError> {
-        let classify = Store::classify_for(&self.path);
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT r.id, r.started_unix_ns, r.kernel_release, r.machine_key, \
+    /// The median, p99 and max of one series over the stored runs, oldest first; `labels` in
+    /// the `key=value key=value` form of [`labels_text`].
+    pub fn trend(&self, of: &SeriesQuery, labels: &str) -> Result<Vec<TrendPoint>, StoreError> {
+        let opt = |v: Option<i64>| v.map(|v| v as u64);
+        self.rows(
+            "SELECT r.id, r.started_unix_ns, r.kernel_release, r.machine_key, \
                  s.median_ns, s.p99_ns, s.max_ns FROM series s JOIN runs r ON r.id = s.run_id \
                  WHERE s.probe = ?1 AND s.series = ?2 AND s.labels = ?3 \
                  AND (?4 IS NULL OR r.host = ?4) AND (?5 IS NULL OR s.mode = ?5) \
                  AND (?6 IS NULL OR s.load = ?6) AND s.sample_count > 0 \
                  ORDER BY r.started_unix_ns, r.id",
-            )
-            .map_err(&classify)?;
-        let opt = |v: Option<i64>| v.map(|v| v as u64);
-        let points = stmt
-            .query_map(params![probe, series, labels, host, mode, load], |r| {
+            params![of.probe, of.series, labels, of.host, of.mode, of.load],
+            |r| {
                 Ok(TrendPoint {
                     run_id: r.get(0)?,
                     started_unix_ns: r.get::<_, i64>(1)? as u64,
@@ -506,39 +502,21 @@ impl Store {
                     p99_ns: opt(r.get(5)?),
                     max_ns: opt(r.get(6)?),
                 })
-            })
-            .map_err(&classify)?
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(&classify)?;
-        Ok(points)
+            },
+        )
     }
 
     /// The label sets stored for one series (`cpu=0`, `cpu=1`…), in order: what `trend` can
     /// be asked for when the labels it was given match none.
-    pub fn trend_labels(
-        &self,
-        host: Option<&str>,
-        probe: &str,
-        mode: Option<&str>,
-        load: Option<&str>,
-        series: &str,
-    ) -> Result<Vec<String>, StoreError> {
-        let classify = Store::classify_for(&self.path);
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT DISTINCT s.labels FROM series s JOIN runs r ON r.id = s.run_id \
+    pub fn trend_labels(&self, of: &SeriesQuery) -> Result<Vec<String>, StoreError> {
+        self.rows(
+            "SELECT DISTINCT s.labels FROM series s JOIN runs r ON r.id = s.run_id \
                  WHERE s.probe = ?1 AND s.series = ?2 AND (?3 IS NULL OR r.host = ?3) \
                  AND (?4 IS NULL OR s.mode = ?4) AND (?5 IS NULL OR s.load = ?5) \
                  AND s.sample_count > 0 ORDER BY s.labels",
-            )
-            .map_err(&classify)?;
-        let labels = stmt
-            .query_map(params![probe, series, host, mode, load], |r| r.get(0))
-            .map_err(&classify)?
-            .collect::<Result<Vec<String>, _>>()
-            .map_err(&classify)?;
-        Ok(labels)
+            params![of.probe, of.series, of.host, of.mode, of.load],
+            |r| r.get(0),
+        )
     }
 
     /// SQLite's own consistency check; `Ok(())` when the file is sound.

@@ -109,15 +109,16 @@ fn trend_gives_one_point_per_stored_run_of_the_series() {
     store.insert(&idle, "run", "b").unwrap();
     let run = &idle.runs[0];
     let s = &run.series[0];
+    let title = run.title();
+    let series = rtgauge_store::SeriesQuery {
+        host: None,
+        probe: &title,
+        mode: Some(&run.mode),
+        load: Some(&run.load),
+        series: &s.name,
+    };
     let points = store
-        .trend(
-            None,
-            &run.title(),
-            Some(&run.mode),
-            Some(&run.load),
-            &s.name,
-            &rtgauge_store::labels_text(&s.labels),
-        )
+        .trend(&series, &rtgauge_store::labels_text(&s.labels))
         .unwrap();
     assert_eq!(points.len(), 2);
     assert_eq!(points[0].median_ns, s.stats.median_ns);

@@ -1,7 +1,6 @@
 //! CPU facts from /sys/devices/system/cpu: online set, frequency scaling, idle states, SMT,
 //! isolation masks, vulnerability mitigations.
 
-use crate::parse_cpu_list;
 use crate::root::{Fact, SysRoot, Unknown};
 use std::collections::BTreeMap;
 
@@ -14,7 +13,9 @@ pub fn cpu_list_file(root: &SysRoot, path: &str) -> Fact<Vec<usize>> {
     if text.is_empty() || text == "(null)" {
         return Ok(Vec::new());
     }
-    parse_cpu_list(&text).ok_or_else(|| Unknown::unexpected(path, &text))
+    rtgauge_os::cpus::cpu_list(&text)
+        .ok()
+        .ok_or_else(|| Unknown::unexpected(path, &text))
 }
 
 /// The online CPUs.

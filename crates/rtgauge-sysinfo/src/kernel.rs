@@ -110,7 +110,7 @@ pub fn param_cpus(value: &str, online: &[usize]) -> (Vec<String>, Option<Vec<usi
             flags.push(part.to_string());
         }
     }
-    let cpus = crate::parse_cpu_list(&list.join(","));
+    let cpus = rtgauge_os::cpus::cpu_list(&list.join(",")).ok();
     (flags, cpus)
 }
 

@@ -1,7 +1,6 @@
 //! Process-level facts from /proc: tasks and their scheduling, device interrupts and their
 //! affinity, and what the calling process is allowed to do.
 
-use crate::parse_cpu_list;
 use crate::root::{Fact, SysRoot, Unknown};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -185,7 +184,7 @@ pub fn irqs(root: &SysRoot) -> Fact<Vec<Irq>> {
                 continue;
             }
         };
-        match parse_cpu_list(&list) {
+        match rtgauge_os::cpus::cpu_list(&list).ok() {
             Some(affinity) => out.push(Irq {
                 irq,
                 name,

@@ -274,6 +274,24 @@ enum Kind {
     Other,
 }
 
+impl Kind {
+    /// The (pid, priority) of each task a scheduler event names, in the order it names them
+    /// (a switch: the task leaving, then the one arriving).
+    fn priorities(&self) -> [Option<(u32, i32)>; 2] {
+        match *self {
+            Kind::Switch {
+                prev_pid,
+                prev_prio,
+                next_pid,
+                next_prio,
+                ..
+            } => [Some((prev_pid, prev_prio)), Some((next_pid, next_prio))],
+            Kind::Wakeup { pid, prio } => [Some((pid, prio)), None],
+            _ => [None, None],
+        }
+    }
+}
+
 impl Ev {
     fn of(event: &TraceEvent, names: &mut Names) -> Ev {
         let kind = match &event.kind {
@@ -390,21 +408,8 @@ impl Cursor {
     fn advance(&mut self, evs: &[Ev], to: usize) {
         for event in &evs[self.next..to] {
             self.state.apply(event);
-            match event.kind {
-                Kind::Switch {
-                    prev_pid,
-                    prev_prio,
-                    next_pid,
-                    next_prio,
-                    ..
-                } => {
-                    self.prios.insert(prev_pid, prev_prio);
-                    self.prios.insert(next_pid, next_prio);
-                }
-                Kind::Wakeup { pid, prio } => {
-                    self.prios.insert(pid, prio);
-                }
-                _ => {}
+            for (pid, prio) in event.kind.priorities().into_iter().flatten() {
+                self.prios.insert(pid, prio);
             }
         }
         self.next = self.next.max(to);
@@ -518,24 +523,10 @@ impl Context<'_> {
             window
                 .iter()
                 .rev()
-                .find_map(|e| match e.kind {
-                    Kind::Switch {
-                        prev_pid,
-                        prev_prio,
-                        next_pid,
-                        next_prio,
-                        ..
-                    } => {
-                        if next_pid == pid {
-                            Some(next_prio)
-                        } else if prev_pid == pid {
-                            Some(prev_prio)
-                        } else {
-                            None
-                        }
-                    }
-                    Kind::Wakeup { pid: p, prio } if p == pid => Some(prio),
-                    _ => None,
+                .find_map(|e| {
+                    // The arriving task first: its priority is the one after the event.
+                    let mut named = e.kind.priorities().into_iter().rev().flatten();
+                    named.find(|&(p, _)| p == pid).map(|(_, prio)| prio)
                 })
                 .or_else(|| prios.get(&pid).copied())
         };

@@ -105,10 +105,7 @@ static INSTANCE_SEQUENCE: AtomicU32 = AtomicU32::new(0);
 impl TraceSession {
     /// Finds (or mounts) tracefs, creates the instance, configures and starts it.
     pub fn start(config: &TraceConfig) -> Result<Self, TraceError> {
-        if config.cpus.is_empty() {
-            return Err(TraceError::NoCpus);
-        }
-        let (tracefs, dir) = create_instance()?;
+        let (tracefs, dir) = create_instance(&config.cpus)?;
         // From here on, Drop removes the instance whatever fails.
         let mut session = Self {
             tracefs,
@@ -365,9 +362,13 @@ impl Drop for TraceSession {
     }
 }
 
-/// Finds (or mounts) tracefs and creates a new instance of rtgauge's: (tracefs, instance dir).
+/// Finds (or mounts) tracefs and creates a new instance of rtgauge's to trace `cpus` (none is
+/// refused): (tracefs, instance dir).
 /// The caller removes the instance ([`remove_instance`]) when done.
-pub(crate) fn create_instance() -> Result<(PathBuf, PathBuf), TraceError> {
+pub(crate) fn create_instance(cpus: &[usize]) -> Result<(PathBuf, PathBuf), TraceError> {
+    if cpus.is_empty() {
+        return Err(TraceError::NoCpus);
+    }
     check_lockdown()?;
     let tracefs = find_or_mount_tracefs()?;
     let instances = tracefs.join("instances");

@@ -151,10 +151,7 @@ pub struct TimerlatSession {
 impl TimerlatSession {
     /// Checks the tracer exists, configures it and starts it on `config.cpus`.
     pub fn start(config: &TimerlatConfig) -> Result<Self, TraceError> {
-        if config.cpus.is_empty() {
-            return Err(TraceError::NoCpus);
-        }
-        let (tracefs, dir) = create_instance()?;
+        let (tracefs, dir) = create_instance(&config.cpus)?;
         // From here on, Drop removes the instance and restores what was saved.
         let mut session = Self {
             tracefs,

@@ -3,6 +3,7 @@
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use rtgauge_core::plan::{self, ModeName};
+use rtgauge_core::probe::MIN_PERIOD_NS;
 use rtgauge_core::rt::Policy;
 use rtgauge_core::units;
 use std::path::PathBuf;
@@ -134,12 +135,13 @@ fn run_duration(s: &str) -> Result<u64, String> {
     duration(s)
 }
 
+/// `--period`: parsed here once; the probes' configuration receives this duration as it is.
 fn period(s: &str) -> Result<u64, String> {
     let ns = duration(s)?;
-    if ns < rtgauge_core::probe::MIN_PERIOD_NS {
+    if ns < MIN_PERIOD_NS {
         return Err(format!(
             "'{s}' is shorter than the minimum period of {}",
-            units::format_duration_exact(rtgauge_core::probe::MIN_PERIOD_NS)
+            units::format_duration_exact(MIN_PERIOD_NS)
         ));
     }
     Ok(ns)
@@ -362,19 +364,113 @@ pub enum TableKind {
     Full,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ShowFormat {
-    /// Aligned tables (box drawing on a UTF-8 terminal, ASCII otherwise).
-    Terminal,
-    /// Markdown tables.
-    #[value(alias = "markdown")]
-    Md,
-    /// One line per series, times in ns per operation.
+/// What an output is written as (`--format` of show, compare, check, ab and trend). Each
+/// command offers its own names for some of these (below); [`OutputFormat::render`] is the one
+/// mapping to what the renderers write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// Aligned tables for the terminal.
+    Table,
+    Markdown,
     Csv,
-    /// One object per series, times in ns per operation.
     Json,
-    /// rt-tests JSON, as cyclictest --json writes it (for scripts that read cyclictest's).
+    Html,
+    /// rt-tests JSON, as cyclictest --json writes it (written by the importer's exporter; the
+    /// renderers' JSON otherwise).
     RtTests,
+}
+
+impl OutputFormat {
+    /// The renderers' format for this output.
+    pub fn render(self) -> rtgauge_report::Format {
+        use rtgauge_report::{Format, Style};
+        match self {
+            OutputFormat::Table => Format::Text(crate::display::text_style()),
+            OutputFormat::Markdown => Format::Text(Style::Markdown),
+            OutputFormat::Csv => Format::Csv,
+            OutputFormat::Json | OutputFormat::RtTests => Format::Json,
+            OutputFormat::Html => Format::Html,
+        }
+    }
+}
+
+/// One name a command's `--format` takes: (name, hidden alias, meaning shown in `--help`,
+/// format).
+type FormatName = (
+    &'static str,
+    Option<&'static str>,
+    Option<&'static str>,
+    OutputFormat,
+);
+
+/// `rtgauge show --format`.
+const SHOW_FORMATS: [FormatName; 5] = [
+    (
+        "terminal",
+        None,
+        Some("Aligned tables (box drawing on a UTF-8 terminal, ASCII otherwise)"),
+        OutputFormat::Table,
+    ),
+    (
+        "md",
+        Some("markdown"),
+        Some("Markdown tables"),
+        OutputFormat::Markdown,
+    ),
+    (
+        "csv",
+        None,
+        Some("One line per series, times in ns per operation"),
+        OutputFormat::Csv,
+    ),
+    (
+        "json",
+        None,
+        Some("One object per series, times in ns per operation"),
+        OutputFormat::Json,
+    ),
+    (
+        "rt-tests",
+        None,
+        Some("rt-tests JSON, as cyclictest --json writes it (for scripts that read cyclictest's)"),
+        OutputFormat::RtTests,
+    ),
+];
+
+/// `rtgauge compare --format`.
+const COMPARE_FORMATS: [FormatName; 5] = [
+    ("table", None, None, OutputFormat::Table),
+    ("markdown", None, None, OutputFormat::Markdown),
+    ("csv", None, None, OutputFormat::Csv),
+    ("json", None, None, OutputFormat::Json),
+    ("html", None, None, OutputFormat::Html),
+];
+
+/// `--format` of check and ab: compare's but html.
+const CHECK_FORMATS: &[FormatName] = COMPARE_FORMATS.split_at(4).0;
+
+/// `rtgauge trend --format`.
+const TREND_FORMATS: [FormatName; 2] = [
+    ("table", None, None, OutputFormat::Table),
+    ("html", None, None, OutputFormat::Html),
+];
+
+/// `--format` taking `names`, listed (with their meanings) in `--help`.
+fn format_parser(names: &'static [FormatName]) -> impl TypedValueParser<Value = OutputFormat> {
+    PossibleValuesParser::new(names.iter().map(|(name, alias, help, _)| {
+        let value = PossibleValue::new(*name).aliases(*alias);
+        match help {
+            Some(help) => value.help(*help),
+            None => value,
+        }
+    }))
+    .map(move |typed| {
+        names
+            .iter()
+            .find(|(name, alias, _, _)| *name == typed || *alias == Some(typed.as_str()))
+            .map(|(_, _, _, format)| *format)
+            .expect("the parser accepts only these names")
+    })
 }
 
 /// Where the run history lives.
@@ -402,8 +498,8 @@ pub struct ShowArgs {
     pub imported: bool,
 
     /// Output format.
-    #[arg(short, long, value_enum, default_value = "terminal")]
-    pub format: ShowFormat,
+    #[arg(short, long, default_value = "terminal", value_parser = format_parser(&SHOW_FORMATS))]
+    pub format: OutputFormat,
 
     /// The full tables, or the summary printed at the end of a run.
     #[arg(long, value_enum, value_name = "WHAT", default_value = "full")]
@@ -423,15 +519,6 @@ pub struct ReportArgs {
     /// Also write every plot as SVG and PNG into this directory (for papers).
     #[arg(long, value_name = "DIR")]
     pub images: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CompareFormat {
-    Table,
-    Markdown,
-    Csv,
-    Json,
-    Html,
 }
 
 #[derive(Debug, Args)]
@@ -460,8 +547,8 @@ pub struct CompareArgs {
     pub imported: bool,
 
     /// Output format.
-    #[arg(short, long, value_enum, default_value = "table")]
-    pub format: CompareFormat,
+    #[arg(short, long, default_value = "table", value_parser = format_parser(&COMPARE_FORMATS))]
+    pub format: OutputFormat,
 
     /// Write to this file instead of standard output (required for html).
     #[arg(short, long, value_name = "FILE")]
@@ -532,8 +619,8 @@ pub struct CheckArgs {
     pub junit: Option<PathBuf>,
 
     /// Output format of the check report on standard output.
-    #[arg(short, long, value_enum, default_value = "table")]
-    pub format: CheckFormat,
+    #[arg(short, long, default_value = "table", value_parser = format_parser(CHECK_FORMATS))]
+    pub format: OutputFormat,
 
     /// Judge a result whose run was interrupted or did not finish; without this such a
     /// result fails the check (exit 2), since probes that never ran cannot exceed a limit.
@@ -614,8 +701,8 @@ pub struct AbArgs {
     pub output_dir: PathBuf,
 
     /// Output format of the comparison.
-    #[arg(short, long, value_enum, default_value = "table")]
-    pub format: CheckFormat,
+    #[arg(short, long, default_value = "table", value_parser = format_parser(CHECK_FORMATS))]
+    pub format: OutputFormat,
 
     #[command(flatten)]
     pub store: StoreArgs,
@@ -689,12 +776,6 @@ pub struct ImportArgs {
     pub store: StoreArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum TrendFormat {
-    Table,
-    Html,
-}
-
 #[derive(Debug, Args)]
 pub struct TrendArgs {
     /// The series: probe, series name and labels, e.g. `cyclic latency cpu=1`.
@@ -714,8 +795,8 @@ pub struct TrendArgs {
     pub load: String,
 
     /// Output format.
-    #[arg(short, long, value_enum, default_value = "table")]
-    pub format: TrendFormat,
+    #[arg(short, long, default_value = "table", value_parser = format_parser(&TREND_FORMATS))]
+    pub format: OutputFormat,
 
     /// Write to this file (required for html).
     #[arg(short, long, value_name = "FILE")]
@@ -723,14 +804,6 @@ pub struct TrendArgs {
 
     #[command(flatten)]
     pub store: StoreArgs,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CheckFormat {
-    Table,
-    Markdown,
-    Csv,
-    Json,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -783,4 +856,47 @@ pub struct DoctorArgs {
     /// permission to use it and the tasks that would compete with it.
     #[arg(long, value_name = "PRIO", default_value_t = plan::DEFAULT_PRIORITY, value_parser = priority)]
     pub priority: i32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn format_of(line: &str) -> Result<OutputFormat, String> {
+        let words = std::iter::once("rtgauge").chain(line.split(' '));
+        let cli = Cli::try_parse_from(words).map_err(|e| e.to_string())?;
+        Ok(match cli.command {
+            Command::Show(a) => a.format,
+            Command::Compare(a) => a.format,
+            Command::Check(a) => a.format,
+            Command::Trend(a) => a.format,
+            other => panic!("{other:?}"),
+        })
+    }
+
+    #[test]
+    fn every_format_name_maps_to_its_format_and_others_are_refused() {
+        use OutputFormat::*;
+        assert_eq!(format_of("show r.json"), Ok(Table));
+        assert_eq!(format_of("show r.json -f md"), Ok(Markdown));
+        assert_eq!(format_of("show r.json -f markdown"), Ok(Markdown));
+        assert_eq!(format_of("show r.json -f rt-tests"), Ok(RtTests));
+        assert_eq!(format_of("compare a b -f html"), Ok(Html));
+        assert_eq!(format_of("compare a b -f markdown"), Ok(Markdown));
+        assert_eq!(format_of("check r.json --spec s -f json"), Ok(Json));
+        assert_eq!(format_of("trend cyclic latency -f html"), Ok(Html));
+        for refused in [
+            "show r.json -f html",
+            "check r.json --spec s -f html",
+            "trend cyclic latency -f csv",
+        ] {
+            let e = format_of(refused).unwrap_err();
+            assert!(e.contains("possible values"), "{refused}: {e}");
+        }
+        assert_eq!(
+            OutputFormat::Markdown.render(),
+            rtgauge_report::Format::Text(rtgauge_report::Style::Markdown)
+        );
+        assert_eq!(OutputFormat::RtTests.render(), rtgauge_report::Format::Json);
+    }
 }

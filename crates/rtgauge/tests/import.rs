@@ -14,6 +14,24 @@ fn has(program: &str) -> bool {
         .is_ok()
 }
 
+/// `rtgauge import --no-store --output-dir DIR FILE`: the result beside nothing else, kept in
+/// no history.
+fn import_into(dir: &Path, file: &Path) -> std::process::Output {
+    rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir)
+        .arg(file)
+        .output()
+        .unwrap()
+}
+
+/// What `rtgauge ARGS RESULT` prints; it must succeed.
+fn printed(args: &[&str], result: &Path) -> String {
+    let out = rtgauge().args(args).arg(result).output().unwrap();
+    assert_success(&out);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 fn import(store: &Path, args: &[&std::ffi::OsStr]) -> std::process::Output {
     rtgauge_with_store(store)
         .arg("import")
@@ -253,12 +271,7 @@ fn jitterdebugger_samples_keep_their_time_so_interval_maxima_are_real() {
     }
     let file = dir.path().join("samples.csv");
     std::fs::write(&file, csv).unwrap();
-    let out = rtgauge()
-        .args(["import", "--no-store", "--output-dir"])
-        .arg(dir.path())
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = import_into(dir.path(), &file);
     assert_success(&out);
     let r = read_json(&dir.path().join("samples.rtgauge.json"));
     let stats = &r["runs"][0]["series"][0]["stats"];
@@ -279,21 +292,10 @@ fn import_fixture(name: &str) -> std::path::PathBuf {
 #[test]
 fn an_imported_result_is_shown_as_imported_with_its_own_date_and_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let out = rtgauge()
-        .args(["import", "--no-store", "--output-dir"])
-        .arg(dir.path())
-        .arg(import_fixture("cyclictest-h20-overflow.json"))
-        .output()
-        .unwrap();
+    let out = import_into(dir.path(), &import_fixture("cyclictest-h20-overflow.json"));
     assert_success(&out);
     let result = dir.path().join("cyclictest-h20-overflow.rtgauge.json");
-    let out = rtgauge()
-        .args(["show", "--table", "summary"])
-        .arg(&result)
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = printed(&["show", "--table", "summary"], &result);
     let first = text.lines().next().unwrap();
     // The file's own date (start_time: Thu, 26 Nov 2026 20:46:47 +0000), not 1970.
     assert!(
@@ -306,19 +308,11 @@ fn an_imported_result_is_shown_as_imported_with_its_own_date_and_limit() {
     // 208 of 5000 samples beyond 20 µs: p99 is only known to be at least 20.
     assert!(text.contains("≥ 20"), "{text}");
     // The full tables and the HTML report say it too.
-    let out = rtgauge().arg("show").arg(&result).output().unwrap();
-    assert_success(&out);
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = printed(&["show"], &result);
     assert!(text.starts_with("imported from cyclictest 2.40"), "{text}");
     assert!(text.contains("≥ 20.0"), "{text}");
     let html = dir.path().join("r.html");
-    let out = rtgauge()
-        .args(["report", "-o"])
-        .arg(&html)
-        .arg(&result)
-        .output()
-        .unwrap();
-    assert_success(&out);
+    printed(&["report", "-o", &html.to_string_lossy()], &result);
     let page = std::fs::read_to_string(&html).unwrap();
     assert!(page.contains("<td>imported</td><td>cyclictest 2.40</td>"));
 }
@@ -326,21 +320,11 @@ fn an_imported_result_is_shown_as_imported_with_its_own_date_and_limit() {
 #[test]
 fn show_format_rt_tests_writes_what_cyclictest_json_readers_expect_and_imports_back() {
     let dir = tempfile::tempdir().unwrap();
-    let out = rtgauge()
-        .args(["import", "--no-store", "--output-dir"])
-        .arg(dir.path())
-        .arg(import_fixture("cyclictest-H50.txt"))
-        .output()
-        .unwrap();
+    let out = import_into(dir.path(), &import_fixture("cyclictest-H50.txt"));
     assert_success(&out);
     let result = dir.path().join("cyclictest-H50.rtgauge.json");
-    let out = rtgauge()
-        .args(["show", "--format", "rt-tests"])
-        .arg(&result)
-        .output()
-        .unwrap();
-    assert_success(&out);
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let shown = printed(&["show", "--format", "rt-tests"], &result);
+    let doc: serde_json::Value = serde_json::from_str(&shown).unwrap();
     // The fields cyclictest --json writes, as a script reads them.
     assert_eq!(doc["file_version"], 1);
     assert_eq!(doc["num_threads"], 2);
@@ -360,13 +344,8 @@ fn show_format_rt_tests_writes_what_cyclictest_json_readers_expect_and_imports_b
     assert_eq!(in_histogram, 1000);
     // And back: the same figures.
     let exported = dir.path().join("exported.json");
-    std::fs::write(&exported, &out.stdout).unwrap();
-    let out = rtgauge()
-        .args(["import", "--no-store", "--output-dir"])
-        .arg(dir.path())
-        .arg(&exported)
-        .output()
-        .unwrap();
+    std::fs::write(&exported, &shown).unwrap();
+    let out = import_into(dir.path(), &exported);
     assert_success(&out);
     let back = read_json(&dir.path().join("exported.rtgauge.json"));
     let original = read_json(&result);
@@ -390,12 +369,7 @@ fn an_unknown_format_is_refused_saying_what_the_file_looks_like() {
         "T: 0 ( 1234) P:95 I:1000 C:   1000 Min:      5 Act:    8 Avg:    9 Max:      40\n",
     )
     .unwrap();
-    let out = rtgauge()
-        .args(["import", "--no-store", "--output-dir"])
-        .arg(dir.path())
-        .arg(&file)
-        .output()
-        .unwrap();
+    let out = import_into(dir.path(), &file);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");

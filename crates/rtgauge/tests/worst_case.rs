@@ -111,16 +111,11 @@ fn a_mixture_of_two_sources_is_refused_with_its_reason() {
 
 #[test]
 fn a_document_with_an_estimate_and_a_refusal_follows_the_schema_and_reads_back() {
-    use rtgauge_stats::evt::{estimate, Input, HOUR_NS};
+    use rtgauge_stats::evt::{estimate, Input};
     let mut doc = fixture();
     let maxima = gumbel_maxima(15);
     fn input(maxima: &[u64]) -> Input<'_> {
-        Input {
-            maxima,
-            block_ns: 1_000_000_000,
-            cycles_per_block: Some(1000.0),
-            horizon_ns: HOUR_NS,
-        }
+        Input::hour_ahead(maxima, 1_000_000_000, Some(1000.0))
     }
     let estimated = estimate(&input(&maxima));
     assert!(estimated.estimate().is_some(), "{:?}", estimated.refusal());

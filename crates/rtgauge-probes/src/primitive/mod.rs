@@ -538,15 +538,34 @@ impl Slice<'_> {
             || samples >= self.max_samples
             || self.stop.load(std::sync::atomic::Ordering::Relaxed)
     }
+
+    /// When recording, keeps one sample taken after the clock reads `t0`, `t1`, `t2`: the
+    /// first side from t0 to t1, the second (when paired) from t1 to t2, each minus one clock
+    /// read; the live display gets the first side's time per call (`calls` per side).
+    #[inline(always)]
+    fn keep(
+        &self,
+        recorders: &mut [Recorder; 2],
+        paired: bool,
+        [t0, t1, t2]: [u64; 3],
+        calls: u64,
+    ) {
+        if self.record {
+            let [first_side, second_side] = recorders;
+            let first = (t1 - t0).saturating_sub(self.clock_cost_ns);
+            first_side.record(first, t0 - self.origin_ns);
+            if paired {
+                let second = (t2 - t1).saturating_sub(self.clock_cost_ns);
+                second_side.record(second, t1 - self.origin_ns);
+            }
+            self.live.publish(first / calls, 0);
+        }
+    }
 }
 
 /// Per call: t0, first, t1, second, t2; each difference minus one clock read.
 #[inline(never)]
 fn per_call_loop<C: Calls>(calls: &mut C, paired: bool, slice: &Slice, timing: &mut Timing) {
-    let cost = slice.clock_cost_ns;
-    let record = slice.record;
-    let origin = slice.origin_ns;
-    let [rec_first, rec_second] = &mut timing.recorders;
     let (mut failed_first, mut failed_second) = (0u64, 0u64);
     let mut samples = 0u64;
     let begin = now_ns();
@@ -560,14 +579,7 @@ fn per_call_loop<C: Calls>(calls: &mut C, paired: bool, slice: &Slice, timing: &
         } else {
             (true, t1)
         };
-        if record {
-            let first = (t1 - t0).saturating_sub(cost);
-            rec_first.record(first, t0 - origin);
-            if paired {
-                rec_second.record((t2 - t1).saturating_sub(cost), t1 - origin);
-            }
-            slice.live.publish(first, 0);
-        }
+        slice.keep(&mut timing.recorders, paired, [t0, t1, t2], 1);
         failed_first += (!ok_first) as u64;
         failed_second += (!ok_second) as u64;
         samples += 1;
@@ -575,7 +587,7 @@ fn per_call_loop<C: Calls>(calls: &mut C, paired: bool, slice: &Slice, timing: &
             break t2;
         }
     };
-    if record {
+    if slice.record {
         timing.add_slice([failed_first, failed_second], samples, end - begin);
     }
 }
@@ -589,10 +601,6 @@ fn batched_loop<C: Calls>(
     slice: &Slice,
     timing: &mut Timing,
 ) {
-    let cost = slice.clock_cost_ns;
-    let record = slice.record;
-    let origin = slice.origin_ns;
-    let [rec_first, rec_second] = &mut timing.recorders;
     let (mut failed_first, mut failed_second) = (0u64, 0u64);
     let mut samples = 0u64;
     let begin = now_ns();
@@ -616,20 +624,13 @@ fn batched_loop<C: Calls>(
         } else {
             t1
         };
-        if record {
-            let first = (t1 - t0).saturating_sub(cost);
-            rec_first.record(first, t0 - origin);
-            if paired {
-                rec_second.record((t2 - t1).saturating_sub(cost), t1 - origin);
-            }
-            slice.live.publish(first / batch as u64, 0);
-        }
+        slice.keep(&mut timing.recorders, paired, [t0, t1, t2], batch as u64);
         samples += 1;
         if slice.over(t2, samples) {
             break t2;
         }
     };
-    if record {
+    if slice.record {
         timing.add_slice([failed_first, failed_second], samples, end - begin);
     }
 }

@@ -693,16 +693,8 @@ fn neighbour_nice(nice: i32) -> i32 {
 /// lets anyone raise nice, but lowering needs CAP_SYS_NICE or a large enough RLIMIT_NICE).
 fn may_lower_nice(low: i32) -> Result<(), String> {
     let p = rtgauge_core::rt::Privileges::current();
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: valid out-pointer.
-    let rlimit_nice = if unsafe { libc::getrlimit(libc::RLIMIT_NICE, &mut lim) } == 0 {
-        lim.rlim_cur
-    } else {
-        0
-    };
+    let rlimit_nice =
+        rtgauge_os::process::soft_limit(rtgauge_os::process::Limit::Nice).unwrap_or(0);
     if p.is_root() || p.cap_sys_nice || rlimit_nice >= (20 - low) as u64 {
         Ok(())
     } else {
@@ -822,12 +814,9 @@ impl Calls for SetSchedParam {
         self.next ^= 1;
         // SAFETY: changing the calling thread's own priority to a value validated in new().
         match &self.call {
-            PriorityCall::SetSchedParam { policy, values } => unsafe {
-                let param = libc::sched_param {
-                    sched_priority: values[i],
-                };
-                libc::pthread_setschedparam(libc::pthread_self(), *policy, &param) == 0
-            },
+            PriorityCall::SetSchedParam { policy, values } => {
+                rtgauge_os::sched::set_own_sched_param(*policy, values[i])
+            }
             PriorityCall::SetPriority { tid, values } => unsafe {
                 libc::setpriority(libc::PRIO_PROCESS, *tid, values[i]) == 0
             },

@@ -1,10 +1,10 @@
 //! `rtgauge ab`: two configurations measured in alternating rounds, compared run by run.
 
-use crate::cli::{AbArgs, CheckFormat, Cli, Command, RunArgs};
+use crate::cli::{AbArgs, Cli, Command, RunArgs};
 use anyhow::Result;
 use clap::Parser;
 use rtgauge_report::compare::compare_repeated;
-use rtgauge_report::{Format, Render, Style};
+use rtgauge_report::Render;
 use rtgauge_result::{output, read_result};
 use std::path::{Path, PathBuf};
 
@@ -48,13 +48,7 @@ pub fn ab(args: AbArgs) -> Result<u8> {
         &read(&files_b)?,
         [name("A", &args.a), name("B", &args.b)],
     );
-    let format = match args.format {
-        CheckFormat::Table => Format::Text(crate::display::text_style()),
-        CheckFormat::Markdown => Format::Text(Style::Markdown),
-        CheckFormat::Csv => Format::Csv,
-        CheckFormat::Json => Format::Json,
-    };
-    print!("{}", comparison.render(format)?);
+    print!("{}", comparison.render(args.format.render())?);
     Ok(crate::EXIT_OK)
 }
 

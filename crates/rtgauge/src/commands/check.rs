@@ -4,10 +4,10 @@
 //! (unreadable result, bad spec).
 
 use super::history::resolve;
-use crate::cli::{CheckArgs, CheckFormat};
+use crate::cli::CheckArgs;
 use anyhow::{Context, Result};
 use rtgauge_report::check::{check_against_repeated, check_result_allowing, is_regress_stat};
-use rtgauge_report::{Format, Render, Spec, Style};
+use rtgauge_report::{Format, Render, Spec};
 use rtgauge_result::output::{self, Existing};
 use rtgauge_result::write_bytes_atomically;
 
@@ -77,13 +77,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
     if args.inconclusive == crate::cli::InconclusiveOutcome::Fail {
         report.fail_inconclusive();
     }
-    let format = match args.format {
-        CheckFormat::Table => Format::Text(crate::display::text_style()),
-        CheckFormat::Markdown => Format::Text(Style::Markdown),
-        CheckFormat::Csv => Format::Csv,
-        CheckFormat::Json => Format::Json,
-    };
-    print!("{}", report.render(format)?);
+    print!("{}", report.render(args.format.render())?);
     if let Some(path) = &args.junit {
         write_bytes_atomically(path, report.render(Format::Junit)?.trim_end().as_bytes())
             .with_context(|| format!("cannot write the JUnit report {}", path.display()))?;

@@ -1,10 +1,10 @@
 //! `rtgauge compare`: results side by side, baseline first.
 
 use super::history::resolve;
-use crate::cli::{CompareArgs, CompareFormat};
+use crate::cli::{CompareArgs, OutputFormat};
 use anyhow::{Context, Result};
 use rtgauge_report::compare::{self, letter};
-use rtgauge_report::{result_names, write_html, Format, Render, ReportInput, Style};
+use rtgauge_report::{result_names, write_html, Render, ReportInput};
 use rtgauge_result::output::{self, Existing};
 use rtgauge_result::write_bytes_atomically;
 use std::path::{Path, PathBuf};
@@ -53,38 +53,30 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
             .unzip();
         compare::compare_repeated(&results, &cand, [sources.join(" "), cand_sources.join(" ")])
     };
-    let format = match args.format {
-        CompareFormat::Table => Format::Text(crate::display::text_style()),
-        CompareFormat::Markdown => Format::Text(Style::Markdown),
-        CompareFormat::Csv => Format::Csv,
-        CompareFormat::Json => Format::Json,
-        CompareFormat::Html => {
-            let Some(output) = &args.output else {
-                anyhow::bail!(
-                    "--format html writes a file: add --output FILE (e.g. -o compare.html)"
-                );
-            };
-            // Overlay legends say which letter each line belongs to.
-            let names: Vec<String> =
-                result_names(&sources.iter().map(PathBuf::from).collect::<Vec<_>>())
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, n)| format!("{} {n}", letter(i)))
-                    .collect();
-            write_html(
-                &ReportInput {
-                    results: &results,
-                    names: &names,
-                    comparison: Some(&comparison),
-                    recordings: &[],
-                },
-                output,
-            )?;
-            println!("comparison: {}", output.display());
-            return Ok(crate::EXIT_OK);
-        }
-    };
-    let text = comparison.render(format)?;
+    if args.format == OutputFormat::Html {
+        let Some(output) = &args.output else {
+            anyhow::bail!("--format html writes a file: add --output FILE (e.g. -o compare.html)");
+        };
+        // Overlay legends say which letter each line belongs to.
+        let names: Vec<String> =
+            result_names(&sources.iter().map(PathBuf::from).collect::<Vec<_>>())
+                .into_iter()
+                .enumerate()
+                .map(|(i, n)| format!("{} {n}", letter(i)))
+                .collect();
+        write_html(
+            &ReportInput {
+                results: &results,
+                names: &names,
+                comparison: Some(&comparison),
+                recordings: &[],
+            },
+            output,
+        )?;
+        println!("comparison: {}", output.display());
+        return Ok(crate::EXIT_OK);
+    }
+    let text = comparison.render(args.format.render())?;
     match &args.output {
         Some(path) => {
             write_bytes_atomically(path, text.trim_end().as_bytes())

@@ -1,16 +1,11 @@
 //! `rtgauge show`: a stored result's full tables (or summary) printed again.
 
-use crate::cli::{ShowArgs, ShowFormat, TableKind};
+use crate::cli::{OutputFormat, ShowArgs, TableKind};
 use anyhow::Result;
-use rtgauge_report::{Format, Render, Style, Summary, Tables};
+use rtgauge_report::{Format, Render, Summary, Tables};
 
 pub fn show(args: ShowArgs) -> Result<u8> {
-    let format = match args.format {
-        ShowFormat::Terminal => Format::Text(crate::display::text_style()),
-        ShowFormat::Md => Format::Text(Style::Markdown),
-        ShowFormat::Csv => Format::Csv,
-        ShowFormat::Json | ShowFormat::RtTests => Format::Json,
-    };
+    let format = args.format.render();
     // Read every file first: a bad one is reported before anything is printed.
     let mut results = args
         .results
@@ -24,7 +19,7 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         .iter_mut()
         .for_each(rtgauge_report::worst_case::estimate_missing);
     let several = results.len() > 1;
-    if args.format == ShowFormat::RtTests {
+    if args.format == OutputFormat::RtTests {
         anyhow::ensure!(
             !several,
             "--format rt-tests prints one result at a time; run `rtgauge show` once per file"

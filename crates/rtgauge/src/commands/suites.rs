@@ -82,7 +82,7 @@ fn describe_json(name_or_path: &str) -> Result<serde_json::Value> {
                 "duration_ns": r.budget.duration_ns,
                 "loops": r.budget.loops,
                 "warmup_ns": r.warmup_ns,
-                "params": r.params,
+                "params": r.params.raw(),
             })
         })
         .collect();
@@ -103,7 +103,12 @@ fn entry(r: &ProbeRequest) -> String {
         (None, Some(n)) => format!("{n} samples"),
         (None, None) => "until stopped".into(),
     };
-    let params: Vec<String> = r.params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let params: Vec<String> = r
+        .params
+        .raw()
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
     format!(
         "{:14} {budget} (warm-up {})  {}",
         r.title(),

@@ -1,10 +1,10 @@
 //! `rtgauge trend`: one series over the stored runs.
 
 use super::history::open_existing;
-use crate::cli::{TrendArgs, TrendFormat};
+use crate::cli::{OutputFormat, TrendArgs};
 use anyhow::{Context, Result};
 use rtgauge_report::trend::Trend;
-use rtgauge_report::{Format, Render};
+use rtgauge_report::Render;
 use rtgauge_result::write_bytes_atomically;
 use std::collections::BTreeMap;
 
@@ -17,7 +17,7 @@ pub fn trend(args: TrendArgs) -> Result<u8> {
         })?;
         labels.insert(k.to_string(), v.to_string());
     }
-    if args.format == TrendFormat::Html && args.output.is_none() {
+    if args.format == OutputFormat::Html && args.output.is_none() {
         anyhow::bail!("--format html writes a file: add --output FILE (e.g. -o trend.html)");
     }
     let store = open_existing(&args.store)?;
@@ -25,23 +25,17 @@ pub fn trend(args: TrendArgs) -> Result<u8> {
         .host
         .clone()
         .unwrap_or_else(|| rtgauge_sysinfo::collect().hostname);
-    let points = store.trend(
-        Some(&host),
+    let query = rtgauge_store::SeriesQuery {
+        host: Some(&host),
         probe,
-        args.mode.as_deref(),
-        Some(&args.load),
+        mode: args.mode.as_deref(),
+        load: Some(&args.load),
         series,
-        &rtgauge_store::labels_text(&labels),
-    )?;
+    };
+    let points = store.trend(&query, &rtgauge_store::labels_text(&labels))?;
     let title = format!("{} · {host}", args.series.join(" "));
     if points.is_empty() {
-        let known = store.trend_labels(
-            Some(&host),
-            probe,
-            args.mode.as_deref(),
-            Some(&args.load),
-            series,
-        )?;
+        let known = store.trend_labels(&query)?;
         if !known.is_empty() {
             let example = format!("rtgauge trend {probe} {series} {}", known[0]);
             let shown = if known.len() > 8 {
@@ -61,11 +55,7 @@ pub fn trend(args: TrendArgs) -> Result<u8> {
         );
     }
     let trend = Trend { title, points };
-    let format = match args.format {
-        TrendFormat::Table => Format::Text(crate::display::text_style()),
-        TrendFormat::Html => Format::Html,
-    };
-    let text = trend.render(format)?;
+    let text = trend.render(args.format.render())?;
     match &args.output {
         Some(path) => {
             write_bytes_atomically(path, text.trim_end().as_bytes())
