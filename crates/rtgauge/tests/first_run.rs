@@ -165,7 +165,10 @@ fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_
         .collect();
     assert_eq!(notice.len(), 1, "one prominent line:\n{err}");
     let notice = notice[0];
-    assert!(notice.contains("clock rt (best effort: other)"), "{notice}");
+    assert!(
+        notice.contains("rt asked, normal obtained for clock"),
+        "{notice}"
+    );
     assert!(
         notice.contains("sudo ") && !notice.contains("first.json"),
         "{notice}"
