@@ -274,6 +274,31 @@ pub fn set_width(columns: usize) {
     WIDTH_GIVEN.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
+/// Wraps between words every line of `text` wider than [`width`] (continuation lines
+/// indented), so prose below tables never widens the terminal; Markdown is left as is.
+/// Table lines are already fitted ([`fitted_table`]) and pass unchanged.
+pub fn fit_lines(text: String, style: Style) -> String {
+    let width = width();
+    if style == Style::Markdown || text.lines().all(|l| l.chars().count() <= width) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        let wrapped = crate::summary::wrap(body, width);
+        out.push_str(&wrapped.join("\n"));
+        out.push_str(end);
+    }
+    out
+}
+
 /// Whether a terminal's width was given ([`set_width`]): wide tables are then fitted to it.
 pub fn width_given() -> bool {
     WIDTH_GIVEN.load(std::sync::atomic::Ordering::Relaxed)
