@@ -97,7 +97,11 @@ impl TypedProbe for Response {
         }
         let mut obtained = Vec::new();
         // --duration is the probe's wall time: every (source, placement) gets its share.
-        let mut wall = WallTime::new(ctx, available.len() * places.len());
+        let mut wall = WallTime::new(
+            ctx,
+            available.len() * places.len(),
+            cfg.period_ns.saturating_mul(10),
+        );
         out.params
             .insert("each-measured".into(), describe_split(&wall.planned));
         for &source in &available {
@@ -140,6 +144,8 @@ impl TypedProbe for Response {
                 }
             }
         }
+        out.warnings
+            .extend(wall.overrun_note("source × placement pairs"));
         out.obtained = merge_obtained(&obtained);
         let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
         out.params.insert("sources".into(), names.join(","));

@@ -68,7 +68,7 @@ impl TypedProbe for Switch {
         let places = cfg.placements.resolve(ctx, &mut out.warnings)?;
         let mut obtained = Vec::new();
         // --duration is the probe's wall time: every (mechanism, placement) gets its share.
-        let mut wall = WallTime::new(ctx, cfg.via.len() * places.len());
+        let mut wall = WallTime::new(ctx, cfg.via.len() * places.len(), 1_000_000);
         out.params
             .insert("each-measured".into(), describe_split(&wall.planned));
         for &via in &cfg.via {
@@ -103,6 +103,8 @@ impl TypedProbe for Switch {
                 }
             }
         }
+        out.warnings
+            .extend(wall.overrun_note("mechanism × placement pairs"));
         out.obtained = merge_obtained(&obtained);
         // Where each placement ran; "placement" itself stays the parameter as given.
         out.params

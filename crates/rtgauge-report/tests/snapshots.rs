@@ -475,3 +475,37 @@ fn report_opens_with_the_summary_and_verdicts_and_ends_with_the_system() {
         "{doctor}"
     );
 }
+
+/// The report page opens with the verdict (before the summary's tables), and the doctor's
+/// findings are listed once, in their own section, not again among the warnings.
+#[test]
+fn report_page_opens_with_the_verdict_and_says_each_finding_once() {
+    rtgauge_probes::register_built_in();
+    let (mut a, _) = fixtures();
+    // A run's environment findings are also among its warnings, coded by check.
+    a.warnings.push(rtgauge_result::Warning::new(
+        "rt_throttling",
+        "RT throttling: on",
+    ));
+    let page = rtgauge_report::render_html(&rtgauge_report::ReportInput {
+        results: std::slice::from_ref(&a),
+        names: &["a".to_string()],
+        comparison: None,
+        recordings: &[],
+    });
+    let verdict = page.find("verdict: ").expect("a verdict on the page");
+    let summary = page.find("id=\"summary\"").expect("a summary section");
+    assert!(verdict < summary, "the verdict comes first");
+    if let Some(warnings) = page.find("id=\"warnings\"") {
+        let section = &page[warnings..];
+        let section = &section[..section.find("</section>").unwrap()];
+        assert!(section.contains("short-run"), "the run's own warning stays");
+        for check in &a.checks {
+            assert!(
+                !section.contains(&format!("<span class=\"id\">{}</span>", check.id)),
+                "{} said again among the warnings",
+                check.id
+            );
+        }
+    }
+}

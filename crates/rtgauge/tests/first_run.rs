@@ -173,6 +173,13 @@ fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_
         notice.contains("sudo ") && !notice.contains("first.json"),
         "{notice}"
     );
+    // The heading and the rows never say `mode rt` for numbers measured as a normal process.
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let heading = printed.lines().next().unwrap_or_default();
+    assert!(
+        heading.contains("mode rt asked, normal obtained") && !heading.contains("mode rt ·"),
+        "{printed}"
+    );
     // The rows say what they really got: an ordinary process, with the reasons.
     let doc = common::read_json(&result);
     for run in doc["runs"].as_array().unwrap() {
