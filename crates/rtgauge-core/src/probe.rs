@@ -445,6 +445,20 @@ pub trait Probe: Sync {
     fn mode_independent(&self) -> bool {
         false
     }
+    /// See [`About::warmup_within_duration`].
+    fn warmup_within_duration(&self) -> bool {
+        false
+    }
+    /// How long one run of this probe takes with `budget` and `warmup_ns` (what the progress
+    /// line counts down); None where only a sample count bounds it.
+    fn wall_time_ns(&self, budget: &Budget, warmup_ns: u64) -> Option<u64> {
+        let d = budget.duration_ns?;
+        Some(if self.warmup_within_duration() {
+            d
+        } else {
+            d.saturating_add(warmup_ns)
+        })
+    }
 }
 
 /// A probe's parameters as one typed value: parsed and validated once from their text form
@@ -480,6 +494,10 @@ pub struct About {
     /// What it measures does not depend on the run's mode (the kernel's own threads): it runs
     /// once per load, in the run's first mode, not once per mode.
     pub mode_independent: bool,
+    /// Its warm-ups are part of `--duration`: it measures several cells (sources, placements)
+    /// one after the other and shares the duration among them, warm-ups included
+    /// ([`crate::threads::WallTime`]), so the probe takes its duration and no more.
+    pub warmup_within_duration: bool,
 }
 
 impl About {
@@ -493,6 +511,15 @@ impl About {
             description,
             params,
             mode_independent: false,
+            warmup_within_duration: false,
+        }
+    }
+
+    /// See [`About::warmup_within_duration`].
+    pub const fn warmup_within_duration(self) -> About {
+        About {
+            warmup_within_duration: true,
+            ..self
         }
     }
 
@@ -542,6 +569,10 @@ impl<P: TypedProbe> Probe for P {
 
     fn mode_independent(&self) -> bool {
         P::ABOUT.mode_independent
+    }
+
+    fn warmup_within_duration(&self) -> bool {
+        P::ABOUT.warmup_within_duration
     }
 
     fn availability(&self) -> Result<(), String> {

@@ -102,6 +102,103 @@ pub fn split(ctx: &ProbeContext, cells: usize) -> Cell {
     }
 }
 
+/// A probe's wall time shared among cells measured one after the other, warm-ups and the
+/// setting up of each cell included (probes whose
+/// [`crate::probe::About::warmup_within_duration`] is set): each cell gets an equal share of
+/// what is left of `--duration` when it starts, of which its warm-up (its share of `--warmup`)
+/// takes at most half. `loops` stays per cell. The probe then takes its duration, however many
+/// sources and placements it measures and however long their threads take to start.
+pub struct WallTime {
+    deadline_ns: Option<u64>,
+    cells_left: u64,
+    warmup_each_ns: u64,
+    loops: Option<u64>,
+    /// The least a cell measures, whatever is left: a cell with no sample says nothing.
+    min_cell_ns: u64,
+    /// Cells that got [`WallTime::min_cell_ns`] because too little was left: the probe then
+    /// takes longer than its duration, and says so ([`WallTime::overrun_note`]).
+    pub floored: usize,
+    cells: u64,
+    duration_ns: Option<u64>,
+    /// The share each cell gets when setting up costs nothing (what the result records).
+    pub planned: Cell,
+}
+
+impl WallTime {
+    /// `min_cell_ns`: the least one cell measures (a few of its events).
+    pub fn new(ctx: &ProbeContext, cells: usize, min_cell_ns: u64) -> WallTime {
+        let n = cells.max(1) as u64;
+        let warmup_each_ns = ctx.warmup_ns / n;
+        let planned = match ctx.budget.duration_ns {
+            Some(d) => {
+                let share = (d / n).max(2);
+                let warmup_ns = warmup_each_ns.min(share / 2);
+                Cell {
+                    budget: Budget {
+                        duration_ns: Some(share - warmup_ns),
+                        loops: ctx.budget.loops,
+                    },
+                    warmup_ns,
+                }
+            }
+            None => Cell {
+                budget: ctx.budget,
+                warmup_ns: warmup_each_ns,
+            },
+        };
+        WallTime {
+            deadline_ns: ctx.budget.duration_ns.map(|d| now_ns().saturating_add(d)),
+            cells_left: n,
+            warmup_each_ns,
+            loops: ctx.budget.loops,
+            min_cell_ns,
+            floored: 0,
+            cells: n,
+            duration_ns: ctx.budget.duration_ns,
+            planned,
+        }
+    }
+
+    /// When cells had to measure longer than their share: what happened and the fix, for the
+    /// probe's warnings (`what`: `source × placement pairs`).
+    pub fn overrun_note(&self, what: &str) -> Option<String> {
+        let d = self.duration_ns?;
+        (self.floored > 0).then(|| {
+            format!(
+                "--duration {} is too short for {} {what}: {} of them measured {} each, so the probe took longer than asked; give at least --duration {}",
+                format_duration_ns(d),
+                self.cells,
+                self.floored,
+                format_duration_ns(self.min_cell_ns),
+                format_duration_ns(self.cells * self.min_cell_ns * 2)
+            )
+        })
+    }
+
+    /// The budget of the next cell, from what is left now.
+    pub fn next_cell(&mut self) -> Cell {
+        let n = self.cells_left.max(1);
+        self.cells_left = n - 1;
+        let Some(deadline) = self.deadline_ns else {
+            return self.planned;
+        };
+        let mut share = (deadline.saturating_sub(now_ns()) / n).max(2);
+        let mut warmup_ns = self.warmup_each_ns.min(share / 2);
+        if share - warmup_ns < self.min_cell_ns {
+            self.floored += 1;
+            share = self.min_cell_ns + warmup_ns;
+            warmup_ns = warmup_ns.min(self.min_cell_ns);
+        }
+        Cell {
+            budget: Budget {
+                duration_ns: Some(share - warmup_ns),
+                loops: self.loops,
+            },
+            warmup_ns,
+        }
+    }
+}
+
 pub fn describe_split(cell: &Cell) -> String {
     let mut parts = Vec::new();
     if let Some(d) = cell.budget.duration_ns {

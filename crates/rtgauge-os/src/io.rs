@@ -94,3 +94,17 @@ pub fn futex_wait_while(word: &AtomicU32, value: u32) -> io::Result<()> {
     }
     Ok(())
 }
+
+/// The number of columns of the terminal on standard output; None when it is not a terminal
+/// (piped, redirected) or the size is unknown.
+pub fn terminal_columns() -> Option<usize> {
+    let mut size = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ writes one winsize into the struct passed by pointer.
+    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) };
+    (rc == 0 && size.ws_col > 0).then_some(usize::from(size.ws_col))
+}

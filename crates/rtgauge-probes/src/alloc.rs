@@ -850,6 +850,61 @@ fn measure(
     Ok((series, warnings, measured))
 }
 
+/// How this probe's runs read in the summary at the end of a run (and atop `show` and the
+/// report): the renderer asks the probe, it knows no probe names.
+mod summary_rows {
+    #[allow(unused_imports)]
+    use rtgauge_report::format::{per_op, TimeUnit};
+    #[allow(unused_imports)]
+    use rtgauge_report::summary::{
+        bend_size, fmt, fmt_q, placement_columns, placement_rows, placements, size_groups, size_of,
+        Cells, SummaryRows, MAX_ROWS,
+    };
+    #[allow(unused_imports)]
+    use rtgauge_result::units::format_size;
+    #[allow(unused_imports)]
+    use rtgauge_result::{ProbeRun, RunResult, Series};
+
+    impl SummaryRows for super::Alloc {
+        fn probe(&self) -> &'static str {
+            super::ABOUT.name
+        }
+
+        fn question(&self) -> &'static str {
+            "allocation, worst case"
+        }
+
+        fn columns(&self, _runs: &[&ProbeRun]) -> Vec<String> {
+            vec!["max".into(), "at size".into(), "bends at".into()]
+        }
+
+        fn rows(&self, run: &ProbeRun, _runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+            alloc_rows(run, unit)
+        }
+    }
+
+    /// Per allocator: the worst allocation time, its size, and where the median cost bends.
+    fn alloc_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
+        size_groups(run, "alloc", "allocator")
+            .into_iter()
+            .map(|(allocator, series)| {
+                let worst = series
+                    .iter()
+                    .max_by(|a, b| {
+                        let m = |s: &Series| per_op(s, s.stats.max_ns).unwrap_or(0.0);
+                        m(a).total_cmp(&m(b))
+                    })
+                    .copied();
+                let (max, at) = match worst {
+                    Some(s) => (fmt(unit, s, s.stats.max_ns), format_size(size_of(s))),
+                    None => ("–".into(), "–".into()),
+                };
+                (allocator, vec![max, at, bend_size(&series, false)])
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -480,6 +480,95 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
     (series, warnings, measured)
 }
 
+/// How this probe's runs read in the summary at the end of a run (and atop `show` and the
+/// report): the renderer asks the probe, it knows no probe names.
+mod summary_rows {
+    #[allow(unused_imports)]
+    use rtgauge_report::format::{per_op, TimeUnit};
+    #[allow(unused_imports)]
+    use rtgauge_report::summary::{
+        bend_size, fmt, fmt_q, placement_columns, placement_rows, placements, size_groups, size_of,
+        Cells, SummaryRows, MAX_ROWS,
+    };
+    #[allow(unused_imports)]
+    use rtgauge_result::units::format_size;
+    #[allow(unused_imports)]
+    use rtgauge_result::{ProbeRun, RunResult, Series};
+
+    impl SummaryRows for super::ClockProbe {
+        fn probe(&self) -> &'static str {
+            super::ABOUT.name
+        }
+
+        fn question(&self) -> &'static str {
+            "clock read cost"
+        }
+
+        fn columns(&self, _runs: &[&ProbeRun]) -> Vec<String> {
+            vec!["median".into(), "max".into(), "backward".into()]
+        }
+
+        fn rows(&self, run: &ProbeRun, _runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+            clock_rows(run, unit)
+        }
+
+        fn notes(&self, run: &ProbeRun, result: &RunResult) -> Vec<String> {
+            vec![tsc_verdict(run, result)]
+        }
+    }
+
+    fn clock_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
+        run.series
+            .iter()
+            .map(|s| {
+                (
+                    s.labels
+                        .get("clock")
+                        .cloned()
+                        .unwrap_or_else(|| s.display_name()),
+                    vec![
+                        fmt(unit, s, s.stats.median_ns),
+                        fmt(unit, s, s.stats.max_ns),
+                        s.counters
+                            .get("backward_steps")
+                            .map(|n| n.to_string())
+                            .unwrap_or_else(|| "–".into()),
+                    ],
+                )
+            })
+            .collect()
+    }
+
+    /// Whether the TSC rate held: its spread over the measuring windows against what one
+    /// window can resolve.
+    fn tsc_verdict(run: &ProbeRun, result: &RunResult) -> String {
+        let source = format!("clocksource {}", result.calibration.clocksource);
+        let tsc = run
+            .series
+            .iter()
+            .find(|s| s.labels.get("clock").map(String::as_str) == Some("tsc"));
+        let Some(tsc) = tsc else {
+            return format!("TSC not measured · {source}");
+        };
+        let m = |k: &str| tsc.metrics.get(k).copied();
+        let backward = tsc.counters.get("backward_steps").copied().unwrap_or(0);
+        let rate = m("tsc_hz")
+            .map(|hz| format!("{:.3} GHz", hz / 1e9))
+            .unwrap_or_else(|| "rate unknown".into());
+        let verdict = match (m("tsc_stability_ppb"), m("tsc_window_error_ppb")) {
+            _ if backward > 0 => format!("went backwards {backward} times: do not trust it"),
+            (Some(spread), Some(error)) if spread <= error.max(1.0) => {
+                format!("stable (spread {spread:.0} ppb ≤ {error:.0} ppb resolved)")
+            }
+            (Some(spread), Some(error)) => {
+                format!("UNSTABLE (spread {spread:.0} ppb > {error:.0} ppb resolved)")
+            }
+            _ => "stability not measured (one window; measure longer)".into(),
+        };
+        format!("TSC {rate} {verdict} · {source}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

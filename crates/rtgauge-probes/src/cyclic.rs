@@ -451,6 +451,74 @@ fn measure(
     })
 }
 
+/// How this probe's runs read in the summary at the end of a run (and atop `show` and the
+/// report): the renderer asks the probe, it knows no probe names.
+mod summary_rows {
+    #[allow(unused_imports)]
+    use rtgauge_report::format::{per_op, TimeUnit};
+    #[allow(unused_imports)]
+    use rtgauge_report::summary::{
+        bend_size, fmt, fmt_q, placement_columns, placement_rows, placements, size_groups, size_of,
+        Cells, SummaryRows, MAX_ROWS,
+    };
+    #[allow(unused_imports)]
+    use rtgauge_result::units::format_size;
+    #[allow(unused_imports)]
+    use rtgauge_result::{ProbeRun, RunResult, Series};
+
+    impl SummaryRows for super::Cyclic {
+        fn probe(&self) -> &'static str {
+            super::ABOUT.name
+        }
+
+        fn question(&self) -> &'static str {
+            "wake-up latency"
+        }
+
+        fn columns(&self, _runs: &[&ProbeRun]) -> Vec<String> {
+            vec![
+                "median".into(),
+                "p99".into(),
+                "max".into(),
+                "overruns".into(),
+            ]
+        }
+
+        fn rows(&self, run: &ProbeRun, _runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+            cyclic_rows(run, unit)
+        }
+    }
+
+    fn cyclic_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
+        let mut rows: Vec<(&Series, Cells)> = run
+            .series
+            .iter()
+            .filter(|s| s.name == "latency")
+            .map(|s| {
+                let label = match s.labels.get("cpu") {
+                    Some(cpu) => format!("cpu {cpu}"),
+                    None => s.display_name(),
+                };
+                let cells = vec![
+                    fmt_q(unit, s, s.stats.median_ns, 0.5),
+                    fmt_q(unit, s, s.stats.percentiles.p99_ns, 0.99),
+                    fmt(unit, s, s.stats.max_ns),
+                    s.counters
+                        .get("overruns")
+                        .map(|o| o.to_string())
+                        .unwrap_or_else(|| "–".into()),
+                ];
+                (s, (label, cells))
+            })
+            .collect();
+        // On a large machine the worst CPUs come first; the rest are in the full tables.
+        if rows.len() > MAX_ROWS {
+            rows.sort_by_key(|(s, _)| std::cmp::Reverse(s.stats.max_ns));
+        }
+        rows.into_iter().map(|(_, c)| c).collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -32,11 +32,28 @@ pub const BUILT_IN: [&dyn Probe; 11] = [
     &app::App,
 ];
 
-/// Registers every built-in probe with the core's registry, in [`BUILT_IN`]'s order. Call it
-/// before building a plan; calling it again changes nothing.
+/// How the built-in probes read in the summary (the renderer knows no probe): each probe's
+/// [`rtgauge_report::summary::SummaryRows`], beside its measuring.
+pub const SUMMARIES: [&dyn rtgauge_report::summary::SummaryRows; 8] = [
+    &cyclic::Cyclic,
+    &response::Response,
+    &switch::Switch,
+    &primitive::Primitive,
+    &alloc::Alloc,
+    &memop::Memop,
+    &clocks::ClockProbe,
+    &noise::Noise,
+];
+
+/// Registers every built-in probe with the core's registry, in [`BUILT_IN`]'s order, and
+/// their summary rows with the renderer. Call it before building a plan or rendering a
+/// summary; calling it again changes nothing.
 pub fn register_built_in() {
     for probe in BUILT_IN {
         rtgauge_core::registry::register(probe);
+    }
+    for rows in SUMMARIES {
+        rtgauge_report::summary::register(rows);
     }
 }
 

@@ -223,6 +223,99 @@ fn measure(ctx: &ProbeContext, cfg: &Config) -> Result<(Vec<Series>, u64), Probe
     Ok((series, measured))
 }
 
+/// How this probe's runs read in the summary at the end of a run (and atop `show` and the
+/// report): the renderer asks the probe, it knows no probe names.
+mod summary_rows {
+    #[allow(unused_imports)]
+    use rtgauge_report::format::{per_op, TimeUnit};
+    #[allow(unused_imports)]
+    use rtgauge_report::summary::{
+        bend_size, fmt, fmt_q, placement_columns, placement_rows, placements, size_groups, size_of,
+        Cells, SummaryRows, MAX_ROWS,
+    };
+    #[allow(unused_imports)]
+    use rtgauge_result::units::format_size;
+    #[allow(unused_imports)]
+    use rtgauge_result::{ProbeRun, RunResult, Series};
+
+    impl SummaryRows for super::Memop {
+        fn probe(&self) -> &'static str {
+            super::ABOUT.name
+        }
+
+        fn question(&self) -> &'static str {
+            "memory operations"
+        }
+
+        fn timed(&self) -> bool {
+            false
+        }
+
+        fn columns(&self, _runs: &[&ProbeRun]) -> Vec<String> {
+            vec![
+                "best GB/s".into(),
+                "worst max÷median".into(),
+                "at size".into(),
+                "bends at".into(),
+            ]
+        }
+
+        fn rows(&self, run: &ProbeRun, _runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+            let _ = unit;
+            memop_rows(run)
+        }
+    }
+
+    /// Median bandwidth of a sized series in bytes/s: the probe's own figure when it kept one.
+    fn bandwidth(s: &Series) -> Option<f64> {
+        s.metrics.get("bandwidth_bytes_per_s").copied().or_else(|| {
+            per_op(s, s.stats.median_ns)
+                .filter(|t| *t > 0.0)
+                .map(|t| size_of(s) as f64 / t * 1e9)
+        })
+    }
+
+    /// Per operation: the best median bandwidth; the worst case as the largest slowdown of one
+    /// operation against its size's median (max ÷ median) and that size; and where the cost
+    /// per byte bends (a cache level left behind).
+    fn memop_rows(run: &ProbeRun) -> Vec<Cells> {
+        size_groups(run, "", "")
+            .into_iter()
+            .map(|(op, series)| {
+                let best = series
+                    .iter()
+                    .filter_map(|s| bandwidth(s))
+                    .fold(0.0f64, f64::max);
+                let worst = series
+                    .iter()
+                    .filter_map(|s| match (s.stats.max_ns, s.stats.median_ns) {
+                        (Some(max), Some(median)) if median > 0 => {
+                            Some((max as f64 / median as f64, *s))
+                        }
+                        _ => None,
+                    })
+                    .max_by(|a, b| a.0.total_cmp(&b.0));
+                let (worst, at) = match worst {
+                    Some((ratio, s)) if ratio >= 100.0 => {
+                        (format!("{ratio:.0}"), format_size(size_of(s)))
+                    }
+                    Some((ratio, s)) => (format!("{ratio:.1}"), format_size(size_of(s))),
+                    None => ("–".into(), "–".into()),
+                };
+                (
+                    op,
+                    vec![
+                        format!("{:.1}", best / 1e9),
+                        worst,
+                        at,
+                        bend_size(&series, true),
+                    ],
+                )
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

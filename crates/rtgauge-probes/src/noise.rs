@@ -854,6 +854,75 @@ impl Causes {
     }
 }
 
+/// How this probe's runs read in the summary at the end of a run (and atop `show` and the
+/// report): the renderer asks the probe, it knows no probe names.
+mod summary_rows {
+    #[allow(unused_imports)]
+    use rtgauge_report::format::{per_op, TimeUnit};
+    #[allow(unused_imports)]
+    use rtgauge_report::summary::{
+        bend_size, fmt, fmt_q, placement_columns, placement_rows, placements, size_groups, size_of,
+        Cells, SummaryRows, MAX_ROWS,
+    };
+    #[allow(unused_imports)]
+    use rtgauge_result::units::format_size;
+    #[allow(unused_imports)]
+    use rtgauge_result::{ProbeRun, RunResult, Series};
+
+    impl SummaryRows for super::Noise {
+        fn probe(&self) -> &'static str {
+            super::ABOUT.name
+        }
+
+        fn question(&self) -> &'static str {
+            "CPU stalls, longest"
+        }
+
+        fn columns(&self, _runs: &[&ProbeRun]) -> Vec<String> {
+            vec![
+                "max".into(),
+                "events/s".into(),
+                "noise/s".into(),
+                "available".into(),
+            ]
+        }
+
+        fn rows(&self, run: &ProbeRun, _runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+            noise_rows(run, unit)
+        }
+    }
+
+    /// Per CPU: the longest stall, how often the CPU was taken, how much of each second, and
+    /// the share left to the measuring thread.
+    fn noise_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
+        run.series
+            .iter()
+            .filter(|s| s.name == "gap")
+            .map(|s| {
+                let metric = |key: &str| s.metrics.get(key).copied();
+                let label = match s.labels.get("cpu") {
+                    Some(cpu) => format!("cpu {cpu}"),
+                    None => s.display_name(),
+                };
+                let or_dash = |v: Option<String>| v.unwrap_or_else(|| "–".into());
+                (
+                    label,
+                    vec![
+                        fmt(unit, s, s.stats.max_ns),
+                        or_dash(metric("events_per_s").map(|v| format!("{v:.0}"))),
+                        or_dash(
+                            metric("noise_ns_per_s").map(|v| {
+                                rtgauge_result::units::format_duration_ns(v.round() as u64)
+                            }),
+                        ),
+                        or_dash(metric("availability_pct").map(|v| format!("{v:.3}%"))),
+                    ],
+                )
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

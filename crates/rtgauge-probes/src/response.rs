@@ -17,8 +17,9 @@
 //! `handler-busy` inserts a busy-wait between the handler's wake-up and its timestamp: the
 //! latency must grow by exactly that section, which is how the tests check the probe.
 //!
-//! Sources and placements run one after the other; each (source, placement) gets the whole
-//! budget and the whole warm-up.
+//! Sources and placements run one after the other and share the duration, warm-ups included:
+//! `--duration 5s` takes 5 s whatever the number of sources and placements
+//! ([`WallTime`]); `each-measured` in the result says what each one got.
 
 use rtgauge_core::clock::{self, now_ns};
 use rtgauge_core::live::LiveCell;
@@ -28,7 +29,8 @@ use rtgauge_core::probe::{
 };
 use rtgauge_core::sys::gpio::{self, LineName, Open};
 use rtgauge_core::threads::{
-    describe_places, merge_obtained, one_below, run_pair, Place, Placements, Start, ThreadSpec,
+    describe_places, describe_split, merge_obtained, one_below, run_pair, Place, Placements, Start,
+    ThreadSpec, WallTime,
 };
 use rtgauge_core::units::{format_duration_exact, format_duration_ns};
 use rtgauge_os::io::{cvt, futex_wait_while, futex_wake, pipe, read_byte, retry, write_byte};
@@ -48,7 +50,7 @@ pub const SOURCES: [&str; 7] = [
 pub use rtgauge_core::threads::PLACEMENTS;
 const DESCRIPTION: &str =
     "event to waiting handler latency: signal, pipe, eventfd, futex, message queue, UDP, GPIO loopback; same and cross CPU";
-const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS).warmup_within_duration();
 const PARAMS: [ParamSpec; 6] = [
     ParamSpec::new("sources", "all", "event sources: signal, pipe, eventfd, futex, mqueue, udp, gpio; a comma-separated list or all"),
     ParamSpec::new("placement", "all", "same-cpu (trigger and handler on one CPU) or cross-cpu; a list or all"),
@@ -94,13 +96,27 @@ impl TypedProbe for Response {
             )));
         }
         let mut obtained = Vec::new();
+        // --duration is the probe's wall time: every (source, placement) gets its share.
+        let mut wall = WallTime::new(
+            ctx,
+            available.len() * places.len(),
+            cfg.period_ns.saturating_mul(10),
+        );
+        out.params
+            .insert("each-measured".into(), describe_split(&wall.planned));
         for &source in &available {
             for place in &places {
                 if ctx.stopped() {
                     break;
                 }
+                let cell = wall.next_cell();
+                let cell_ctx = ProbeContext {
+                    budget: cell.budget,
+                    warmup_ns: cell.warmup_ns,
+                    ..*ctx
+                };
                 let channel = Channel::open(source, cfg).map_err(Open::into_error)?;
-                let (o, m) = measure(ctx, cfg, &channel, source, place)?;
+                let (o, m) = measure(&cell_ctx, cfg, &channel, source, place)?;
                 obtained.extend(o);
                 out.measured_ns += m.measured_ns;
                 if m.deferred > 0 {
@@ -128,6 +144,8 @@ impl TypedProbe for Response {
                 }
             }
         }
+        out.warnings
+            .extend(wall.overrun_note("source × placement pairs"));
         out.obtained = merge_obtained(&obtained);
         let names: Vec<&str> = available.iter().map(|s| s.name()).collect();
         out.params.insert("sources".into(), names.join(","));
@@ -787,6 +805,40 @@ impl Drop for MessageQueue {
         unsafe {
             libc::mq_close(self.send);
             libc::mq_close(self.receive);
+        }
+    }
+}
+
+/// How this probe's runs read in the summary at the end of a run (and atop `show` and the
+/// report): the renderer asks the probe, it knows no probe names.
+mod summary_rows {
+    #[allow(unused_imports)]
+    use rtgauge_report::format::{per_op, TimeUnit};
+    #[allow(unused_imports)]
+    use rtgauge_report::summary::{
+        bend_size, fmt, fmt_q, placement_columns, placement_rows, placements, size_groups, size_of,
+        Cells, SummaryRows, MAX_ROWS,
+    };
+    #[allow(unused_imports)]
+    use rtgauge_result::units::format_size;
+    #[allow(unused_imports)]
+    use rtgauge_result::{ProbeRun, RunResult, Series};
+
+    impl SummaryRows for super::Response {
+        fn probe(&self) -> &'static str {
+            super::ABOUT.name
+        }
+
+        fn question(&self) -> &'static str {
+            "event response"
+        }
+
+        fn columns(&self, runs: &[&ProbeRun]) -> Vec<String> {
+            placement_columns(runs)
+        }
+
+        fn rows(&self, run: &ProbeRun, runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+            placement_rows(run, unit, &placements(runs))
         }
     }
 }

@@ -1606,7 +1606,7 @@ impl crate::format::Render for CheckReport {
     fn render(&self, format: crate::format::Format) -> Result<String, crate::format::Unsupported> {
         use crate::format::Format;
         match format {
-            Format::Text(style) => Ok(render_text(self, style)),
+            Format::Text(style) => Ok(crate::format::fit_lines(render_text(self, style), style)),
             Format::Csv => Ok(render_csv(self)),
             Format::Json => Ok(render_json(self)),
             Format::Junit => Ok(render_junit(self)),

@@ -881,7 +881,7 @@ pub use crate::format::Style;
 
 /// Terminal table or Markdown: environment differences, then one table per probe (each row's
 /// verdict in a word and the number of its note), the notes, what could not be compared and
-/// the rule. Terminal tables fit [`crate::format::NOTE_WIDTH`] columns: the explanations are
+/// the rule. Terminal tables fit [`crate::format::width`] columns: the explanations are
 /// the numbered notes below each table.
 pub fn render_text(c: &Comparison, style: Style) -> String {
     let md = style == Style::Markdown;
@@ -924,7 +924,7 @@ pub fn render_text(c: &Comparison, style: Style) -> String {
     if md {
         let _ = writeln!(out, "_{rule}_");
     } else {
-        for line in crate::summary::wrap(&rule, crate::format::NOTE_WIDTH) {
+        for line in crate::summary::wrap(&rule, crate::format::width()) {
             let _ = writeln!(out, "{line}");
         }
     }
@@ -1087,7 +1087,7 @@ fn worst_case_lines(rows: &[&CompareRow], md: bool) -> String {
         if md {
             let _ = writeln!(out, "- {line}");
         } else {
-            for l in crate::summary::wrap(&line, crate::format::NOTE_WIDTH) {
+            for l in crate::summary::wrap(&line, crate::format::width()) {
                 let _ = writeln!(out, "{l}");
             }
         }
@@ -1431,7 +1431,7 @@ impl crate::format::Render for Comparison {
     fn render(&self, format: crate::format::Format) -> Result<String, crate::format::Unsupported> {
         use crate::format::Format;
         match format {
-            Format::Text(style) => Ok(render_text(self, style)),
+            Format::Text(style) => Ok(crate::format::fit_lines(render_text(self, style), style)),
             Format::Csv => Ok(render_csv(self)),
             Format::Json => Ok(render_json(self)),
             other => Err(self.unsupported(other)),

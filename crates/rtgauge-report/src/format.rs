@@ -176,7 +176,7 @@ impl TimeUnit {
     }
 }
 
-/// Numbered notes below a table (`1. text`), each wrapped to [`NOTE_WIDTH`] columns with its
+/// Numbered notes below a table (`1. text`), each wrapped to [`width`] columns with its
 /// continuation lines indented; Markdown gets a numbered list. Empty notes are skipped (their
 /// numbers stay, so a table's Note column still points at the right one).
 pub fn numbered_notes(notes: &[String], markdown: bool) -> String {
@@ -190,7 +190,7 @@ pub fn numbered_notes(notes: &[String], markdown: bool) -> String {
             out.push_str(&text);
             out.push('\n');
         } else {
-            for line in crate::summary::wrap(&text, NOTE_WIDTH) {
+            for line in crate::summary::wrap(&text, width()) {
                 out.push_str(&line);
                 out.push('\n');
             }
@@ -202,13 +202,13 @@ pub fn numbered_notes(notes: &[String], markdown: bool) -> String {
     out
 }
 
-/// A table fitted to [`NOTE_WIDTH`] columns: cells wrap rather than widen the terminal
+/// A table fitted to [`width`] columns: cells wrap rather than widen the terminal
 /// (Markdown tables are left whole).
 pub fn fitted_table(style: Style) -> FittedTable {
     let mut t = new_table(style);
     if style != Style::Markdown {
         t.set_content_arrangement(ContentArrangement::Dynamic);
-        t.set_width(NOTE_WIDTH as u16);
+        t.set_width(width() as u16);
     }
     FittedTable(t)
 }
@@ -251,8 +251,63 @@ pub fn fitted_cell(text: &str) -> String {
     }
 }
 
-/// Width of the notes below terminal tables: they fit a 100-column terminal.
+/// Width of text output unless the terminal is narrower: a 100-column terminal.
 pub const NOTE_WIDTH: usize = 100;
+/// The narrowest width text output is fitted to: below it, lines are cut at this width.
+pub const MIN_WIDTH: usize = 40;
+
+/// The width text output fits (summary, tables, notes, compare, check): [`NOTE_WIDTH`] unless
+/// the program set a narrower terminal's width with [`set_width`].
+static WIDTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(NOTE_WIDTH);
+
+/// Whether [`set_width`] was called: a terminal (or COLUMNS) whose width the full tables
+/// must fit; piped output keeps them whole.
+static WIDTH_GIVEN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Fits every later text output to a terminal of `columns` (the binary passes COLUMNS or the
+/// terminal's width): held between [`MIN_WIDTH`] and [`NOTE_WIDTH`].
+pub fn set_width(columns: usize) {
+    WIDTH.store(
+        columns.clamp(MIN_WIDTH, NOTE_WIDTH),
+        std::sync::atomic::Ordering::Relaxed,
+    );
+    WIDTH_GIVEN.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Wraps between words every line of `text` wider than [`width`] (continuation lines
+/// indented), so prose below tables never widens the terminal; Markdown is left as is.
+/// Table lines are already fitted ([`fitted_table`]) and pass unchanged.
+pub fn fit_lines(text: String, style: Style) -> String {
+    let width = width();
+    if style == Style::Markdown || text.lines().all(|l| l.chars().count() <= width) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let (body, end) = match line.strip_suffix('\n') {
+            Some(body) => (body, "\n"),
+            None => (line, ""),
+        };
+        if body.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        let wrapped = crate::summary::wrap(body, width);
+        out.push_str(&wrapped.join("\n"));
+        out.push_str(end);
+    }
+    out
+}
+
+/// Whether a terminal's width was given ([`set_width`]): wide tables are then fitted to it.
+pub fn width_given() -> bool {
+    WIDTH_GIVEN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The width text output fits: see [`set_width`].
+pub fn width() -> usize {
+    WIDTH.load(std::sync::atomic::Ordering::Relaxed)
+}
 
 #[cfg(test)]
 mod tests {

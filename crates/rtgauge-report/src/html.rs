@@ -302,7 +302,12 @@ fn warnings_section(results: &[RunResult], names: &[String]) -> String {
         } else {
             String::new()
         };
-        for w in &r.warnings {
+        // The doctor's findings have their own section (Doctor): said there once.
+        for w in r
+            .warnings
+            .iter()
+            .filter(|w| !r.checks.iter().any(|c| c.id == w.code))
+        {
             let _ = write!(
                 out,
                 "<li>{who}{} <span class=\"id\">{}</span></li>",
@@ -316,7 +321,7 @@ fn warnings_section(results: &[RunResult], names: &[String]) -> String {
                     out,
                     "<li>{who}{} {} {}: {}</li>",
                     esc(&run.title()),
-                    esc(&run.mode),
+                    esc(&run.mode_label()),
                     esc(&run.load),
                     esc(s)
                 );
@@ -594,6 +599,19 @@ fn header(input: &ReportInput, title: &str, names: &[String], probes: &[String])
     let results = input.results;
     let mut body = String::new();
     let _ = write!(body, "<header><h1>{title}</h1>");
+    // What a reader can conclude comes before everything else.
+    for (i, r) in results.iter().enumerate() {
+        let who = if results.len() > 1 {
+            format!("{}: ", esc(&names[i]))
+        } else {
+            String::new()
+        };
+        let _ = write!(
+            body,
+            "<p class=\"verdict\"><strong>{who}{}</strong></p>",
+            esc(&Summary::of(r).verdict_line())
+        );
+    }
     body.push_str("<div class=\"scroll\"><table class=\"results\"><thead><tr><th>Result</th><th>Host</th><th>Kernel</th><th>Preemption</th><th>Started</th><th>Status</th><th>Tool</th></tr></thead><tbody>");
     for (i, r) in results.iter().enumerate() {
         let _ = write!(

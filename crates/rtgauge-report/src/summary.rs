@@ -1,14 +1,11 @@
-//! The summary printed at the end of a run: per probe × mode × load, the few figures that
-//! answer the probe's question, in at most [`MAX_WIDTH`] columns. The full per-series tables
-//! are one flag (`run --table full`) or `rtgauge show` away.
+//! The summary printed at the end of a run: the verdict first (what a user can conclude, and
+//! whether the run's limits held), then per probe × mode × load the few figures that answer
+//! the probe's question, fitted to the terminal (at most [`MAX_WIDTH`] columns). The full
+//! per-series tables are one flag (`run --table full`) or `rtgauge show` away.
 //!
-//! - cyclic: median, p99, max wake-up latency and overruns per CPU;
-//! - response, switch: median and max per source or mechanism, a column pair per placement;
-//! - primitive: the slowest calls (per call, by median);
-//! - alloc, memop: worst case per allocator or operation, and the size where the cost bends
-//!   (per operation for allocations, per byte for memory operations, twice the best so far);
-//! - clock: read cost per clock and the TSC verdict;
-//! - any other probe: its series with the highest maxima.
+//! Each probe says how its runs read here through [`SummaryRows`] (implemented beside its
+//! measuring, registered at start like the probe itself); this renderer knows no probe name,
+//! and shows a probe without rows by its series with the highest maxima.
 
 use crate::format::{json_text, per_op, Format, Render, Style, TimeUnit};
 use crate::table::status_text;
@@ -18,22 +15,35 @@ use rtgauge_result::{ProbeRun, RunResult, RunStatus, Series};
 use serde::Serialize;
 use std::fmt::Write as _;
 
-/// No summary line is wider than this (a terminal, a CI log, an e-mail).
+/// No summary line is wider than this (a terminal, a CI log, an e-mail); a narrower terminal
+/// gets its own width ([`crate::format::width`]).
 pub const MAX_WIDTH: usize = 100;
+
+/// The width of the summary's lines: the terminal's, at most [`MAX_WIDTH`].
+fn width() -> usize {
+    crate::format::width().min(MAX_WIDTH)
+}
+
 /// Notes are printed indented by two spaces.
-const NOTE_WIDTH: usize = MAX_WIDTH - 2;
+fn note_width() -> usize {
+    width() - 2
+}
 /// Rows of one probe run before the rest is left to the full tables.
-const MAX_ROWS: usize = 4;
-/// Calls listed by the primitive probe's summary.
-const SLOWEST_CALLS: usize = 3;
+pub const MAX_ROWS: usize = 3;
 /// A cost at least this many times the best so far marks where a curve bends.
 const BEND_FACTOR: f64 = 2.0;
 
 /// The summary of one result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Summary {
-    /// The first line: suite, status, date, modes and loads.
+    /// The first line: suite, status, date, modes (what was obtained, where it fell short of
+    /// what was asked) and loads.
     pub heading: String,
+    /// What a user can conclude, in one sentence, from what was measured (the second line).
+    pub verdict: String,
+    /// Whether the run's limits held (`--max-latency`, a spec), said after the verdict; None
+    /// when no limit was given.
+    pub limit: Option<String>,
     /// Set when the result is not complete: what that means for its numbers.
     pub status_note: Option<String>,
     pub sections: Vec<Section>,
@@ -102,6 +112,8 @@ impl Summary {
         }
         Summary {
             heading: heading(result),
+            verdict: verdict(result, &sections),
+            limit: limit_outcome(result),
             status_note: match result.status {
                 // An import says where it came from, every time it is shown.
                 RunStatus::Complete => imported(result).map(|w| w.message.clone()),
@@ -120,6 +132,164 @@ impl Summary {
             sections,
         }
     }
+}
+
+impl Summary {
+    /// Says after the verdict whether the run's limits held: `--max-latency 100 µs: held`.
+    pub fn with_limit(mut self, outcome: impl Into<String>) -> Summary {
+        self.limit = Some(outcome.into());
+        self
+    }
+
+    /// The verdict line as printed: the sentence and the limits' outcome.
+    pub fn verdict_line(&self) -> String {
+        format!(
+            "verdict: {}; {}",
+            self.verdict,
+            self.limit.as_deref().unwrap_or("no limit given")
+        )
+    }
+}
+
+/// What the run lets a user conclude in one sentence, from its figures only. A periodic
+/// probe (a `period` parameter and `latency` series) answers the control engineer's question:
+/// the worst wake-up at that period, as a share of it, and the periods lost; any other run
+/// names its largest maximum. Rows measured short of their mode say so.
+fn verdict(result: &RunResult, sections: &[Section]) -> String {
+    let measured: Vec<&ProbeRun> = result
+        .runs
+        .iter()
+        .filter(|r| status_text(&r.status).is_none() && !r.series.is_empty())
+        .collect();
+    if measured.is_empty() {
+        return match result.runs.iter().find_map(|r| status_text(&r.status)) {
+            Some(status) => format!("nothing was measured ({status})"),
+            None => "nothing was measured".into(),
+        };
+    }
+    let not_rt = measured
+        .iter()
+        .find(|r| !r.obtained.shortfalls.is_empty())
+        .map(|r| format!(" ({}: not real-time numbers)", r.mode_label()))
+        .unwrap_or_default();
+    if let Some(line) = periodic_verdict(&measured) {
+        return format!("{line}{not_rt}");
+    }
+    // The largest maximum of the run, in its probe's own words.
+    let worst = measured
+        .iter()
+        .flat_map(|r| r.series.iter().map(move |s| (*r, s)))
+        .filter_map(|(r, s)| per_op(s, s.stats.max_ns).map(|m| (m, r, s)))
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match worst {
+        Some((max, run, series)) => {
+            let question = sections
+                .iter()
+                .find(|s| s.probe == run.title())
+                .and_then(|s| s.title.split(": ").nth(1))
+                .and_then(|q| q.split(',').next())
+                .unwrap_or("time");
+            format!(
+                "{}: slowest {question} {} ({}){not_rt}",
+                run.title(),
+                rtgauge_result::units::format_duration_ns(max.round() as u64),
+                series.display_name()
+            )
+        }
+        None => format!("measured, with no time to report{not_rt}"),
+    }
+}
+
+/// The value of `--flag VALUE` or `--flag=VALUE` in a command line.
+fn flag_value<'a>(words: &'a [String], flag: &str) -> Option<&'a str> {
+    let with_equals = format!("{flag}=");
+    words.iter().enumerate().find_map(|(i, w)| {
+        if w == flag {
+            words.get(i + 1).map(String::as_str)
+        } else {
+            w.strip_prefix(&with_equals)
+        }
+    })
+}
+
+/// Whether the run's limits held, from its command line and its figures: `--max-latency`
+/// against the largest `latency` maximum (what `run` checks); a spec file is named, its
+/// outcome is set by the run that checked it ([`Summary::with_limit`]). None: no limit given.
+fn limit_outcome(result: &RunResult) -> Option<String> {
+    let words = &result.command_line;
+    if let Some(limit) = flag_value(words, "--max-latency") {
+        let d = rtgauge_result::units::format_duration_ns;
+        let worst = result
+            .runs
+            .iter()
+            .flat_map(|r| r.series.iter())
+            .filter(|s| s.name == "latency")
+            .filter_map(|s| s.stats.max_ns)
+            .max();
+        return Some(
+            match (rtgauge_result::units::parse_duration_ns(limit), worst) {
+                (Ok(ns), Some(max)) if max > ns => {
+                    format!("--max-latency {} EXCEEDED (worst {})", d(ns), d(max))
+                }
+                (Ok(ns), Some(_)) => format!("--max-latency {}: held", d(ns)),
+                _ => format!("--max-latency {limit}: no latency measured to check"),
+            },
+        );
+    }
+    flag_value(words, "--spec")
+        .map(|spec| format!("limits of {spec}: `rtgauge check --spec {spec} RESULT` says"))
+}
+
+/// `a 1 ms periodic task lost no period: woke up at most 83 µs late (8.3 % of the period),
+/// p99.9 40 µs`, from the run with the latest wake-up.
+fn periodic_verdict(runs: &[&ProbeRun]) -> Option<String> {
+    let (run, period) = runs
+        .iter()
+        .filter_map(|r| {
+            let period = r.params.get("period")?;
+            let ns = rtgauge_result::units::parse_duration_ns(period).ok()?;
+            r.series
+                .iter()
+                .any(|s| s.name == "latency")
+                .then_some((*r, ns))
+        })
+        .max_by_key(|(r, _)| {
+            r.series
+                .iter()
+                .filter(|s| s.name == "latency")
+                .filter_map(|s| s.stats.max_ns)
+                .max()
+        })?;
+    let latency = || run.series.iter().filter(|s| s.name == "latency");
+    let max = latency().filter_map(|s| s.stats.max_ns).max()?;
+    let overruns: u64 = latency().filter_map(|s| s.counters.get("overruns")).sum();
+    let p999 = latency().filter_map(|s| s.stats.percentiles.p99_9_ns).max();
+    let d = rtgauge_result::units::format_duration_ns;
+    let share = |ns: u64| {
+        let pct = ns as f64 / period.max(1) as f64 * 100.0;
+        if pct >= 100.0 {
+            format!("{:.1} periods", pct / 100.0)
+        } else {
+            format!("{pct:.1} % of the period")
+        }
+    };
+    let lost = match overruns {
+        0 => "lost no period".to_string(),
+        1 => "lost 1 period".to_string(),
+        n => format!("lost {n} periods"),
+    };
+    let mut line = format!(
+        "a {} periodic task ({}) {lost} in {}: woke up at most {} late ({})",
+        d(period),
+        run.title(),
+        d(run.measured_ns),
+        d(max),
+        share(max)
+    );
+    if let Some(p) = p999 {
+        line.push_str(&format!(", p99.9 {} ({})", d(p), share(p)));
+    }
+    Some(line)
 }
 
 /// Why the run's largest wake-ups were late, in one line (`--trace`): "12 spikes > 100 µs:
@@ -149,7 +319,7 @@ pub fn spike_line(run: &ProbeRun, with_mode: bool) -> Option<String> {
         };
         let separator = if i == 0 { " " } else { ", " };
         let last = i + 1 == groups.len();
-        let room = MAX_WIDTH - if last { 0 } else { REST };
+        let room = width() - if last { 0 } else { REST };
         if line.chars().count() + separator.len() + cause.chars().count() > room {
             let more = groups.len() - i;
             line.push_str(&format!(
@@ -161,7 +331,7 @@ pub fn spike_line(run: &ProbeRun, with_mode: bool) -> Option<String> {
         line.push_str(separator);
         line.push_str(&cause);
     }
-    Some(clip(&line, MAX_WIDTH))
+    Some(clip(&line, width()))
 }
 
 /// The note an import leaves in its result (source tool, version and file).
@@ -188,9 +358,28 @@ fn heading(result: &RunResult) -> String {
     if !result.fingerprint.hostname.is_empty() {
         parts.push(result.fingerprint.hostname.clone());
     }
-    parts.push(format!("mode {}", result.config.modes.join(",")));
+    parts.push(format!("mode {}", obtained_modes(result).join(",")));
     parts.push(format!("load {}", result.config.loads.join(",")));
-    clip(&parts.join(" · "), MAX_WIDTH)
+    clip(&parts.join(" · "), width())
+}
+
+/// The run's modes as obtained: `rt`, or `rt asked, normal obtained` where its rows fell
+/// short of the mode (best effort), never the asked mode alone for numbers it did not get.
+fn obtained_modes(result: &RunResult) -> Vec<String> {
+    result
+        .config
+        .modes
+        .iter()
+        .map(|mode| {
+            result
+                .runs
+                .iter()
+                .filter(|r| r.mode == *mode)
+                .map(ProbeRun::mode_label)
+                .find(|label| label != mode)
+                .unwrap_or_else(|| mode.clone())
+        })
+        .collect()
 }
 
 /// Breaks `text` between words into lines of at most `width` characters, continuation lines
@@ -224,9 +413,11 @@ fn clip(text: &str, width: usize) -> String {
     }
 }
 
-/// The figures of one probe's runs, shaped by what the probe answers.
+/// The figures of one probe's runs, shaped by what the probe answers: its registered
+/// [`SummaryRows`], or its series with the highest maxima.
 fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -> Section {
     let probe = runs.first().map(|r| r.probe.as_str()).unwrap_or_default();
+    let shape = find(probe).unwrap_or(&Highest);
     let all_series = runs.iter().flat_map(|r| r.series.iter());
     let max = all_series
         .filter_map(|s| per_op(s, s.stats.max_ns))
@@ -234,52 +425,18 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
     let unit = TimeUnit::for_max(max as u64);
     let mut out = Section {
         probe: title.to_string(),
-        title: String::new(),
-        columns: Vec::new(),
+        title: if shape.timed() {
+            format!("{title}: {}, {}", shape.question(), unit.label())
+        } else {
+            format!("{title}: {}", shape.question())
+        },
+        columns: shape.columns(runs),
         rows: Vec::new(),
         notes: Vec::new(),
     };
-    let (question, columns) = match probe {
-        "cyclic" => ("wake-up latency", vec!["median", "p99", "max", "overruns"]),
-        "response" | "switch" => {
-            let placements = placements(runs);
-            out.columns = placements
-                .iter()
-                .flat_map(|p| [format!("{p} median"), "max".to_string()])
-                .collect();
-            (
-                if probe == "response" {
-                    "event response"
-                } else {
-                    "context switch"
-                },
-                Vec::new(),
-            )
-        }
-        "primitive" => ("slowest calls, per call", vec!["median", "p99", "max"]),
-        "alloc" => ("allocation, worst case", vec!["max", "at size", "bends at"]),
-        "memop" => (
-            "memory operations",
-            vec!["best GB/s", "worst max÷median", "at size", "bends at"],
-        ),
-        "clock" => ("clock read cost", vec!["median", "max", "backward"]),
-        "noise" => (
-            "CPU stalls, longest",
-            vec!["max", "events/s", "noise/s", "available"],
-        ),
-        _ => ("highest maxima", vec!["median", "max"]),
-    };
-    if out.columns.is_empty() {
-        out.columns = columns.into_iter().map(String::from).collect();
-    }
-    out.title = if probe == "memop" {
-        format!("{title}: {question}")
-    } else {
-        format!("{title}: {question}, {}", unit.label())
-    };
     for run in runs {
         let prefix = if several {
-            format!("{} {} ", run.mode, run.load)
+            format!("{} {} ", run.mode_label(), run.load)
         } else {
             String::new()
         };
@@ -292,16 +449,7 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
             });
             continue;
         }
-        let rows = match probe {
-            "cyclic" => cyclic_rows(run, unit),
-            "response" | "switch" => placement_rows(run, unit, &placements(runs)),
-            "primitive" => primitive_rows(run, unit),
-            "alloc" => alloc_rows(run, unit),
-            "memop" => memop_rows(run),
-            "clock" => clock_rows(run, unit),
-            "noise" => noise_rows(run, unit),
-            _ => generic_rows(run, unit),
-        };
+        let rows = shape.rows(run, runs, unit);
         let total = rows.len();
         for (label, cells) in rows.into_iter().take(MAX_ROWS) {
             out.rows.push(Row {
@@ -311,34 +459,110 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
             });
         }
         if total > MAX_ROWS {
+            let more = total - MAX_ROWS;
             out.notes.push(format!(
-                "{note_prefix}{} more rows in the full tables",
-                total - MAX_ROWS
+                "{note_prefix}{more} more row{} in the full tables",
+                if more == 1 { "" } else { "s" }
             ));
         }
-        if probe == "primitive" {
-            let calls = per_call(run).count();
-            if calls > SLOWEST_CALLS {
-                out.notes.push(format!(
-                    "{note_prefix}the {SLOWEST_CALLS} slowest of {calls} calls by median"
-                ));
-            }
-        }
-        if probe == "clock" {
-            out.notes
-                .push(format!("{note_prefix}{}", tsc_verdict(run, result)));
-        }
+        out.notes.extend(
+            shape
+                .notes(run, result)
+                .into_iter()
+                .map(|n| format!("{note_prefix}{n}")),
+        );
         out.notes.extend(worst_case_notes(run, &note_prefix));
     }
     out
 }
 
-type Cells = (String, Vec<String>);
+/// How one probe's runs read in the summary: the question its figures answer, its columns,
+/// its rows and the notes below them. Each probe implements it beside its measuring (crate
+/// rtgauge-probes) and the program registers it at start with [`register`], as it registers
+/// the probe; a probe without one shows its series with the highest maxima. The renderer
+/// knows no probe.
+pub trait SummaryRows: Sync {
+    /// The probe these rows are for (`ProbeRun::probe`).
+    fn probe(&self) -> &'static str;
+    /// What the figures answer: `wake-up latency` (the title adds the unit when [`timed`]).
+    ///
+    /// [`timed`]: SummaryRows::timed
+    fn question(&self) -> &'static str;
+    /// Whether the cells are times in the section's unit (the title then names it).
+    fn timed(&self) -> bool {
+        true
+    }
+    /// Column headings after the row label, for these runs of the probe.
+    fn columns(&self, runs: &[&ProbeRun]) -> Vec<String>;
+    /// One run's rows, the most telling first: the summary keeps [`MAX_ROWS`] and counts the
+    /// rest. `runs` are all the runs of the section (columns shared among them).
+    fn rows(&self, run: &ProbeRun, runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells>;
+    /// Lines below the rows for one run (a verdict, what the rows were chosen from).
+    fn notes(&self, _run: &ProbeRun, _result: &RunResult) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Every registered [`SummaryRows`], in registration order.
+static REGISTERED: std::sync::RwLock<Vec<&'static dyn SummaryRows>> =
+    std::sync::RwLock::new(Vec::new());
+
+/// Adds a probe's summary rows: the summary (and the report) shape that probe's runs with
+/// them. A probe already registered keeps its first rows, so registering twice is harmless.
+pub fn register(rows: &'static dyn SummaryRows) {
+    let mut all = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
+    if !all.iter().any(|r| r.probe() == rows.probe()) {
+        all.push(rows);
+    }
+}
+
+/// The summary rows registered for `probe`.
+fn find(probe: &str) -> Option<&'static dyn SummaryRows> {
+    REGISTERED
+        .read()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .copied()
+        .find(|r| r.probe() == probe)
+}
+
+/// A probe without registered rows: its series with the highest maxima.
+struct Highest;
+
+impl SummaryRows for Highest {
+    fn probe(&self) -> &'static str {
+        ""
+    }
+
+    fn question(&self) -> &'static str {
+        "highest maxima"
+    }
+
+    fn columns(&self, _runs: &[&ProbeRun]) -> Vec<String> {
+        vec!["median".into(), "max".into()]
+    }
+
+    fn rows(&self, run: &ProbeRun, _runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+        generic_rows(run, unit)
+    }
+}
+
+/// Column pairs (median, max) per placement (same-cpu, cross-cpu) in the order first seen:
+/// the shape of probes that measure a hand-over per source or mechanism and placement.
+pub fn placement_columns(runs: &[&ProbeRun]) -> Vec<String> {
+    placements(runs)
+        .iter()
+        .flat_map(|p| [format!("{p} median"), "max".to_string()])
+        .collect()
+}
+
+/// A row: its label and one cell per column.
+pub type Cells = (String, Vec<String>);
 
 /// `mode load: ` before a note when the result has several of them.
 fn note_prefix(run: &ProbeRun, several: bool) -> String {
     if several {
-        format!("{} {}: ", run.mode, run.load)
+        format!("{} {}: ", run.mode_label(), run.load)
     } else {
         String::new()
     }
@@ -350,7 +574,7 @@ fn too_short_note(run: &ProbeRun, note_prefix: &str) -> Vec<String> {
     match worst_case::headline(run).find(|(_, wc)| worst_case::too_few(wc)) {
         Some((_, wc)) => wrap(
             &format!("{note_prefix}{}", worst_case::verdict_text(wc)),
-            NOTE_WIDTH,
+            note_width(),
         ),
         None => Vec::new(),
     }
@@ -372,25 +596,26 @@ fn worst_case_notes(run: &ProbeRun, note_prefix: &str) -> Vec<String> {
                 "{note_prefix}{label}: {}",
                 worst_case::line(s, wc, run.measured_ns)
             ),
-            NOTE_WIDTH,
+            note_width(),
         ));
     }
     if let Some(advice) =
         worst_case::headline(run).find_map(|(_, wc)| worst_case::advice(wc.estimate()?))
     {
-        notes.extend(wrap(&format!("{note_prefix}{advice}"), NOTE_WIDTH));
+        notes.extend(wrap(&format!("{note_prefix}{advice}"), note_width()));
     }
     notes
 }
 
-fn fmt(unit: TimeUnit, s: &Series, ns: Option<u64>) -> String {
+/// A time of `s` in `unit` per operation, or `–`.
+pub fn fmt(unit: TimeUnit, s: &Series, ns: Option<u64>) -> String {
     per_op(s, ns)
         .map(|v| unit.format(v))
         .unwrap_or_else(|| "–".into())
 }
 
 /// Quantile `q` of `s`, or `≥ LIMIT` where an imported histogram's range ends below it.
-fn fmt_q(unit: TimeUnit, s: &Series, ns: Option<u64>, q: f64) -> String {
+pub fn fmt_q(unit: TimeUnit, s: &Series, ns: Option<u64>, q: f64) -> String {
     let beyond = s.counters.get("beyond_histogram").copied().unwrap_or(0);
     match (ns, s.counters.get("histogram_limit_ns")) {
         (None, Some(&limit))
@@ -402,37 +627,8 @@ fn fmt_q(unit: TimeUnit, s: &Series, ns: Option<u64>, q: f64) -> String {
     }
 }
 
-fn cyclic_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
-    let mut rows: Vec<(&Series, Cells)> = run
-        .series
-        .iter()
-        .filter(|s| s.name == "latency")
-        .map(|s| {
-            let label = match s.labels.get("cpu") {
-                Some(cpu) => format!("cpu {cpu}"),
-                None => s.display_name(),
-            };
-            let cells = vec![
-                fmt_q(unit, s, s.stats.median_ns, 0.5),
-                fmt_q(unit, s, s.stats.percentiles.p99_ns, 0.99),
-                fmt(unit, s, s.stats.max_ns),
-                s.counters
-                    .get("overruns")
-                    .map(|o| o.to_string())
-                    .unwrap_or_else(|| "–".into()),
-            ];
-            (s, (label, cells))
-        })
-        .collect();
-    // On a large machine the worst CPUs come first; the rest are in the full tables.
-    if rows.len() > MAX_ROWS {
-        rows.sort_by_key(|(s, _)| std::cmp::Reverse(s.stats.max_ns));
-    }
-    rows.into_iter().map(|(_, c)| c).collect()
-}
-
 /// Placement values (same-cpu, cross-cpu) in the order first seen.
-fn placements(runs: &[&ProbeRun]) -> Vec<String> {
+pub fn placements(runs: &[&ProbeRun]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for s in runs.iter().flat_map(|r| r.series.iter()) {
         let p = s.labels.get("placement").cloned().unwrap_or_default();
@@ -445,7 +641,7 @@ fn placements(runs: &[&ProbeRun]) -> Vec<String> {
 
 /// The row label of a series: its labels other than `skip`, prefixed with its name unless
 /// the name is the probe's own (`switch via=sem` → `sem`).
-fn row_label(run: &ProbeRun, s: &Series, skip: &[&str]) -> String {
+pub fn row_label(run: &ProbeRun, s: &Series, skip: &[&str]) -> String {
     let mut parts: Vec<&str> = Vec::new();
     if s.name != run.probe {
         parts.push(&s.name);
@@ -459,7 +655,7 @@ fn row_label(run: &ProbeRun, s: &Series, skip: &[&str]) -> String {
     parts.join(" ")
 }
 
-fn placement_rows(run: &ProbeRun, unit: TimeUnit, placements: &[String]) -> Vec<Cells> {
+pub fn placement_rows(run: &ProbeRun, unit: TimeUnit, placements: &[String]) -> Vec<Cells> {
     let mut rows: Vec<Cells> = Vec::new();
     for s in &run.series {
         let label = row_label(run, s, &["placement"]);
@@ -478,39 +674,6 @@ fn placement_rows(run: &ProbeRun, unit: TimeUnit, placements: &[String]) -> Vec<
     rows
 }
 
-/// Series timed one call at a time (the batched ones amortise what a single call costs).
-fn per_call(run: &ProbeRun) -> impl Iterator<Item = &Series> {
-    run.series
-        .iter()
-        .filter(|s| s.labels.get("method").is_none_or(|m| m == "per-call"))
-}
-
-fn primitive_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
-    let mut calls: Vec<&Series> = per_call(run).collect();
-    calls.sort_by(|a, b| {
-        let m = |s: &Series| per_op(s, s.stats.median_ns).unwrap_or(0.0);
-        m(b).total_cmp(&m(a))
-    });
-    calls
-        .into_iter()
-        .take(SLOWEST_CALLS)
-        .map(|s| {
-            let label = match s.labels.get("size") {
-                Some(size) => format!("{} {size}", s.name),
-                None => s.name.clone(),
-            };
-            (
-                label,
-                vec![
-                    fmt(unit, s, s.stats.median_ns),
-                    fmt(unit, s, s.stats.percentiles.p99_ns),
-                    fmt(unit, s, s.stats.max_ns),
-                ],
-            )
-        })
-        .collect()
-}
-
 /// The index of the first point whose cost is at least [`BEND_FACTOR`] times the lowest
 /// cost before it: where a curve over sizes bends upward.
 pub fn bend(costs: &[f64]) -> Option<usize> {
@@ -524,7 +687,7 @@ pub fn bend(costs: &[f64]) -> Option<usize> {
     None
 }
 
-fn size_of(s: &Series) -> u64 {
+pub fn size_of(s: &Series) -> u64 {
     s.metrics
         .get("size_bytes")
         .map(|v| *v as u64)
@@ -538,7 +701,7 @@ fn size_of(s: &Series) -> u64 {
 
 /// Series of `name` (any name when empty) that carry a size, grouped by `group_label` (by
 /// series name when empty), each group sorted by size.
-fn size_groups<'a>(
+pub fn size_groups<'a>(
     run: &'a ProbeRun,
     name: &str,
     group_label: &str,
@@ -566,7 +729,7 @@ fn size_groups<'a>(
 }
 
 /// Where the per-unit median cost of a size-sorted group bends upward, as a size.
-fn bend_size(series: &[&Series], per_byte: bool) -> String {
+pub fn bend_size(series: &[&Series], per_byte: bool) -> String {
     let costs: Vec<f64> = series
         .iter()
         .map(|s| {
@@ -581,156 +744,6 @@ fn bend_size(series: &[&Series], per_byte: bool) -> String {
     bend(&costs)
         .map(|i| format_size(size_of(series[i])))
         .unwrap_or_else(|| "–".into())
-}
-
-/// Per allocator: the worst allocation time, its size, and where the median cost bends.
-fn alloc_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
-    size_groups(run, "alloc", "allocator")
-        .into_iter()
-        .map(|(allocator, series)| {
-            let worst = series
-                .iter()
-                .max_by(|a, b| {
-                    let m = |s: &Series| per_op(s, s.stats.max_ns).unwrap_or(0.0);
-                    m(a).total_cmp(&m(b))
-                })
-                .copied();
-            let (max, at) = match worst {
-                Some(s) => (fmt(unit, s, s.stats.max_ns), format_size(size_of(s))),
-                None => ("–".into(), "–".into()),
-            };
-            (allocator, vec![max, at, bend_size(&series, false)])
-        })
-        .collect()
-}
-
-/// Median bandwidth of a sized series in bytes/s: the probe's own figure when it kept one.
-fn bandwidth(s: &Series) -> Option<f64> {
-    s.metrics.get("bandwidth_bytes_per_s").copied().or_else(|| {
-        per_op(s, s.stats.median_ns)
-            .filter(|t| *t > 0.0)
-            .map(|t| size_of(s) as f64 / t * 1e9)
-    })
-}
-
-/// Per operation: the best median bandwidth; the worst case as the largest slowdown of one
-/// operation against its size's median (max ÷ median) and that size; and where the cost
-/// per byte bends (a cache level left behind).
-fn memop_rows(run: &ProbeRun) -> Vec<Cells> {
-    size_groups(run, "", "")
-        .into_iter()
-        .map(|(op, series)| {
-            let best = series
-                .iter()
-                .filter_map(|s| bandwidth(s))
-                .fold(0.0f64, f64::max);
-            let worst = series
-                .iter()
-                .filter_map(|s| match (s.stats.max_ns, s.stats.median_ns) {
-                    (Some(max), Some(median)) if median > 0 => {
-                        Some((max as f64 / median as f64, *s))
-                    }
-                    _ => None,
-                })
-                .max_by(|a, b| a.0.total_cmp(&b.0));
-            let (worst, at) = match worst {
-                Some((ratio, s)) if ratio >= 100.0 => {
-                    (format!("{ratio:.0}"), format_size(size_of(s)))
-                }
-                Some((ratio, s)) => (format!("{ratio:.1}"), format_size(size_of(s))),
-                None => ("–".into(), "–".into()),
-            };
-            (
-                op,
-                vec![
-                    format!("{:.1}", best / 1e9),
-                    worst,
-                    at,
-                    bend_size(&series, true),
-                ],
-            )
-        })
-        .collect()
-}
-
-fn clock_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
-    run.series
-        .iter()
-        .map(|s| {
-            (
-                s.labels
-                    .get("clock")
-                    .cloned()
-                    .unwrap_or_else(|| s.display_name()),
-                vec![
-                    fmt(unit, s, s.stats.median_ns),
-                    fmt(unit, s, s.stats.max_ns),
-                    s.counters
-                        .get("backward_steps")
-                        .map(|n| n.to_string())
-                        .unwrap_or_else(|| "–".into()),
-                ],
-            )
-        })
-        .collect()
-}
-
-/// Per CPU: the longest stall, how often the CPU was taken, how much of each second, and
-/// the share left to the measuring thread.
-fn noise_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
-    run.series
-        .iter()
-        .filter(|s| s.name == "gap")
-        .map(|s| {
-            let metric = |key: &str| s.metrics.get(key).copied();
-            let label = match s.labels.get("cpu") {
-                Some(cpu) => format!("cpu {cpu}"),
-                None => s.display_name(),
-            };
-            let or_dash = |v: Option<String>| v.unwrap_or_else(|| "–".into());
-            (
-                label,
-                vec![
-                    fmt(unit, s, s.stats.max_ns),
-                    or_dash(metric("events_per_s").map(|v| format!("{v:.0}"))),
-                    or_dash(
-                        metric("noise_ns_per_s")
-                            .map(|v| rtgauge_result::units::format_duration_ns(v.round() as u64)),
-                    ),
-                    or_dash(metric("availability_pct").map(|v| format!("{v:.3}%"))),
-                ],
-            )
-        })
-        .collect()
-}
-
-/// Whether the TSC rate held: its spread over the measuring windows against what one
-/// window can resolve.
-fn tsc_verdict(run: &ProbeRun, result: &RunResult) -> String {
-    let source = format!("clocksource {}", result.calibration.clocksource);
-    let tsc = run
-        .series
-        .iter()
-        .find(|s| s.labels.get("clock").map(String::as_str) == Some("tsc"));
-    let Some(tsc) = tsc else {
-        return format!("TSC not measured · {source}");
-    };
-    let m = |k: &str| tsc.metrics.get(k).copied();
-    let backward = tsc.counters.get("backward_steps").copied().unwrap_or(0);
-    let rate = m("tsc_hz")
-        .map(|hz| format!("{:.3} GHz", hz / 1e9))
-        .unwrap_or_else(|| "rate unknown".into());
-    let verdict = match (m("tsc_stability_ppb"), m("tsc_window_error_ppb")) {
-        _ if backward > 0 => format!("went backwards {backward} times: do not trust it"),
-        (Some(spread), Some(error)) if spread <= error.max(1.0) => {
-            format!("stable (rate spread {spread:.0} ppb, within the {error:.0} ppb resolved)")
-        }
-        (Some(spread), Some(error)) => {
-            format!("UNSTABLE (rate spread {spread:.0} ppb, beyond the {error:.0} ppb resolved)")
-        }
-        _ => "stability not measured (one window; measure longer)".into(),
-    };
-    format!("TSC {rate}: {verdict} · {source}")
 }
 
 fn generic_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
@@ -753,12 +766,20 @@ fn generic_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
 /// Plain aligned columns: readable piped, in a log, on any terminal; no box drawing.
 fn render_text(summary: &Summary) -> String {
     let mut out = String::new();
+    let width = width();
     let _ = writeln!(out, "{}", summary.heading);
+    // An incomplete run says so before anything is concluded from it.
     if let Some(note) = &summary.status_note {
-        let _ = writeln!(out, "{note}");
+        for line in wrap(note, width) {
+            let _ = writeln!(out, "{line}");
+        }
     }
+    for line in wrap(&summary.verdict_line(), width) {
+        let _ = writeln!(out, "{line}");
+    }
+    // Probes that measured nothing here come last, together: one sentence each.
+    let mut not_measured = String::new();
     for s in &summary.sections {
-        out.push('\n');
         let widths: Vec<usize> = (0..s.columns.len())
             .map(|i| {
                 s.rows
@@ -771,7 +792,7 @@ fn render_text(summary: &Summary) -> String {
             })
             .collect();
         let numbers: usize = widths.iter().map(|w| w + 2).sum();
-        let label_width = MAX_WIDTH.saturating_sub(numbers).min(
+        let label_width = width.saturating_sub(numbers).min(
             s.rows
                 .iter()
                 .map(|r| r.label.chars().count() + 2)
@@ -779,22 +800,62 @@ fn render_text(summary: &Summary) -> String {
                 .unwrap_or(0)
                 .max(s.title.chars().count()),
         );
+        // A probe that measured nothing in one mode and load is one sentence: its name and
+        // why, wrapped (a reason says how to fix it: never cut), no empty header.
+        let skipped = matches!(
+            s.rows.as_slice(),
+            [Row { label, status: Some(_), .. }] if label.is_empty()
+        );
+        if !skipped {
+            out.push('\n');
+        }
+        if let [Row {
+            label,
+            status: Some(status),
+            ..
+        }] = s.rows.as_slice()
+        {
+            if label.is_empty() {
+                let own = format!("{}: ", s.probe);
+                let status = status.replacen(&format!("skipped: {own}"), "skipped: ", 1);
+                for line in wrap(&format!("{own}{status}"), width) {
+                    let _ = writeln!(not_measured, "{line}");
+                }
+                for n in &s.notes {
+                    for line in wrap(&format!("  {n}"), width) {
+                        let _ = writeln!(not_measured, "{line}");
+                    }
+                }
+                continue;
+            }
+        }
         let mut line = format!("{:<label_width$}", clip(&s.title, label_width));
         for (c, w) in s.columns.iter().zip(&widths) {
             let _ = write!(line, "  {c:>w$}");
         }
-        let _ = writeln!(out, "{}", line.trim_end());
+        let _ = writeln!(out, "{}", clip(line.trim_end(), width));
         for r in &s.rows {
             let label = clip(&format!("  {}", r.label), label_width);
             let mut line = format!("{label:<label_width$}");
             match &r.status {
-                // No mode or load to name: the status is the whole line.
-                Some(status) if r.label.is_empty() => {
-                    line = clip(&format!("  {status}"), MAX_WIDTH);
-                }
+                // A reason says how to fix it: wrapped, never cut.
                 Some(status) => {
-                    let room = MAX_WIDTH.saturating_sub(label_width + 2);
-                    let _ = write!(line, "  {}", clip(status, room));
+                    let (first, indent) = if r.label.is_empty() {
+                        (String::from("  "), 4)
+                    } else {
+                        (format!("{line}  "), label_width + 4)
+                    };
+                    let room = width.saturating_sub(indent).max(20);
+                    for (i, l) in wrap(status, room).iter().enumerate() {
+                        let text = if i == 0 {
+                            format!("{first}{l}")
+                        } else {
+                            // wrap() indents its continuation lines by two already.
+                            format!("{}{l}", " ".repeat(indent - 2))
+                        };
+                        let _ = writeln!(out, "{}", clip(text.trim_end(), width));
+                    }
+                    continue;
                 }
                 None => {
                     for (c, w) in r.cells.iter().zip(&widths) {
@@ -802,11 +863,21 @@ fn render_text(summary: &Summary) -> String {
                     }
                 }
             }
-            let _ = writeln!(out, "{}", line.trim_end());
+            let _ = writeln!(out, "{}", clip(line.trim_end(), width));
         }
+        // Notes wrap (a verdict or a fix is never cut), indented by two.
         for n in &s.notes {
-            let _ = writeln!(out, "{}", clip(&format!("  {n}"), MAX_WIDTH));
+            // A note's own continuation lines keep their indent.
+            let lead = n.len() - n.trim_start().len();
+            let text = n.split_whitespace().collect::<Vec<_>>().join(" ");
+            for line in wrap(&text, width.saturating_sub(2 + lead).max(20)) {
+                let _ = writeln!(out, "  {}{line}", " ".repeat(lead));
+            }
         }
+    }
+    if !not_measured.is_empty() {
+        out.push('\n');
+        out.push_str(&not_measured);
     }
     out
 }
@@ -817,6 +888,7 @@ fn render_markdown(summary: &Summary) -> String {
     if let Some(note) = &summary.status_note {
         let _ = writeln!(out, "**{note}**\n");
     }
+    let _ = writeln!(out, "**{}**\n", cell(&summary.verdict_line()));
     for s in &summary.sections {
         let _ = writeln!(out, "### {}\n", cell(&s.title));
         let _ = writeln!(out, "| | {} |", s.columns.join(" | "));

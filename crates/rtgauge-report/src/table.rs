@@ -156,33 +156,106 @@ pub fn probe_table(runs: &[&ProbeRun]) -> ProbeTable {
     ProbeTable { unit, header, rows }
 }
 
-/// One probe's table.
+/// One probe's table. On a terminal of known width ([`crate::format::width_given`]) it is
+/// fitted by leaving out the least telling columns first (then wrapping cells), said below
+/// the table; piped output and Markdown keep every column.
 pub fn render_probe_table(probe: &str, runs: &[&ProbeRun], style: Style) -> String {
     let data = probe_table(runs);
-    let columns = data.header.len();
-    let mut table = new_table(style);
-    table.set_header(data.header);
-    for r in data.rows {
-        let mut row = vec![r.mode, r.load];
-        match r.status {
-            Some(status) => {
-                row.push(status);
-                row.resize(columns, String::new());
-            }
-            None => row.extend(r.cells),
-        }
-        table.add_row(row);
-    }
-    for i in 3..columns {
-        if let Some(c) = table.column_mut(i) {
-            c.set_cell_alignment(CellAlignment::Right);
-        }
-    }
     let title = match style {
         Style::Terminal | Style::Plain => format!("{probe}\n"),
         Style::Markdown => format!("### {probe}\n\n"),
     };
-    format!("{title}{table}\n")
+    let mut keep = vec![true; data.header.len()];
+    let mut table = build_table(&data, &keep, style);
+    let mut left_out: Vec<String> = Vec::new();
+    if style != Style::Markdown && crate::format::width_given() {
+        let width = crate::format::width();
+        let widest =
+            |t: &comfy_table::Table| t.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+        for name in DROPPED_FIRST {
+            if widest(&table) <= width {
+                break;
+            }
+            // Rows under several loads need their Load column.
+            if name == "Load" && data.rows.iter().any(|r| r.load != data.rows[0].load) {
+                continue;
+            }
+            let prefix = format!("{name} ");
+            let Some(i) = data
+                .header
+                .iter()
+                .position(|h| h == name || h.starts_with(&prefix))
+            else {
+                continue;
+            };
+            keep[i] = false;
+            left_out.push(name.to_string());
+            table = build_table(&data, &keep, style);
+        }
+        if widest(&table) > width {
+            table.set_content_arrangement(comfy_table::ContentArrangement::Dynamic);
+            table.set_width(width as u16);
+        }
+    }
+    let mut out = format!("{title}{table}\n");
+    if !left_out.is_empty() {
+        let note = format!(
+            "(left out to fit {} columns: {}; `--format md` or `csv` has every column)",
+            crate::format::width(),
+            left_out.join(", ")
+        );
+        for line in crate::summary::wrap(&note, crate::format::width()) {
+            out.push_str(&line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// The columns a narrow terminal loses first, least telling first: the maximum, the median
+/// and the high percentiles stay longest.
+const DROPPED_FIRST: [&str; 8] = [
+    "Min",
+    "Deviation",
+    "Average",
+    "p99.999",
+    "p99.99",
+    "Samples",
+    "Load",
+    "p99",
+];
+
+fn build_table(data: &ProbeTable, keep: &[bool], style: Style) -> comfy_table::Table {
+    let columns = data.header.len();
+    let kept = |cells: Vec<String>| -> Vec<String> {
+        cells
+            .into_iter()
+            .zip(keep)
+            .filter(|(_, k)| **k)
+            .map(|(c, _)| c)
+            .collect()
+    };
+    let mut table = new_table(style);
+    table.set_header(kept(data.header.clone()));
+    for r in &data.rows {
+        let mut row = vec![r.mode.clone(), r.load.clone()];
+        match &r.status {
+            Some(status) => {
+                row.push(status.clone());
+                row.resize(columns, String::new());
+            }
+            None => row.extend(r.cells.iter().cloned()),
+        }
+        table.add_row(kept(row));
+    }
+    // Numbers align right: every kept column after Mode, Load and Series.
+    let first_number = keep.iter().take(3).filter(|k| **k).count();
+    for i in first_number..keep.iter().filter(|k| **k).count() {
+        if let Some(c) = table.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
 }
 
 /// The Series cell: name, labels and the batch size when samples timed several calls.

@@ -5,7 +5,7 @@ mod common;
 
 use rtgauge_report::check::{self, check_result, Spec};
 use rtgauge_report::compare::{self, Outcome, Style};
-use rtgauge_report::{Format, Render, Style as RenderStyle, Summary, Tables};
+use rtgauge_report::{Format, Render, Style as RenderStyle, Tables};
 use rtgauge_result::{read_result, RunResult};
 
 fn fixtures() -> (RunResult, RunResult) {
@@ -190,6 +190,7 @@ fn check_fails_with_reasons() {
 
 #[test]
 fn report_page_is_self_contained_and_shows_skips() {
+    rtgauge_probes::register_built_in();
     let (a, b) = fixtures();
     let names = vec!["idle".to_string(), "loaded".to_string()];
     let page = rtgauge_report::render_html(&rtgauge_report::ReportInput {
@@ -320,7 +321,7 @@ fn text_of(r: &impl Render, format: Format) -> String {
 #[test]
 fn summary_terminal() {
     let text = text_of(
-        &Summary::of(&common::every_probe()),
+        &common::summary_of(&common::every_probe()),
         Format::Text(RenderStyle::Terminal),
     );
     for line in text.lines() {
@@ -333,7 +334,7 @@ fn summary_terminal() {
 fn summary_markdown_of_two_modes() {
     let (a, _) = fixtures();
     insta::assert_snapshot!(text_of(
-        &Summary::of(&a),
+        &common::summary_of(&a),
         Format::Text(RenderStyle::Markdown)
     ));
 }
@@ -341,13 +342,16 @@ fn summary_markdown_of_two_modes() {
 #[test]
 fn summary_json() {
     let (a, _) = fixtures();
-    insta::assert_snapshot!(text_of(&Summary::of(&a), Format::Json));
+    insta::assert_snapshot!(text_of(&common::summary_of(&a), Format::Json));
 }
 
 #[test]
 fn summary_has_no_csv_and_says_which_formats_it_has() {
     let (a, _) = fixtures();
-    let e = Summary::of(&a).render(Format::Csv).unwrap_err().to_string();
+    let e = common::summary_of(&a)
+        .render(Format::Csv)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("a summary cannot be written as CSV"), "{e}");
     assert!(e.contains("Markdown"), "{e}");
 }
@@ -356,7 +360,7 @@ fn summary_has_no_csv_and_says_which_formats_it_has() {
 fn summary_of_an_interrupted_run_says_so_first() {
     let (mut a, _) = fixtures();
     a.status = rtgauge_result::RunStatus::Interrupted;
-    let text = text_of(&Summary::of(&a), Format::Text(RenderStyle::Plain));
+    let text = text_of(&common::summary_of(&a), Format::Text(RenderStyle::Plain));
     let second = text.lines().nth(1).unwrap_or_default();
     assert!(second.starts_with("INTERRUPTED"), "{text}");
 }
@@ -470,4 +474,38 @@ fn report_opens_with_the_summary_and_verdicts_and_ends_with_the_system() {
         !doctor[..details].contains("waking from deep C-states"),
         "{doctor}"
     );
+}
+
+/// The report page opens with the verdict (before the summary's tables), and the doctor's
+/// findings are listed once, in their own section, not again among the warnings.
+#[test]
+fn report_page_opens_with_the_verdict_and_says_each_finding_once() {
+    rtgauge_probes::register_built_in();
+    let (mut a, _) = fixtures();
+    // A run's environment findings are also among its warnings, coded by check.
+    a.warnings.push(rtgauge_result::Warning::new(
+        "rt_throttling",
+        "RT throttling: on",
+    ));
+    let page = rtgauge_report::render_html(&rtgauge_report::ReportInput {
+        results: std::slice::from_ref(&a),
+        names: &["a".to_string()],
+        comparison: None,
+        recordings: &[],
+    });
+    let verdict = page.find("verdict: ").expect("a verdict on the page");
+    let summary = page.find("id=\"summary\"").expect("a summary section");
+    assert!(verdict < summary, "the verdict comes first");
+    if let Some(warnings) = page.find("id=\"warnings\"") {
+        let section = &page[warnings..];
+        let section = &section[..section.find("</section>").unwrap()];
+        assert!(section.contains("short-run"), "the run's own warning stays");
+        for check in &a.checks {
+            assert!(
+                !section.contains(&format!("<span class=\"id\">{}</span>", check.id)),
+                "{} said again among the warnings",
+                check.id
+            );
+        }
+    }
 }

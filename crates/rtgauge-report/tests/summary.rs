@@ -5,7 +5,7 @@ mod common;
 
 use proptest::prelude::*;
 use rtgauge_report::summary::MAX_WIDTH;
-use rtgauge_report::{Format, Render, Style, Summary};
+use rtgauge_report::{Format, Render, Style};
 use rtgauge_result::{ProbeRun, ProbeStatus, Series};
 use rtgauge_stats::Recorder;
 
@@ -55,7 +55,7 @@ proptest! {
             run_of("ioport", &variant, Vec::new(), ProbeStatus::Skipped { reason }),
         ];
         result.config.suite = Some(label.clone());
-        let summary = Summary::of(&result);
+        let summary = common::summary_of(&result);
         for style in [Style::Terminal, Style::Plain] {
             let text = summary.render(Format::Text(style)).unwrap();
             for line in text.lines() {

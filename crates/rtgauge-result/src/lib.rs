@@ -236,14 +236,17 @@ impl ProbeRun {
     }
 
     /// The mode as a table should name it: the mode asked for, and when `--best-effort` fell
-    /// short of it, what was really measured (`rt (best effort: other)`), so numbers measured
-    /// as an ordinary process are never shown as the real-time mode's. `mode` itself stays
-    /// the name asked for, for machines.
+    /// short of it, what was really measured (`rt asked, normal obtained`), so numbers
+    /// measured as an ordinary process are never shown as the real-time mode's. `mode` itself
+    /// stays the name asked for, for machines.
     pub fn mode_label(&self) -> String {
         if self.obtained.shortfalls.is_empty() {
-            self.mode.clone()
-        } else {
-            format!("{} (best effort: {})", self.mode, self.obtained.policy)
+            return self.mode.clone();
+        }
+        // SCHED_OTHER is what rtgauge calls the normal mode.
+        match self.obtained.policy.as_str() {
+            "other" if self.mode != "normal" => format!("{} asked, normal obtained", self.mode),
+            _ => format!("{} asked, partly obtained", self.mode),
         }
     }
 }

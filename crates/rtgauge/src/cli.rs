@@ -200,8 +200,9 @@ pub struct RunArgs {
     pub suite: Option<String>,
 
     /// How long each probe measures, after warm-up (e.g. 10s, 2m; default 10s, suites set their
-    /// own), or `forever`: until Ctrl-C, in windows of --soak-window, the result saved as each
-    /// probe's window ends.
+    /// own); response and switch, which measure their sources and placements one after another,
+    /// share it among them, warm-ups included. Or `forever`: until Ctrl-C, in windows of
+    /// --soak-window, the result saved as each probe's window ends.
     #[arg(short, long, value_name = "DURATION", value_parser = run_duration, allow_hyphen_values = true)]
     pub duration: Option<u64>,
 

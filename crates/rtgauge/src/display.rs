@@ -67,6 +67,8 @@ impl Progress {
             .time_left(index, since.elapsed())
             .filter(|_| index <= total)
         {
+            // Counted down in whole seconds, rounded up: 4.99 s left is "0:05".
+            let left = Duration::from_secs(left.as_secs() + u64::from(left.subsec_nanos() > 0));
             line.push_str(&format!(" · about {} left", clock_time(left)));
         }
         line
@@ -215,6 +217,24 @@ static COLOR: OnceLock<ColorChoice> = OnceLock::new();
 
 pub fn set_color(choice: ColorChoice) {
     let _ = COLOR.set(choice);
+}
+
+/// Fits text output to the terminal: COLUMNS when set (a script or test asks for a width),
+/// else the terminal's own width; piped output keeps the full 100 columns.
+pub fn fit_width() {
+    let columns = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|c| *c > 0)
+        .or_else(rtgauge_os::io::terminal_columns);
+    if let Some(columns) = columns {
+        rtgauge_report::format::set_width(columns);
+    }
+}
+
+/// The width text output fits (see [`fit_width`]).
+pub fn width() -> usize {
+    rtgauge_report::format::width()
 }
 
 /// Whether verdicts printed on standard output get colour.

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         }
     };
     display::set_color(cli.color);
+    display::fit_width();
     match commands::dispatch(cli, args) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {

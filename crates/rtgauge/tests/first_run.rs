@@ -165,10 +165,20 @@ fn first_run_without_root_measures_best_effort_and_says_which_rows_are_not_real_
         .collect();
     assert_eq!(notice.len(), 1, "one prominent line:\n{err}");
     let notice = notice[0];
-    assert!(notice.contains("clock rt (best effort: other)"), "{notice}");
+    assert!(
+        notice.contains("rt asked, normal obtained for clock"),
+        "{notice}"
+    );
     assert!(
         notice.contains("sudo ") && !notice.contains("first.json"),
         "{notice}"
+    );
+    // The heading and the rows never say `mode rt` for numbers measured as a normal process.
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let heading = printed.lines().next().unwrap_or_default();
+    assert!(
+        heading.contains("mode rt asked, normal obtained") && !heading.contains("mode rt ·"),
+        "{printed}"
     );
     // The rows say what they really got: an ordinary process, with the reasons.
     let doc = common::read_json(&result);
@@ -226,9 +236,19 @@ fn readme_maps_cyclictest_options_to_rtgauge_options_that_exist() {
     }
 }
 
+/// `29.492ms` from 29.492 (ms), as the verdict writes a duration.
+fn units_ms(ms: f64) -> String {
+    format!(
+        "{}ms",
+        format!("{ms:.3}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+    )
+}
+
 /// The README's example run and the prose under it describe the same run: the typical
 /// wake-up, the p99, the worst wake-up and the lost periods the prose names are those of the
-/// table's rows, and the warnings count the same overruns.
+/// table's rows, the warnings count the same overruns, and the verdict says the same.
 #[test]
 fn readme_prose_describes_the_run_its_example_shows() {
     let readme = std::fs::read_to_string(
@@ -243,7 +263,7 @@ fn readme_prose_describes_the_run_its_example_shows() {
     // `  cpu 0   17.7  44.7  10555  29`: median, p99, max (µs), overruns.
     let rows: Vec<[f64; 4]> = example
         .iter()
-        .filter(|l| l.trim_start().starts_with("cpu "))
+        .filter(|l| l.trim_start().starts_with("cpu ") && !l.contains(':'))
         .map(|l| {
             let v: Vec<f64> = l
                 .split_whitespace()
@@ -275,11 +295,25 @@ fn readme_prose_describes_the_run_its_example_shows() {
     );
     let lost = format!("{} and {} whole periods", rows[0][3], rows[1][3]);
     assert!(prose.contains(&lost), "{lost}: {prose}");
+    // The overruns warning is said once, the other CPU listed with its count.
+    let flowing = example.join(" ");
     for (cpu, row) in rows.iter().enumerate() {
-        let warning = format!("cpu {cpu}: {} of ", row[3]);
-        assert!(
-            example.iter().any(|l| l.contains(&warning)),
-            "{warning}: {example:?}"
-        );
+        let warning = format!("cpu {cpu}: {}", row[3]);
+        assert!(flowing.contains(&warning), "{warning}: {example:?}");
     }
+    // The verdict, second line, says the same run: the periods lost and the worst wake-up.
+    let verdict = flowing
+        .split("verdict: ")
+        .nth(1)
+        .expect("a verdict line in the example");
+    let lost: f64 = rows.iter().map(|r| r[3]).sum();
+    assert!(
+        verdict.contains(&format!("lost {lost} periods")),
+        "lost {lost}: {verdict}"
+    );
+    assert!(
+        verdict.contains(&format!("at most {}", units_ms(max_ms))),
+        "max {max_ms} ms: {verdict}"
+    );
+    assert!(example[2].starts_with("verdict: "), "{example:?}");
 }

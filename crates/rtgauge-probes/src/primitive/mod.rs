@@ -734,6 +734,87 @@ fn capacity_hint(unit: Unit) -> &'static str {
     }
 }
 
+/// How this probe's runs read in the summary at the end of a run (and atop `show` and the
+/// report): the renderer asks the probe, it knows no probe names.
+mod summary_rows {
+    #[allow(unused_imports)]
+    use rtgauge_report::format::{per_op, TimeUnit};
+    #[allow(unused_imports)]
+    use rtgauge_report::summary::{
+        bend_size, fmt, fmt_q, placement_columns, placement_rows, placements, size_groups, size_of,
+        Cells, SummaryRows, MAX_ROWS,
+    };
+    #[allow(unused_imports)]
+    use rtgauge_result::units::format_size;
+    #[allow(unused_imports)]
+    use rtgauge_result::{ProbeRun, RunResult, Series};
+
+    impl SummaryRows for super::Primitive {
+        fn probe(&self) -> &'static str {
+            super::ABOUT.name
+        }
+
+        fn question(&self) -> &'static str {
+            "slowest calls, per call"
+        }
+
+        fn columns(&self, _runs: &[&ProbeRun]) -> Vec<String> {
+            vec!["median".into(), "p99".into(), "max".into()]
+        }
+
+        fn rows(&self, run: &ProbeRun, _runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+            primitive_rows(run, unit)
+        }
+
+        fn notes(&self, run: &ProbeRun, _result: &RunResult) -> Vec<String> {
+            let calls = per_call(run).count();
+            if calls > SLOWEST_CALLS {
+                vec![format!(
+                    "the {SLOWEST_CALLS} slowest of {calls} calls by median"
+                )]
+            } else {
+                Vec::new()
+            }
+        }
+    }
+
+    /// Calls listed by the summary.
+    const SLOWEST_CALLS: usize = 3;
+
+    /// Series timed one call at a time (the batched ones amortise what a single call costs).
+    fn per_call(run: &ProbeRun) -> impl Iterator<Item = &Series> {
+        run.series
+            .iter()
+            .filter(|s| s.labels.get("method").is_none_or(|m| m == "per-call"))
+    }
+
+    fn primitive_rows(run: &ProbeRun, unit: TimeUnit) -> Vec<Cells> {
+        let mut calls: Vec<&Series> = per_call(run).collect();
+        calls.sort_by(|a, b| {
+            let m = |s: &Series| per_op(s, s.stats.median_ns).unwrap_or(0.0);
+            m(b).total_cmp(&m(a))
+        });
+        calls
+            .into_iter()
+            .take(SLOWEST_CALLS)
+            .map(|s| {
+                let label = match s.labels.get("size") {
+                    Some(size) => format!("{} {size}", s.name),
+                    None => s.name.clone(),
+                };
+                (
+                    label,
+                    vec![
+                        fmt(unit, s, s.stats.median_ns),
+                        fmt(unit, s, s.stats.percentiles.p99_ns),
+                        fmt(unit, s, s.stats.max_ns),
+                    ],
+                )
+            })
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

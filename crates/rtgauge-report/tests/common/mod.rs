@@ -15,6 +15,13 @@ use rtgauge_stats::Recorder;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// The summary of `result` with the built-in probes' rows registered, as the program does at
+/// start (each probe shapes its own rows).
+pub fn summary_of(result: &RunResult) -> rtgauge_report::Summary {
+    rtgauge_probes::register_built_in();
+    rtgauge_report::Summary::of(result)
+}
+
 pub fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")

@@ -34,23 +34,30 @@ pub fn announce(reason: &str) -> String {
 /// One line naming the rows measured short of their mode, and the command that fixes it;
 /// None when every row got what it asked for.
 pub fn notice(result: &RunResult, command_line: &[String]) -> Option<String> {
-    let mut rows: Vec<String> = Vec::new();
+    // `rt asked, normal obtained for cyclic, clock`: one group per label.
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
     for run in result
         .runs
         .iter()
         .filter(|r| !r.obtained.shortfalls.is_empty())
     {
-        let row = format!("{} {}", run.title(), run.mode_label());
-        if !rows.contains(&row) {
-            rows.push(row);
+        let (label, title) = (run.mode_label(), run.title());
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, titles)) if titles.contains(&title) => {}
+            Some((_, titles)) => titles.push(title),
+            None => groups.push((label, vec![title])),
         }
     }
-    if rows.is_empty() {
+    if groups.is_empty() {
         return None;
     }
+    let rows: Vec<String> = groups
+        .iter()
+        .map(|(label, titles)| format!("{label} for {}", titles.join(", ")))
+        .collect();
     Some(format!(
-        "NOT REAL-TIME: {} did not get all their mode asks for; for real-time numbers run as root: sudo {}",
-        rows.join(", "),
+        "NOT REAL-TIME: {}; run as root (or grant CAP_SYS_NICE and a memlock limit) for real-time numbers: sudo {}",
+        rows.join("; "),
         shell_command(&without_output(command_line))
     ))
 }

@@ -2,8 +2,10 @@
 
 use anyhow::Result;
 
-/// Lines of the parameter help are wrapped to fit this many columns.
-pub(super) const COLUMNS: usize = 100;
+/// Lines of the parameter help are wrapped to fit this many columns unless the terminal is
+/// narrower (`crate::display::width`).
+#[cfg(test)]
+const COLUMNS: usize = 100;
 
 pub fn list(json: bool) -> Result<u8> {
     if json {
@@ -70,12 +72,12 @@ fn catalogue() -> String {
 }
 
 /// Appends `text` after `first` (the start of the first line), wrapped at word boundaries to
-/// COLUMNS, continuation lines indented by `indent` spaces.
+/// the terminal's width, continuation lines indented by `indent` spaces.
 pub(super) fn wrap_into(out: &mut String, first: &str, indent: usize, text: &str) {
     let mut line = first.to_string();
     let mut empty = true;
     for word in text.split_whitespace() {
-        if !empty && line.chars().count() + 1 + word.chars().count() > COLUMNS {
+        if !empty && line.chars().count() + 1 + word.chars().count() > crate::display::width() {
             out.push_str(line.trim_end());
             out.push('\n');
             line = " ".repeat(indent);

@@ -83,6 +83,7 @@ fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
     let mut writer = CheckpointWriter {
         path: &output,
         error: None,
+        written: 0,
         progress: &progress,
         progress_lines: !args.quiet && crate::display::progress_as_lines(),
     };
@@ -93,6 +94,7 @@ fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
         runner::execute(&plan, &inputs, &mut writer)
     };
     let checkpoint_error = writer.error.take();
+    let writer_checkpointed = writer.written > 0;
     // With every CPU measured, the display thread had nowhere else to run.
     let display_shared_cpus =
         display.is_some() && rtgauge_core::cpus::housekeeping_cpus(&plan.cpus).is_empty();
@@ -104,16 +106,20 @@ fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
             return Err(e.into());
         }
     };
-    if let Some(e) = checkpoint_error {
+    if let Some(e) = &checkpoint_error {
         eprintln!("rtgauge: a checkpoint of the result could not be saved: {e}");
     }
+    // The runner's last checkpoint is the finished document: written again only when
+    // something was added since (serialising a large result costs time after measuring).
+    let mut saved = !soak(args) && checkpoint_error.is_none() && writer_checkpointed;
     if display_shared_cpus {
+        saved = false;
         result.warnings.push(rtgauge_result::Warning::new(
             "display_shares_cpus",
             "the live display ran on the measured CPUs (every CPU is measured): a neighbour that wakes a few times a second can lower the minima; use -q, or leave a CPU unmeasured with --cpus",
         ));
     }
-    if !save_result(&output, &result) {
+    if !saved && !save_result(&output, &result) {
         // Saved elsewhere: the report beside the requested path is skipped, the run failed.
         return Ok(crate::EXIT_ERROR);
     }
@@ -302,6 +308,8 @@ fn release_unused(path: &Path) {
 struct CheckpointWriter<'a> {
     path: &'a Path,
     error: Option<rtgauge_result::ResultError>,
+    /// Checkpoints written (the last one is the finished document).
+    written: u32,
     progress: &'a Progress,
     /// Progress goes to a log as lines (not a terminal, not --quiet).
     progress_lines: bool,
@@ -319,6 +327,7 @@ impl RunObserver for CheckpointWriter<'_> {
     fn checkpoint(&mut self, result: &RunResult) {
         if self.error.is_none() {
             self.error = write_atomically(self.path, result).err();
+            self.written += 1;
         }
     }
 }
@@ -329,10 +338,20 @@ fn report(
     output: &Path,
     spec: Option<&rtgauge_report::Spec>,
 ) -> Result<u8> {
+    // The spec is checked first: its outcome is part of the summary's verdict line.
+    let checked = spec.map(|spec| rtgauge_report::check_result(result, spec));
     if !args.quiet {
         let format = Format::Text(crate::display::text_style());
+        let mut summary = Summary::of(result);
+        if let (Some(checked), Some(path)) = (&checked, &args.spec) {
+            summary = summary.with_limit(format!(
+                "limits of {}: {}",
+                path.display(),
+                if checked.passed { "held" } else { "EXCEEDED" }
+            ));
+        }
         let text = match args.table {
-            TableKind::Summary => Summary::of(result).render(format),
+            TableKind::Summary => summary.render(format),
             TableKind::Full => Tables(result).render(format),
         };
         print!("{}", text?);
@@ -410,8 +429,7 @@ fn report(
             return Ok(crate::EXIT_THRESHOLD);
         }
     }
-    if let (Some(spec), Some(spec_path)) = (spec, &args.spec) {
-        let checked = rtgauge_report::check_result(result, spec);
+    if let (Some(checked), Some(spec_path)) = (checked, &args.spec) {
         print!(
             "{}",
             checked.render(Format::Text(crate::display::text_style()))?
@@ -424,14 +442,15 @@ fn report(
     Ok(crate::EXIT_OK)
 }
 
-/// How long each probe run should take (warm-up + duration), in the runner's order: every
+/// How long each probe run should take (warm-up + duration, or the duration alone where the
+/// probe shares it among its cells, warm-ups included), in the runner's order: every
 /// probe, in every mode (once for a mode-independent one), under every load. None where only
 /// a sample count bounds it.
 fn probe_run_estimates(plan: &Plan) -> Vec<Option<u64>> {
     let loads = plan.loads.len().max(1);
     (0..loads)
         .flat_map(|_| plan.modes.iter().flat_map(|mode| plan.probes_in(mode)))
-        .map(|r| r.budget.duration_ns.map(|d| d.saturating_add(r.warmup_ns)))
+        .map(|r| r.probe().wall_time_ns(&r.budget, r.warmup_ns))
         .collect()
 }
 

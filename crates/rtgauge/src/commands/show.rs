@@ -39,6 +39,14 @@ pub fn show(args: ShowArgs) -> Result<u8> {
             Format::Csv if several => println!("# {}", path.display()),
             _ => {}
         }
+        // The full tables open with what the run lets one conclude, as the summary does.
+        if let (TableKind::Full, Format::Text(_)) = (args.table, format) {
+            let verdict = Summary::of(result).verdict_line();
+            for line in rtgauge_report::format::fit_lines(verdict, Style::Plain).lines() {
+                println!("{line}");
+            }
+            println!();
+        }
         let text = match args.table {
             TableKind::Full => Tables(result).render(format),
             TableKind::Summary => Summary::of(result).render(format),

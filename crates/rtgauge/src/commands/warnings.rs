@@ -17,13 +17,28 @@ const SAMPLES_CODE: &str = "samples";
 /// The codes of the warnings that say something asked for was not done: the most urgent.
 const ASKED_CODES: [&str; 3] = ["break", "trace", "load"];
 
-/// Doctor's titles of the environment findings, in the result's order.
-fn environment(result: &RunResult) -> Vec<&str> {
-    result
-        .warnings
-        .iter()
-        .filter_map(|w| title_of(result, &w.code))
-        .collect()
+/// Doctor's titles of the environment findings, the failures first, each marked with its
+/// severity (`FAIL`, `warn`) and said once.
+fn environment(result: &RunResult) -> Vec<String> {
+    use rtgauge_result::Status;
+    let mut found: Vec<(u8, String)> = Vec::new();
+    for w in &result.warnings {
+        let Some(check) = result.checks.iter().find(|c| c.id == w.code) else {
+            continue;
+        };
+        let (rank, mark) = match check.status {
+            Status::Fail => (0, "FAIL"),
+            Status::Warn => (1, "warn"),
+            Status::Unknown => (2, "unknown"),
+            Status::Ok => (3, "ok"),
+        };
+        let text = format!("{} ({mark})", check.title);
+        if !found.iter().any(|(_, t)| *t == text) {
+            found.push((rank, text));
+        }
+    }
+    found.sort_by_key(|(rank, _)| *rank);
+    found.into_iter().map(|(_, t)| t).collect()
 }
 
 fn title_of<'a>(result: &'a RunResult, code: &str) -> Option<&'a str> {
@@ -35,30 +50,199 @@ fn title_of<'a>(result: &'a RunResult, code: &str) -> Option<&'a str> {
 }
 
 /// The run's own warnings, most urgent first: what was asked for and not done (`--break`,
-/// `--trace`, a load), then what the mode could not obtain and what the probes saw, then runs
-/// too short for their highest percentiles. Each is (prefix, message).
+/// `--trace`, a load, what the mode could not obtain), then what the probes saw, then runs
+/// too short for their highest percentiles. One line per kind: the same message for several
+/// probe runs is said once with the runs it concerns, and the sample counts in one sentence.
+/// Each is (prefix, message).
 fn own_warnings(result: &RunResult, mode_left_to_rtgauge: bool) -> Vec<(String, String)> {
-    let plain = |w: &rtgauge_result::Warning| ("warning: ".to_string(), w.message.clone());
     let others = result
         .warnings
         .iter()
         .filter(|w| title_of(result, &w.code).is_none());
     let asked = |w: &&rtgauge_result::Warning| ASKED_CODES.contains(&w.code.as_str());
-    let mut list: Vec<(String, String)> = others.clone().filter(asked).map(plain).collect();
-    list.extend(
-        others
-            .clone()
-            .filter(|w| !asked(w) && w.code != SAMPLES_CODE)
-            .map(plain),
-    );
-    // Runs whose mode rtgauge chose get one notice at the end instead (fallback::notice).
+    let mut list = Grouped::default();
+    for w in others.clone().filter(asked) {
+        list.add(&w.message);
+    }
+    // The mode asked for and not obtained. Runs whose mode rtgauge chose get one notice at
+    // the end instead (fallback::notice).
     for run in result.runs.iter().filter(|_| !mode_left_to_rtgauge) {
         for s in &run.obtained.shortfalls {
-            list.push((format!("warning: {}: ", run.key()), s.clone()));
+            list.add(&format!("{}: {s}", run.key()));
         }
     }
-    list.extend(others.filter(|w| w.code == SAMPLES_CODE).map(plain));
-    list
+    for w in others.filter(|w| !asked(w) && w.code != SAMPLES_CODE) {
+        list.add(&w.message);
+    }
+    let mut out = list.lines();
+    if let Some(line) = samples_line(result) {
+        out.push(("warning: ".to_string(), line));
+    }
+    out
+}
+
+/// Messages grouped by kind: the same message about several probe runs, or the same
+/// sentence about several subjects with other numbers (`cpu 0: 31 of 201 periods overran`,
+/// `cpu 1: 78 of 201 …`), is said once, in full for the first, the others listed after it
+/// (`also cpu 1: 78`).
+#[derive(Default)]
+struct Grouped {
+    groups: Vec<Group>,
+}
+
+struct Group {
+    /// The message with its run, subject and numbers taken out: what makes it a kind.
+    shape: String,
+    /// The first message's run key, if it had one, and its text.
+    key: Option<String>,
+    text: String,
+    /// The other messages of the kind, each as its run, subject and first number.
+    also: Vec<String>,
+}
+
+impl Grouped {
+    fn add(&mut self, message: &str) {
+        // `cyclic rt none: text`: a run's key (words without a colon) before the text.
+        let (key, text) = match message.split_once(": ") {
+            Some((key, text)) if is_run_key(key) => (Some(key.to_string()), text.to_string()),
+            _ => (None, message.to_string()),
+        };
+        // `cpu 0: 31 of 201 periods…`: a short subject before the sentence.
+        let (subject, sentence) = match text.split_once(": ") {
+            Some((subject, rest)) if subject.split(' ').count() <= 3 && subject.len() <= 32 => {
+                (Some(subject.to_string()), rest.to_string())
+            }
+            _ => (None, text.clone()),
+        };
+        let shape = without_numbers(&sentence);
+        let Some(group) = self.groups.iter_mut().find(|g| g.shape == shape) else {
+            self.groups.push(Group {
+                shape,
+                key,
+                text,
+                also: Vec::new(),
+            });
+            return;
+        };
+        let mut who: Vec<String> = Vec::new();
+        if key != group.key {
+            who.extend(key);
+        }
+        who.extend(subject);
+        if let Some(n) = first_number(&sentence).filter(|_| sentence != group.text) {
+            who.push(n.to_string());
+        }
+        let who = who.join(": ");
+        if !who.is_empty() && !group.also.contains(&who) {
+            group.also.push(who);
+        }
+    }
+
+    fn lines(self) -> Vec<(String, String)> {
+        self.groups
+            .into_iter()
+            .map(|g| {
+                let prefix = match &g.key {
+                    Some(key) => format!("warning: {key}: "),
+                    None => "warning: ".to_string(),
+                };
+                let text = if g.also.is_empty() {
+                    g.text
+                } else {
+                    format!("{} (also {})", g.text, g.also.join(", "))
+                };
+                (prefix, text)
+            })
+            .collect()
+    }
+}
+
+/// `text` with every number replaced by `#`: messages of one kind have the same shape.
+fn without_numbers(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() || (in_number && c == '.') {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The first number in `text`, as written.
+fn first_number(text: &str) -> Option<&str> {
+    let start = text.find(|c: char| c.is_ascii_digit())?;
+    let rest = &text[start..];
+    let end = rest
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(rest.len());
+    Some(rest[..end].trim_end_matches('.'))
+}
+
+/// A probe run's key as warnings write it (`cyclic rt none`, `noise@w1 normal cpu`): three
+/// words, none with punctuation that a sentence would have.
+fn is_run_key(text: &str) -> bool {
+    let words: Vec<&str> = text.split(' ').collect();
+    (2..=3).contains(&words.len())
+        && words.iter().all(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_alphanumeric() || "@_-+,.".contains(c))
+        })
+}
+
+/// One sentence for every probe run too short for p99.999, from the sample counts: `samples
+/// per series support percentiles up to p99.9 for cyclic, noise; up to p90 for alloc`.
+fn samples_line(result: &RunResult) -> Option<String> {
+    const FULL: u64 = 100_000;
+    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
+    for run in &result.runs {
+        let Some(smallest) = run.series.iter().map(|s| s.stats.count).min() else {
+            continue;
+        };
+        if smallest == 0 || smallest >= FULL {
+            continue;
+        }
+        let label = highest_label(smallest);
+        let title = run.title();
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, titles)) if titles.contains(&title) => {}
+            Some((_, titles)) => titles.push(title),
+            None => groups.push((label, vec![title])),
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(label, titles)| format!("up to {label} for {}", titles.join(", ")))
+        .collect();
+    Some(format!(
+        "too few samples for the highest percentiles: {}; p99.999 needs {FULL} per series (use a longer --duration or --loops)",
+        parts.join("; ")
+    ))
+}
+
+/// The highest percentile `count` samples support.
+fn highest_label(count: u64) -> &'static str {
+    let support = |q: f64| rtgauge_stats::percentile_supported(q, count);
+    [
+        (0.99999, "p99.999"),
+        (0.9999, "p99.99"),
+        (0.999, "p99.9"),
+        (0.99, "p99"),
+        (0.9, "p90"),
+    ]
+    .into_iter()
+    .find(|(q, _)| support(*q))
+    .map_or("the median", |(_, l)| l)
 }
 
 /// Every finding and warning, wrapped to the summary's 100 columns: what `rtgauge show`
@@ -92,10 +276,7 @@ pub(super) fn short_text(result: &RunResult, mode_left_to_rtgauge: bool, output:
         } else {
             String::new()
         };
-        let text = format!(
-            "{}{more} (`rtgauge doctor` explains each)",
-            env[..shown].join(" · ")
-        );
+        let text = format!("{}{more} (see `rtgauge doctor`)", env[..shown].join(" · "));
         let mut lines = String::new();
         wrap_into(&mut lines, "environment: ", 2, &text);
         if lines.lines().count() <= ENVIRONMENT_LINES || shown == 1 {

@@ -10,7 +10,10 @@ use std::path::Path;
 /// the history use [`rtgauge_with_store`].
 pub fn rtgauge() -> Command {
     let mut cmd = Command::cargo_bin("rtgauge").unwrap();
-    cmd.env("RTGAUGE_NO_STORE", "1").env_remove("RTGAUGE_STORE");
+    // The terminal's width is a test's choice (COLUMNS), never the shell's that ran cargo.
+    cmd.env("RTGAUGE_NO_STORE", "1")
+        .env_remove("RTGAUGE_STORE")
+        .env_remove("COLUMNS");
     cmd
 }
 
@@ -34,7 +37,9 @@ pub fn cyclic_run(
 /// The binary as a plain process, without a run history.
 pub fn rtgauge_process() -> std::process::Command {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"));
-    cmd.env("RTGAUGE_NO_STORE", "1").env_remove("RTGAUGE_STORE");
+    cmd.env("RTGAUGE_NO_STORE", "1")
+        .env_remove("RTGAUGE_STORE")
+        .env_remove("COLUMNS");
     cmd
 }
 
