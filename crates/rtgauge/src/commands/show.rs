@@ -42,7 +42,9 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         // The full tables open with what the run lets one conclude, as the summary does.
         if let (TableKind::Full, Format::Text(_)) = (args.table, format) {
             let verdict = Summary::of(result).verdict_line();
-            for line in rtgauge_report::format::fit_lines(verdict, Style::Plain).lines() {
+            for line in
+                rtgauge_report::format::fit_lines(verdict, rtgauge_report::Style::Plain).lines()
+            {
                 println!("{line}");
             }
             println!();
