@@ -99,10 +99,7 @@ pub mod counter {
                 std::env::consts::ARCH
             ));
         }
-        let mut mode: libc::c_int = 0;
-        // SAFETY: PR_GET_TSC writes one int through the pointer.
-        let rc = unsafe { libc::prctl(libc::PR_GET_TSC, &mut mode as *mut libc::c_int) };
-        if rc == 0 && mode == libc::PR_TSC_SIGSEGV {
+        if rtgauge_os::clock::tsc_forbidden() {
             return Some("this process may not execute rdtsc (prctl PR_SET_TSC)".into());
         }
         let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();

@@ -22,6 +22,16 @@ pub fn now_ns() -> u64 {
     read_ns(libc::CLOCK_MONOTONIC)
 }
 
+/// Whether this process is forbidden to read the CPU's time-stamp counter (x86's rdtsc
+/// faults: prctl PR_SET_TSC was set to PR_TSC_SIGSEGV). False where the question does not
+/// apply (other architectures, older kernels).
+pub fn tsc_forbidden() -> bool {
+    let mut mode: libc::c_int = 0;
+    // SAFETY: PR_GET_TSC writes one int through the pointer.
+    let rc = unsafe { libc::prctl(libc::PR_GET_TSC, &mut mode as *mut libc::c_int) };
+    rc == 0 && mode == libc::PR_TSC_SIGSEGV
+}
+
 /// CLOCK_REALTIME now (ns since the Unix epoch), for wall-clock stamps in documents.
 pub fn unix_ns() -> u64 {
     read_ns(libc::CLOCK_REALTIME)

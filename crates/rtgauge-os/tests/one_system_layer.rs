@@ -29,6 +29,7 @@ fn only_the_system_layer_calls_the_kernel_for_cpus_affinity_clocks_and_prioritie
         "libc::PR_SET_TIMERSLACK",
         "libc::PR_GET_TIMERSLACK",
         "libc::getrlimit",
+        "libc::PR_GET_TSC",
         "devices/system/cpu/online",
         "fn parse_cpu_list",
         "fn format_cpu_list",

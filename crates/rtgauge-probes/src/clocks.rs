@@ -99,10 +99,7 @@ mod counter {
                 std::env::consts::ARCH
             ));
         }
-        let mut mode: libc::c_int = 0;
-        // SAFETY: PR_GET_TSC writes one int through the pointer.
-        let rc = unsafe { libc::prctl(libc::PR_GET_TSC, &mut mode as *mut libc::c_int) };
-        (rc == 0 && mode == libc::PR_TSC_SIGSEGV).then(|| {
+        rtgauge_os::clock::tsc_forbidden().then(|| {
             "tsc: this process may not execute rdtsc (prctl PR_SET_TSC is PR_TSC_SIGSEGV); skipped"
                 .to_string()
         })
