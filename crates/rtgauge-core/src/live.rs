@@ -155,7 +155,9 @@ impl LiveBoard {
 /// decade (1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9 × 10^k) from 1 µs to
 /// 9 s, then 10 s; above that the `+Inf` bucket. Each bucket is at most 25 % wide.
 pub const EXPORT_BOUNDS_NS: [u64; 113] = export_bounds();
-const MANTISSAS: [u64; 16] = [10, 12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90];
+const MANTISSAS: [u64; 16] = [
+    10, 12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90,
+];
 
 const fn export_bounds() -> [u64; 113] {
     let mut bounds = [0u64; 113];
