@@ -563,4 +563,23 @@ mod tests {
         );
         assert_eq!(Format::from_accept("*/*"), Format::Text);
     }
+
+    #[test]
+    fn expositions_are_stable() {
+        let info = Info {
+            host: "rt-host-1".into(),
+            kernel: "6.12.0-rt".into(),
+            preemption: "PREEMPT_RT".into(),
+            mode: "rt".into(),
+            probe: "cyclic".into(),
+            period_seconds: 0.001,
+            interval_seconds: 300.0,
+            version: "0.1.0".into(),
+        };
+        insta::assert_snapshot!("text_0_0_4", render(&info, &figures(), Format::Text));
+        insta::assert_snapshot!(
+            "openmetrics",
+            render(&info, &figures(), Format::OpenMetrics)
+        );
+    }
 }
