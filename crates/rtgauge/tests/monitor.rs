@@ -441,6 +441,24 @@ fn shipped_manifests_and_dashboard_parse() {
         .collect();
     assert!(kinds.contains(&"heatmap"), "{kinds:?}");
     let unit = std::fs::read_to_string(contrib().join("rtgauge-monitor.service")).unwrap();
+    // systemd's own check of the unit (the binary path replaced by one that exists here).
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("rtgauge-monitor.service");
+    std::fs::write(&copy, unit.replace("/usr/local/bin/rtgauge", "/bin/true")).unwrap();
+    match Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&copy)
+        .output()
+    {
+        Ok(out) => assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "systemd-analyze verify: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => {
+            println!("systemd-analyze not run ({e}): the unit is checked for its settings only")
+        }
+    }
     for needed in [
         "CAP_SYS_NICE",
         "CAP_IPC_LOCK",

@@ -403,7 +403,10 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
         }
         if let Some(dir) = &args.textfile {
             if now >= next_textfile {
-                write_textfile(dir, &shared)?;
+                // A full disk must not stop the measurement: say so and try again later.
+                if let Err(e) = write_textfile(dir, &shared) {
+                    eprintln!("rtgauge monitor: {e}");
+                }
                 next_textfile = now + TEXTFILE_EVERY_NS;
             }
         }
@@ -426,7 +429,9 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
         Some(now - next * interval),
     );
     if let Some(dir) = &args.textfile {
-        write_textfile(dir, &shared)?;
+        if let Err(e) = write_textfile(dir, &shared) {
+            eprintln!("rtgauge monitor: {e}");
+        }
     }
     if let Some(path) = &args.output {
         rtgauge_result::write_atomically(path, &result)
