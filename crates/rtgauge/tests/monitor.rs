@@ -325,6 +325,27 @@ fn prometheus_agrees_with_the_final_document_and_the_maximum_survives_restarts()
     );
     assert!(alltime <= doc_max + 1e-12, "{alltime} > {doc_max}");
 
+    // The history holds every sample of the run in its intervals, and their highest maximum
+    // is the document's exact one.
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let (stored_samples, stored_max): (i64, i64) = db
+        .query_row(
+            "SELECT SUM(samples), MAX(max_ns) FROM monitor_intervals WHERE cpu = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    drop(db);
+    assert_eq!(
+        stored_samples as f64, doc_count,
+        "samples kept in the history's intervals"
+    );
+    assert_eq!(
+        stored_max as f64 / 1e9,
+        doc_max,
+        "the history's highest interval maximum"
+    );
+
     // Restart: the all-time maximum comes back from the store. SIGTERM kept the unfinished
     // interval too, so it is exactly the document's maximum (every sample of the run fell in
     // one of the intervals).
