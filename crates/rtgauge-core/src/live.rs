@@ -17,6 +17,9 @@ pub struct LiveCell {
     max: AtomicU64,
     sum: AtomicU64,
     overruns: AtomicU64,
+    /// With a board made by [`LiveBoard::exporting`] (`rtgauge monitor`): the histogram and
+    /// interval maxima the exporter reads.
+    export: Option<Box<ExportCell>>,
 }
 
 impl LiveCell {
@@ -29,6 +32,23 @@ impl LiveCell {
             max: AtomicU64::new(0),
             sum: AtomicU64::new(0),
             overruns: AtomicU64::new(0),
+            export: None,
+        }
+    }
+
+    /// The exporter's view of this cell, when the board exports.
+    pub fn export(&self) -> Option<&ExportCell> {
+        self.export.as_deref()
+    }
+
+    /// [`LiveCell::publish`], and for an exporting board, the sample counted in its
+    /// histogram bucket and in the maximum of the interval holding `now_ns` (CLOCK_MONOTONIC).
+    /// Called by the owning thread only; no allocation, no lock, no read-modify-write.
+    #[inline]
+    pub fn publish_at(&self, value: u64, overruns: u64, now_ns: u64) {
+        self.publish(value, overruns);
+        if let Some(export) = &self.export {
+            export.record(value, now_ns);
         }
     }
 
@@ -76,16 +96,39 @@ pub struct LiveSnapshot {
 #[derive(Debug, Default)]
 pub struct LiveBoard {
     cells: std::sync::Mutex<(String, Vec<Arc<LiveCell>>)>,
+    /// Interval width of the exported interval maxima; None: the cells export nothing.
+    export_interval_ns: Option<u64>,
 }
 
 impl LiveBoard {
     /// Registers a cell before its thread starts measuring (never from a hot loop).
     pub fn register(&self, label: String) -> Arc<LiveCell> {
-        let cell = Arc::new(LiveCell::new(label));
+        let mut cell = LiveCell::new(label);
+        cell.export = self
+            .export_interval_ns
+            .map(|interval| Box::new(ExportCell::new(interval)));
+        let cell = Arc::new(cell);
         if let Ok(mut g) = self.cells.lock() {
             g.1.push(cell.clone());
         }
         cell
+    }
+
+    /// A board whose cells also keep a histogram in [`EXPORT_BOUNDS_NS`] buckets and the
+    /// maxima of `interval_ns` wide intervals, for an exporter (`rtgauge monitor`).
+    pub fn exporting(interval_ns: u64) -> LiveBoard {
+        LiveBoard {
+            cells: Default::default(),
+            export_interval_ns: Some(interval_ns.max(1)),
+        }
+    }
+
+    /// The cells of the running probe (the exporter reads them; never the measuring threads).
+    pub fn cells(&self) -> Vec<Arc<LiveCell>> {
+        match self.cells.lock() {
+            Ok(g) => g.1.clone(),
+            Err(_) => Vec::new(),
+        }
     }
 
     /// Starts a new probe: clears the cells and sets the heading.
@@ -105,5 +148,168 @@ impl LiveBoard {
             ),
             Err(_) => (String::new(), Vec::new()),
         }
+    }
+}
+
+/// Upper bounds (inclusive, ns) of the exported histogram's buckets: log-linear, 16 per
+/// decade (1, 1.2, 1.4, 1.6, 1.8, 2, 2.5, 3, 3.5, 4, 4.5, 5, 6, 7, 8, 9 × 10^k) from 1 µs to
+/// 9 s, then 10 s; above that the `+Inf` bucket. Each bucket is at most 25 % wide.
+pub const EXPORT_BOUNDS_NS: [u64; 113] = export_bounds();
+const MANTISSAS: [u64; 16] = [
+    10, 12, 14, 16, 18, 20, 25, 30, 35, 40, 45, 50, 60, 70, 80, 90,
+];
+
+const fn export_bounds() -> [u64; 113] {
+    let mut bounds = [0u64; 113];
+    let mut decade = 0;
+    let mut scale = 100; // 10 × 100 ns = 1 µs
+    while decade < 7 {
+        let mut m = 0;
+        while m < 16 {
+            bounds[decade * 16 + m] = MANTISSAS[m] * scale;
+            m += 1;
+        }
+        scale *= 10;
+        decade += 1;
+    }
+    bounds[112] = 10_000_000_000;
+    bounds
+}
+
+/// Interval slots kept: the exporter has three intervals' time to read a finished one.
+const SLOTS: usize = 4;
+
+/// A histogram and the maxima of the latest intervals, written by one measuring thread with
+/// plain atomic loads and stores, read by the exporter at any time.
+#[derive(Debug)]
+pub struct ExportCell {
+    interval_ns: u64,
+    /// Non-cumulative counts; the last one is above every bound (`+Inf`).
+    buckets: [AtomicU64; EXPORT_BOUNDS_NS.len() + 1],
+    sum_ns: AtomicU64,
+    /// Per slot: 1 + the interval number whose maximum it holds (0: none yet), and that max.
+    slot_interval: [AtomicU64; SLOTS],
+    slot_max: [AtomicU64; SLOTS],
+}
+
+/// A consistent-enough copy of an [`ExportCell`]: counts may be from neighbouring cycles, but
+/// `count` is always the sum of `buckets`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportSnapshot {
+    pub buckets: Vec<u64>,
+    pub count: u64,
+    pub sum_ns: u64,
+}
+
+impl ExportCell {
+    fn new(interval_ns: u64) -> ExportCell {
+        ExportCell {
+            interval_ns,
+            buckets: [const { AtomicU64::new(0) }; EXPORT_BOUNDS_NS.len() + 1],
+            sum_ns: AtomicU64::new(0),
+            slot_interval: [const { AtomicU64::new(0) }; SLOTS],
+            slot_max: [const { AtomicU64::new(0) }; SLOTS],
+        }
+    }
+
+    pub fn interval_ns(&self) -> u64 {
+        self.interval_ns
+    }
+
+    #[inline]
+    fn record(&self, value: u64, now_ns: u64) {
+        let bucket = &self.buckets[bucket_of(value)];
+        bucket.store(bucket.load(Relaxed) + 1, Relaxed);
+        self.sum_ns
+            .store(self.sum_ns.load(Relaxed).wrapping_add(value), Relaxed);
+        let tag = now_ns / self.interval_ns + 1;
+        let slot = (tag as usize) % SLOTS;
+        if self.slot_interval[slot].load(Relaxed) != tag {
+            self.slot_max[slot].store(value, Relaxed);
+            // Release: a reader that sees the new tag sees this interval's first maximum.
+            self.slot_interval[slot].store(tag, std::sync::atomic::Ordering::Release);
+        } else if value > self.slot_max[slot].load(Relaxed) {
+            self.slot_max[slot].store(value, Relaxed);
+        }
+    }
+
+    /// The maximum of interval `n` (the one holding CLOCK_MONOTONIC `n × interval`), if it
+    /// had samples and is still kept (the last [`SLOTS`] intervals). Read it once the interval
+    /// is over.
+    pub fn interval_max(&self, n: u64) -> Option<u64> {
+        let tag = n + 1;
+        let slot = (tag as usize) % SLOTS;
+        if self.slot_interval[slot].load(std::sync::atomic::Ordering::Acquire) != tag {
+            return None;
+        }
+        let max = self.slot_max[slot].load(Relaxed);
+        // Overwritten by a later interval while reading: that interval's value is not ours.
+        (self.slot_interval[slot].load(std::sync::atomic::Ordering::Acquire) == tag).then_some(max)
+    }
+
+    pub fn snapshot(&self) -> ExportSnapshot {
+        let buckets: Vec<u64> = self.buckets.iter().map(|b| b.load(Relaxed)).collect();
+        ExportSnapshot {
+            count: buckets.iter().sum(),
+            buckets,
+            sum_ns: self.sum_ns.load(Relaxed),
+        }
+    }
+}
+
+/// The bucket of [`EXPORT_BOUNDS_NS`] that counts `value` (bounds are inclusive, as
+/// Prometheus's `le`); [`EXPORT_BOUNDS_NS`]`.len()` for values above the last bound.
+#[inline]
+pub fn bucket_of(value: u64) -> usize {
+    EXPORT_BOUNDS_NS.partition_point(|&bound| bound < value)
+}
+
+#[cfg(test)]
+mod export_tests {
+    use super::*;
+
+    #[test]
+    fn bounds_rise_and_each_bucket_is_at_most_a_quarter_wide() {
+        assert_eq!(EXPORT_BOUNDS_NS[0], 1_000);
+        assert_eq!(EXPORT_BOUNDS_NS[16], 10_000);
+        assert_eq!(EXPORT_BOUNDS_NS[111], 9_000_000_000);
+        for pair in EXPORT_BOUNDS_NS.windows(2) {
+            assert!(pair[0] < pair[1], "{pair:?}");
+            assert!(pair[1] * 4 <= pair[0] * 5, "{pair:?}");
+        }
+    }
+
+    #[test]
+    fn values_land_in_the_bucket_whose_bound_is_the_first_at_or_above_them() {
+        assert_eq!(bucket_of(0), 0);
+        assert_eq!(bucket_of(1_000), 0);
+        assert_eq!(bucket_of(1_001), 1);
+        assert_eq!(bucket_of(10_000_000_000), 112);
+        assert_eq!(bucket_of(10_000_000_001), 113);
+        assert_eq!(bucket_of(u64::MAX), 113);
+    }
+
+    #[test]
+    fn interval_maxima_are_kept_per_interval_and_forgotten_after_four() {
+        let board = LiveBoard::exporting(1_000);
+        let cell = board.register("cpu0".into());
+        let export = cell.export().unwrap();
+        cell.publish_at(5, 0, 100);
+        cell.publish_at(9, 0, 900);
+        cell.publish_at(3, 0, 950);
+        cell.publish_at(4, 0, 1_500);
+        assert_eq!(export.interval_max(0), Some(9));
+        assert_eq!(export.interval_max(1), Some(4));
+        assert_eq!(export.interval_max(2), None);
+        // Interval 4 reuses interval 0's slot.
+        cell.publish_at(7, 0, 4_100);
+        assert_eq!(export.interval_max(0), None);
+        assert_eq!(export.interval_max(4), Some(7));
+        let snap = export.snapshot();
+        assert_eq!(snap.count, 5);
+        assert_eq!(snap.sum_ns, 28);
+        assert_eq!(snap.buckets[0], 5);
+        // A plain board's cells export nothing.
+        assert!(LiveBoard::default().register("x".into()).export().is_none());
     }
 }

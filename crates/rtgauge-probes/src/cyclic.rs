@@ -417,7 +417,7 @@ fn measure(
             }
             overruns += missed;
             cycles += 1 + missed;
-            live.publish(lat, overruns);
+            live.publish_at(lat, overruns, woke);
             previous_wake = Some(woke);
             if lat > spike_floor {
                 if let Some(s) = spikes.as_mut() {

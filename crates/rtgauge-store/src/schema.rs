@@ -8,9 +8,10 @@ use crate::StoreError;
 use rusqlite::Connection;
 use std::path::Path;
 
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "CREATE TABLE runs (
+const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        "CREATE TABLE runs (
         id BIGINT PRIMARY KEY,
         started_unix_ns BIGINT NOT NULL,
         finished_unix_ns BIGINT NOT NULL,
@@ -49,7 +50,25 @@ const MIGRATIONS: &[(i64, &str)] = &[(
         run_id BIGINT NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
         set_unix_ns BIGINT NOT NULL
     );",
-)];
+    ),
+    // `rtgauge monitor`: the maximum latency of every interval of the uptime, per host and
+    // CPU, with the samples and overruns counted in it; the all-time figures are sums and
+    // maxima over these rows, so they survive a restart.
+    (
+        2,
+        "CREATE TABLE monitor_intervals (
+        host TEXT NOT NULL,
+        probe TEXT NOT NULL,
+        cpu BIGINT NOT NULL,
+        start_unix_ns BIGINT NOT NULL,
+        width_ns BIGINT NOT NULL,
+        max_ns BIGINT NOT NULL,
+        samples BIGINT NOT NULL,
+        overruns BIGINT NOT NULL,
+        PRIMARY KEY (host, probe, cpu, start_unix_ns)
+    );",
+    ),
+];
 
 /// The newest schema this build knows.
 pub fn current_version() -> i64 {

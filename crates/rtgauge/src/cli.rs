@@ -103,6 +103,10 @@ pub enum Command {
     /// Show one series (e.g. `cyclic latency cpu=1`) over the stored runs: median, p99 and
     /// max as a terminal sparkline table or an HTML chart, kernel and machine changes marked.
     Trend(TrendArgs),
+    /// Watch this machine in production: the cyclic probe measures forever at a low duty, its
+    /// latency histograms and interval maxima exposed to Prometheus (--listen) or
+    /// node_exporter's textfile collector (--textfile), kept in the run history across restarts.
+    Monitor(Box<MonitorArgs>),
     /// Print the JSON Schema of the result document.
     Schema,
     /// Write the man pages (roff), generated from these definitions, into DIR.
@@ -481,6 +485,59 @@ pub struct StoreArgs {
     /// ~/.local/share/rtgauge/history.sqlite].
     #[arg(long, value_name = "PATH", env = "RTGAUGE_STORE")]
     pub store: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MonitorArgs {
+    /// Serve the metrics at http://ADDR/metrics for Prometheus (e.g. 0.0.0.0:9808,
+    /// 127.0.0.1:9808): text format 0.0.4, or OpenMetrics when the scraper asks for it.
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+
+    /// Also write the metrics to DIR/rtgauge.prom every 5 s (atomically: a temporary file
+    /// renamed), for node_exporter's textfile collector.
+    #[arg(long, value_name = "DIR")]
+    pub textfile: Option<PathBuf>,
+
+    /// Width of the intervals whose maximum latency is kept over the whole uptime (OSADL's
+    /// 5-minute maxima); short ones (e.g. 2s) are for trying it out.
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration)]
+    pub interval: u64,
+
+    /// Period of the measuring thread on each CPU (the duty: one wake-up per period).
+    #[arg(short, long, value_name = "PERIOD", default_value = "1ms", value_parser = period)]
+    pub period: u64,
+
+    /// CPUs to measure on: `all` or a list like 2-3.
+    #[arg(short, long, value_name = "CPUS", default_value = "all")]
+    pub cpus: String,
+
+    /// Execution mode of the measuring threads [default: rt].
+    #[arg(short, long, value_delimiter = ',', value_parser = mode_parser(), num_args = 1, value_name = "MODE")]
+    pub mode: Vec<ModeName>,
+
+    /// Real-time priority of the measuring threads in `rt` mode.
+    #[arg(long, value_name = "PRIO", default_value_t = plan::DEFAULT_PRIORITY, value_parser = priority)]
+    pub priority: i32,
+
+    /// Warm-up discarded at start (default 1s).
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    pub warmup: Option<u64>,
+
+    /// Continue when a real-time setting cannot be applied; the result records what was obtained.
+    #[arg(long)]
+    pub best_effort: bool,
+
+    /// On SIGTERM or Ctrl-C, write the result document of this monitor's uptime to FILE.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+
+    /// Replace an existing file at --output.
+    #[arg(long)]
+    pub force: bool,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
 }
 
 #[derive(Debug, Args)]

@@ -11,6 +11,7 @@ mod forced_exit;
 mod history;
 mod import;
 mod loads;
+mod monitor;
 mod probes;
 mod recordings;
 mod report;
@@ -45,6 +46,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Ab(a) => ab::ab(a),
         Command::Import(a) => import::import(a),
         Command::Trend(a) => trend::trend(a),
+        Command::Monitor(a) => monitor::monitor(*a, args),
         Command::Schema => {
             print!("{}", result_schema());
             Ok(crate::EXIT_OK)

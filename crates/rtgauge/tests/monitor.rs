@@ -1,0 +1,491 @@
+//! `rtgauge monitor` end to end, with Debian's real Prometheus scraping it: what PromQL computes
+//! from the exposition agrees with monitor's own final result document, the all-time interval
+//! maximum survives a restart, the shipped alert rules load and every query of the shipped
+//! dashboard is valid against that server. Properties only, never absolute latencies.
+
+mod common;
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Upper bounds (s) of the exported buckets, as rtgauge_core::live::EXPORT_BOUNDS_NS.
+fn bucket_bounds(metrics: &str) -> Vec<f64> {
+    let mut bounds: Vec<f64> = metrics
+        .lines()
+        .filter(|l| l.starts_with("rtgauge_latency_seconds_bucket{cpu=\"1\""))
+        .filter_map(|l| l.split("le=\"").nth(1)?.split('"').next()?.parse().ok())
+        .filter(|b: &f64| b.is_finite())
+        .collect();
+    bounds.sort_by(f64::total_cmp);
+    bounds
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn contrib() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../contrib/monitor")
+}
+
+/// A plain HTTP/1.0 GET; the status line and body.
+fn get(port: u16, path: &str, accept: &str) -> Option<(String, String)> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nAccept: {accept}\r\n\r\n"
+    )
+    .ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    Some((head.to_string(), body.to_string()))
+}
+
+fn encode(q: &str) -> String {
+    q.bytes()
+        .map(|b| match b {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'-' | b'_' | b'.' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// An instant PromQL query; the whole JSON answer.
+fn query(port: u16, q: &str) -> Value {
+    let (_, body) = get(port, &format!("/api/v1/query?query={}", encode(q)), "*/*")
+        .unwrap_or_else(|| panic!("prometheus did not answer {q}"));
+    serde_json::from_str(&body).unwrap_or_else(|e| panic!("{q}: {e}: {body}"))
+}
+
+/// The single value of an instant query.
+fn scalar(port: u16, q: &str) -> f64 {
+    let answer = query(port, q);
+    assert_eq!(answer["status"], "success", "{q}: {answer}");
+    let result = &answer["data"]["result"];
+    assert_eq!(result.as_array().map(Vec::len), Some(1), "{q}: {answer}");
+    result[0]["value"][1].as_str().unwrap().parse().unwrap()
+}
+
+fn wait_until(what: &str, limit: Duration, mut ready: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ready() {
+        assert!(start.elapsed() < limit, "{what}: not within {limit:?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_monitor(port: u16, store: &Path, output: &Path, textfile: Option<&Path>) -> Killed {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("rtgauge"));
+    cmd.args(["monitor", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--interval", "2s", "--period", "1ms", "--cpus", "1"])
+        .args(["--warmup", "200ms", "--force", "--store"])
+        .arg(store)
+        .arg("-o")
+        .arg(output)
+        .stdout(Stdio::null());
+    if let Some(dir) = textfile {
+        cmd.arg("--textfile").arg(dir);
+    }
+    let child = Killed(cmd.spawn().unwrap());
+    wait_until("monitor serves /metrics", Duration::from_secs(20), || {
+        get(port, "/metrics", "*/*")
+            .is_some_and(|(_, b)| b.contains("rtgauge_latency_seconds_count{cpu=\"1\"}"))
+    });
+    child
+}
+
+fn sigterm(child: &mut Killed) -> std::process::ExitStatus {
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "monitor ignored SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// The gauge `name{cpu="1"}` from an exposition, in seconds.
+fn gauge(metrics: &str, name: &str) -> Option<f64> {
+    let prefix = format!("{name}{{cpu=\"1\"}} ");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.parse().unwrap())
+}
+
+fn latency_series(result: &Value) -> &Value {
+    result["runs"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "latency" && s["labels"]["cpu"] == "1")
+        .expect("the final document has cpu 1's latency")
+}
+
+#[test]
+fn prometheus_agrees_with_the_final_document_and_the_maximum_survives_restarts() {
+    if Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        panic!("Debian's prometheus is needed (apt-get install prometheus; .ci/run installs it)");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let output = dir.path().join("final.json");
+    let textfile = dir.path().join("textfile");
+    std::fs::create_dir(&textfile).unwrap();
+    let port = free_port();
+    let mut monitor = start_monitor(port, &store, &output, Some(&textfile));
+
+    let prom_port = free_port();
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: rtgauge\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
+        ),
+    )
+    .unwrap();
+    let prometheus = Killed(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    wait_until("prometheus is ready", Duration::from_secs(30), || {
+        get(prom_port, "/-/ready", "*/*").is_some_and(|(h, _)| h.contains(" 200"))
+    });
+    // Several 2-s intervals, scraped every second.
+    wait_until(
+        "prometheus holds finished intervals",
+        Duration::from_secs(40),
+        || {
+            let a = query(
+                prom_port,
+                "count_over_time(rtgauge_interval_max_seconds{cpu=\"1\"}[5m])",
+            );
+            a["data"]["result"][0]["value"][1]
+                .as_str()
+                .and_then(|v| v.parse::<f64>().ok())
+                .is_some_and(|n| n >= 6.0)
+        },
+    );
+
+    // Both formats parse: promtool lints the text format, Prometheus scraped OpenMetrics.
+    let (head, text) = get(port, "/metrics", "text/plain").unwrap();
+    assert!(head.contains("text/plain; version=0.0.4"), "{head}");
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let lint = promtool.wait_with_output().unwrap();
+    assert!(
+        lint.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&lint.stdout),
+        String::from_utf8_lossy(&lint.stderr)
+    );
+    let (head, om) = get(
+        port,
+        "/metrics",
+        "application/openmetrics-text;version=1.0.0",
+    )
+    .unwrap();
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    assert!(om.ends_with("# EOF\n"));
+    let scraped = query(prom_port, "up{job=\"rtgauge\"}");
+    assert_eq!(scraped["data"]["result"][0]["value"][1], "1", "{scraped}");
+    let textfile_text = std::fs::read_to_string(textfile.join("rtgauge.prom")).unwrap();
+    assert!(textfile_text.contains("rtgauge_samples_total{cpu=\"1\"}"));
+
+    // The shipped rules load and every dashboard query is valid PromQL on this server.
+    let rules = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(contrib().join("alerts.yml"))
+        .output()
+        .unwrap();
+    assert!(
+        rules.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rules.stdout)
+    );
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(contrib().join("grafana-dashboard.json")).unwrap(),
+    )
+    .unwrap();
+    let mut exprs = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"].as_str().unwrap();
+            let concrete = expr
+                .replace("$__rate_interval", "1m")
+                .replace("$__interval", "15s")
+                .replace("$__range", "5m")
+                .replace("$instance", ".*")
+                .replace("$cpu", ".*");
+            let answer = query(prom_port, &concrete);
+            assert_eq!(answer["status"], "success", "{expr}: {answer}");
+            assert!(
+                !answer["data"]["result"].as_array().unwrap().is_empty(),
+                "{} finds nothing: {concrete}",
+                panel["title"]
+            );
+            exprs += 1;
+        }
+    }
+    assert!(exprs >= 8);
+
+    // What Prometheus computed, as of its last scrape; then the monitor stops.
+    let p99 = scalar(
+        prom_port,
+        "histogram_quantile(0.99, rtgauge_latency_seconds_bucket{cpu=\"1\"})",
+    );
+    let max_over_time = scalar(
+        prom_port,
+        "max_over_time(rtgauge_interval_max_seconds{cpu=\"1\"}[10m])",
+    );
+    let alltime = scalar(prom_port, "rtgauge_interval_max_alltime_seconds{cpu=\"1\"}");
+    let counted = scalar(prom_port, "rtgauge_latency_seconds_count{cpu=\"1\"}");
+    let samples_total = scalar(prom_port, "rtgauge_samples_total{cpu=\"1\"}");
+    let status = sigterm(&mut monitor);
+    assert!(status.success(), "SIGTERM: {status:?}");
+    drop(prometheus);
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
+    let latency = latency_series(&result);
+    let stats = &latency["stats"];
+    let doc_count = stats["count"].as_f64().unwrap();
+    let doc_max = stats["max_ns"].as_f64().unwrap() / 1e9;
+    let doc_p99 = stats["percentiles"]["p99_ns"].as_f64().unwrap() / 1e9;
+    println!("promql p99 {p99} s, document p99 {doc_p99} s; interval max over time {max_over_time} s, all-time {alltime} s, document max {doc_max} s; samples {counted} / {samples_total} scraped, {doc_count} in the document");
+
+    // Counts: the last scrape saw a part of what the document holds.
+    assert_eq!(counted, samples_total, "a first run: no earlier samples");
+    assert!(
+        counted <= doc_count && counted >= doc_count * 0.5,
+        "{counted} vs {doc_count}"
+    );
+    // The p99 from the buckets lies in the document's p99 bucket or a neighbour (samples
+    // after the last scrape can move it across one bound).
+    let bounds = bucket_bounds(&text);
+    let index = bounds.partition_point(|&b| b < doc_p99);
+    let low = if index >= 2 { bounds[index - 2] } else { 0.0 };
+    let high = bounds[(index + 1).min(bounds.len() - 1)];
+    assert!(
+        p99 > low && p99 <= high,
+        "PromQL p99 {p99} outside ({low}, {high}] around the document's {doc_p99}"
+    );
+    // Maxima: every interval maximum Prometheus saw is one the all-time gauge covers, and
+    // none exceeds the document's exact maximum.
+    assert!(
+        max_over_time <= alltime + 1e-12,
+        "{max_over_time} > {alltime}"
+    );
+    assert!(alltime <= doc_max + 1e-12, "{alltime} > {doc_max}");
+
+    // The history holds every sample of the run in its intervals, and their highest maximum
+    // is the document's exact one.
+    let db = rusqlite::Connection::open(&store).unwrap();
+    let (stored_samples, stored_max): (i64, i64) = db
+        .query_row(
+            "SELECT SUM(samples), MAX(max_ns) FROM monitor_intervals WHERE cpu = 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap();
+    drop(db);
+    assert_eq!(
+        stored_samples as f64, doc_count,
+        "samples kept in the history's intervals"
+    );
+    assert_eq!(
+        stored_max as f64 / 1e9,
+        doc_max,
+        "the history's highest interval maximum"
+    );
+
+    // Restart: the all-time maximum comes back from the store. SIGTERM kept the unfinished
+    // interval too, so it is exactly the document's maximum (every sample of the run fell in
+    // one of the intervals).
+    let mut second = start_monitor(port, &store, &output, None);
+    let (_, after) = get(port, "/metrics", "*/*").unwrap();
+    let restored =
+        gauge(&after, "rtgauge_interval_max_alltime_seconds").expect("all-time max after restart");
+    assert_eq!(restored, doc_max, "all-time maximum after the restart");
+    let before_kill = counted;
+    // Killed without warning (SIGKILL): what was kept in finished intervals survives.
+    std::thread::sleep(Duration::from_millis(4500));
+    let (_, last) = get(port, "/metrics", "*/*").unwrap();
+    let kept = gauge(&last, "rtgauge_interval_max_alltime_seconds").unwrap();
+    second.0.kill().unwrap();
+    second.0.wait().unwrap();
+    let mut third = start_monitor(port, &store, &output, None);
+    let (_, again) = get(port, "/metrics", "*/*").unwrap();
+    assert_eq!(
+        gauge(&again, "rtgauge_interval_max_alltime_seconds"),
+        Some(kept)
+    );
+    let samples_again = again
+        .lines()
+        .find_map(|l| l.strip_prefix("rtgauge_samples_total{cpu=\"1\"} "))
+        .unwrap()
+        .parse::<f64>()
+        .unwrap();
+    assert!(
+        samples_again >= before_kill,
+        "samples_total went back: {samples_again} < {before_kill}"
+    );
+    assert!(sigterm(&mut third).success());
+}
+
+#[test]
+fn a_port_in_use_or_an_unusable_textfile_directory_fails_at_once_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    let not_a_dir = dir.path().join("file");
+    std::fs::write(&not_a_dir, "x").unwrap();
+    for (flag, value) in [
+        ("--listen", addr.as_str()),
+        ("--textfile", not_a_dir.to_str().unwrap()),
+        // Not writable even for root.
+        ("--textfile", "/proc/sys"),
+    ] {
+        let start = Instant::now();
+        let out = common::rtgauge()
+            .args(["monitor", "--cpus", "1", "--store"])
+            .arg(&store)
+            .args([flag, value])
+            .timeout(Duration::from_secs(20))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        println!("{flag} {value}: {stderr}");
+        assert_eq!(out.status.code(), Some(1), "{flag} {value}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.contains(flag.trim_start_matches('-')) || stderr.contains(value),
+            "{stderr}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "it measured first"
+        );
+    }
+}
+
+#[test]
+fn shipped_manifests_and_dashboard_parse() {
+    let yaml = [
+        "alerts.yml",
+        "prometheus-scrape.yml",
+        "kubernetes/daemonset.yaml",
+        "kubernetes/job.yaml",
+    ];
+    for file in yaml {
+        let path = contrib().join(file);
+        let out = Command::new("python3")
+            .args(["-c", "import sys, yaml; docs = list(yaml.safe_load_all(open(sys.argv[1]))); assert docs and all(docs), 'empty'"])
+            .arg(&path)
+            .output()
+            .expect("python3 with python3-yaml (.ci/run installs it)");
+        assert!(
+            out.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    for file in ["kubernetes/daemonset.yaml", "kubernetes/job.yaml"] {
+        let text = std::fs::read_to_string(contrib().join(file)).unwrap();
+        for needed in [
+            "cpu-load-balancing.crio.io: \"disable\"",
+            "cpu-quota.crio.io: \"disable\"",
+            "irq-load-balancing.crio.io: \"disable\"",
+            "/dev/cpu_dma_latency",
+            "Cpus_allowed_list",
+        ] {
+            assert!(text.contains(needed), "{file} lacks {needed}");
+        }
+    }
+    let dashboard: Value = serde_json::from_str(
+        &std::fs::read_to_string(contrib().join("grafana-dashboard.json")).unwrap(),
+    )
+    .unwrap();
+    let kinds: Vec<&str> = dashboard["panels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["type"].as_str())
+        .collect();
+    assert!(kinds.contains(&"heatmap"), "{kinds:?}");
+    let unit = std::fs::read_to_string(contrib().join("rtgauge-monitor.service")).unwrap();
+    // systemd's own check of the unit (the binary path replaced by one that exists here).
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("rtgauge-monitor.service");
+    std::fs::write(&copy, unit.replace("/usr/local/bin/rtgauge", "/bin/true")).unwrap();
+    match Command::new("systemd-analyze")
+        .arg("verify")
+        .arg(&copy)
+        .output()
+    {
+        Ok(out) => assert!(
+            out.status.success() && out.stderr.is_empty(),
+            "systemd-analyze verify: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        Err(e) => {
+            println!("systemd-analyze not run ({e}): the unit is checked for its settings only")
+        }
+    }
+    for needed in [
+        "CAP_SYS_NICE",
+        "CAP_IPC_LOCK",
+        "Restart=on-failure",
+        "CPUAffinity=",
+    ] {
+        assert!(unit.contains(needed), "unit lacks {needed}");
+    }
+}
