@@ -47,6 +47,12 @@ impl Progress {
     }
 
     /// `probe 3 of 8 · clock · mode rt · load none · 0:42 elapsed · about 1:10 left`
+    /// [`Progress::line`] as a log prints it: `rtgauge: …`, wrapped to the terminal's width.
+    pub fn log_line(&self) -> String {
+        let line = format!("rtgauge: {}\n", self.line());
+        rtgauge_report::format::fit_lines(line, rtgauge_report::Style::Plain)
+    }
+
     pub fn line(&self) -> String {
         let Ok(c) = self.current.lock() else {
             return String::new();
@@ -156,7 +162,7 @@ fn log_loop(progress: &Progress, stop: &AtomicBool) {
         std::thread::sleep(REFRESH);
         if last.elapsed() >= LOG_EVERY {
             last = Instant::now();
-            eprintln!("rtgauge: {}", progress.line());
+            eprint!("{}", progress.log_line());
         }
     }
 }

@@ -64,9 +64,18 @@ fn quick_run_fits(columns: usize, result: &std::path::Path) -> (String, String) 
     // summary and warnings together fit 60 lines (the progress lines, which a terminal
     // redraws in place, are printed one by one only because the output is piped).
     let stderr = String::from_utf8(out.stderr).unwrap();
+    // Progress lines (and their continuation lines, wrapped to the width) are left out.
+    let mut in_progress = false;
     let warnings: Vec<&str> = stderr
         .lines()
-        .filter(|l| !l.starts_with("rtgauge: probe "))
+        .filter(|l| {
+            if l.starts_with("rtgauge: probe ") {
+                in_progress = true;
+            } else if !l.starts_with("  ") {
+                in_progress = false;
+            }
+            !in_progress
+        })
         .collect();
     for line in &warnings {
         assert!(

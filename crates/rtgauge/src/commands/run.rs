@@ -320,7 +320,7 @@ impl RunObserver for CheckpointWriter<'_> {
         self.progress
             .start_next(format!("{probe} · mode {mode} · load {load}"));
         if self.progress_lines {
-            eprintln!("rtgauge: {}", self.progress.line());
+            eprint!("{}", self.progress.log_line());
         }
     }
 

@@ -39,21 +39,23 @@ pub fn show(args: ShowArgs) -> Result<u8> {
             Format::Csv if several => println!("# {}", path.display()),
             _ => {}
         }
-        // The full tables open with what the run lets one conclude, as the summary does.
-        if let (TableKind::Full, Format::Text(_)) = (args.table, format) {
-            let verdict = Summary::of(result).verdict_line();
-            for line in
-                rtgauge_report::format::fit_lines(verdict, rtgauge_report::Style::Plain).lines()
-            {
-                println!("{line}");
-            }
-            println!();
-        }
-        let text = match args.table {
+        let mut text = match args.table {
             TableKind::Full => Tables(result).render(format),
             TableKind::Summary => Summary::of(result).render(format),
         }
         .map_err(|e| anyhow::anyhow!("--table summary: {e}; --table full has every format"))?;
+        // The full tables open with what the run lets one conclude, as the summary does
+        // (after the line an import opens with: where it came from comes first).
+        if let (TableKind::Full, Format::Text(_)) = (args.table, format) {
+            let verdict = Summary::of(result).verdict_line();
+            let verdict = rtgauge_report::format::fit_lines(verdict, rtgauge_report::Style::Plain);
+            let imported = result.warnings.iter().any(|w| w.code == "imported");
+            let at = match text.find("\n\n") {
+                Some(i) if imported => i + 2,
+                _ => 0,
+            };
+            text.insert_str(at, &format!("{verdict}\n\n"));
+        }
         print!("{text}");
         // The full tables end with every finding and warning the run's summary held short.
         if let (TableKind::Full, Format::Text(_)) = (args.table, format) {
