@@ -291,7 +291,13 @@ impl LabResults {
                     Some(n) => name_part(n),
                     None => format!("limit{}", case.limit),
                 };
-                let mut name = format!("{}-{}", name, name_part(&case.series));
+                let mut parts = vec![name];
+                for what in [&case.probe, &case.series] {
+                    if what.chars().any(|c| c.is_ascii_alphanumeric()) {
+                        parts.push(name_part(what));
+                    }
+                }
+                let mut name = parts.join("-");
                 while rest.cases.iter().any(|c| c.name == name) {
                     name.push_str("_again");
                 }

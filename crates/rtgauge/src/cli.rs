@@ -318,6 +318,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "SPEC")]
     pub spec: Option<PathBuf>,
 
+    /// Also report the result as LAVA test cases at the end (as `show --format lava`):
+    /// through `lava-test-case` inside a LAVA job, printed otherwise; judged by --spec.
+    #[arg(long)]
+    pub lava: bool,
+
     /// Do not write the HTML report next to the result.
     #[arg(long)]
     pub no_report: bool,
@@ -375,6 +380,10 @@ pub enum ShowFormat {
     Json,
     /// rt-tests JSON, as cyclictest --json writes it (for scripts that read cyclictest's).
     RtTests,
+    /// LAVA test cases, one per headline statistic with its measurement, one test set per
+    /// probe run; run through `lava-test-case` when it is on PATH (inside a LAVA job),
+    /// printed otherwise. Pass/fail from --spec or --baseline, else pass.
+    Lava,
 }
 
 /// Where the run history lives.
@@ -408,6 +417,40 @@ pub struct ShowArgs {
     /// The full tables, or the summary printed at the end of a run.
     #[arg(long, value_enum, value_name = "WHAT", default_value = "full")]
     pub table: TableKind,
+
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+/// The verdict a lab's test cases carry (`show --format lava`, `submit squad`): limits from a
+/// spec, a baseline, or none (every measurement passes).
+#[derive(Debug, Clone, Args)]
+pub struct JudgeArgs {
+    /// Judge the statistics against this spec file of limits (as `rtgauge check --spec`).
+    #[arg(long, value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+
+    /// Judge the statistics against an earlier run (as `rtgauge check --baseline`): a stored
+    /// run's ID, `previous`, a baseline name or a result file.
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Vec<String>,
+
+    /// How much worse a statistic may get against --baseline (e.g. 10%).
+    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]
+    pub regress: f64,
+
+    /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, max.
+    #[arg(
+        long,
+        value_name = "STATS",
+        value_delimiter = ',',
+        default_value = "p99,max"
+    )]
+    pub regress_stats: Vec<String>,
+
+    /// Judge an interrupted or partial result on what it measured instead of failing it.
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 #[derive(Debug, Args)]

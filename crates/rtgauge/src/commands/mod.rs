@@ -10,6 +10,7 @@ mod fallback;
 mod forced_exit;
 mod history;
 mod import;
+mod lava;
 mod loads;
 mod probes;
 mod recordings;

@@ -9,8 +9,14 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         ShowFormat::Terminal => Format::Text(crate::display::text_style()),
         ShowFormat::Md => Format::Text(Style::Markdown),
         ShowFormat::Csv => Format::Csv,
-        ShowFormat::Json | ShowFormat::RtTests => Format::Json,
+        ShowFormat::Json | ShowFormat::RtTests | ShowFormat::Lava => Format::Json,
     };
+    let judged = args.judge.spec.is_some() || !args.judge.baseline.is_empty();
+    if judged && args.format != ShowFormat::Lava {
+        anyhow::bail!(
+            "--spec and --baseline judge the test cases of --format lava; for a check report use `rtgauge check`"
+        );
+    }
     // Read every file first: a bad one is reported before anything is printed.
     let mut results = args
         .results
@@ -31,6 +37,18 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         );
         print!("{}", rtgauge_import::rt_tests::export(&results[0]));
         return Ok(crate::EXIT_OK);
+    }
+    if args.format == ShowFormat::Lava {
+        anyhow::ensure!(
+            !several,
+            "--format lava reports one result at a time; run `rtgauge show` once per file"
+        );
+        let check = super::lava::verdict(&results, &args.judge, &args.store, args.imported)?;
+        super::lava::emit(&rtgauge_report::lava::LabResults::of(
+            &results[0],
+            check.as_ref(),
+        ))?;
+        return Ok(super::lava::exit_status(check.as_ref()));
     }
     if several && format == Format::Json {
         anyhow::bail!(
