@@ -102,6 +102,10 @@ pub enum Command {
     /// Show one series (e.g. `cyclic latency cpu=1`) over the stored runs: median, p99 and
     /// max as a terminal sparkline table or an HTML chart, kernel and machine changes marked.
     Trend(TrendArgs),
+    /// Send results to a results server of a board farm: `submit squad URL …` posts every
+    /// headline statistic as a SQUAD metric and every judged limit as a test.
+    #[command(subcommand)]
+    Submit(SubmitTarget),
     /// Print the JSON Schema of the result document.
     Schema,
     /// Write the man pages (roff), generated from these definitions, into DIR.
@@ -826,4 +830,62 @@ pub struct DoctorArgs {
     /// permission to use it and the tasks that would compete with it.
     #[arg(long, value_name = "PRIO", default_value_t = plan::DEFAULT_PRIORITY, value_parser = priority)]
     pub priority: i32,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SubmitTarget {
+    /// Post results to SQUAD (`POST URL/api/submit/GROUP/PROJECT/BUILD/ENVIRONMENT`): every
+    /// headline statistic as a metric of the suite `rtgauge` (named as `show --format lava`
+    /// names its cases), every judged limit (--spec, --baseline) as a test, the result document
+    /// attached. The token is read from the environment variable SQUAD_TOKEN only. A submission
+    /// that fails is kept in a spool beside the run history and sent again by the next
+    /// `submit` (also one without RESULT); an entry leaves the spool only once SQUAD accepted it.
+    Squad(SquadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SquadArgs {
+    /// The SQUAD server, e.g. https://qa-reports.example.org.
+    #[arg(value_name = "URL")]
+    pub url: String,
+
+    /// Results to submit: result files, stored run IDs, `latest` or `previous`. None: only the
+    /// spooled submissions are sent again.
+    #[arg(value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+
+    /// The SQUAD group (its slug).
+    #[arg(long, value_name = "GROUP")]
+    pub group: String,
+
+    /// The SQUAD project (its slug) in the group.
+    #[arg(long, value_name = "PROJECT")]
+    pub project: String,
+
+    /// The build the results belong to (e.g. the kernel release or a commit).
+    #[arg(long, value_name = "BUILD")]
+    pub build: String,
+
+    /// The environment (e.g. the board or machine type).
+    #[arg(long, value_name = "ENV")]
+    pub environment: String,
+
+    /// Seconds to wait for SQUAD (connection and answer together).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
+
+    /// Refused: a token on the command line is seen by every user of the machine (ps) and
+    /// kept in shell history; export SQUAD_TOKEN instead.
+    #[arg(long, value_name = "TOKEN", hide = true)]
+    pub token: Option<String>,
+
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Let `latest` and `previous` name imported results too (of any host).
+    #[arg(long)]
+    pub imported: bool,
 }

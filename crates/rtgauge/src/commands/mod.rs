@@ -18,6 +18,7 @@ mod report;
 mod run;
 mod show;
 mod soak;
+mod submit;
 mod suites;
 mod trend;
 mod warnings;
@@ -46,6 +47,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Ab(a) => ab::ab(a),
         Command::Import(a) => import::import(a),
         Command::Trend(a) => trend::trend(a),
+        Command::Submit(crate::cli::SubmitTarget::Squad(a)) => submit::squad(a),
         Command::Schema => {
             print!("{}", result_schema());
             Ok(crate::EXIT_OK)
