@@ -225,6 +225,16 @@ fn submissions_reach_squad_and_survive_its_absence() {
     );
     assert_eq!(spooled(&store), 1);
 
+    // A copy of the spooled entry, to play a submission whose answer was lost (SQUAD got it,
+    // the spool entry stayed): sent again, SQUAD must not record it twice.
+    let entry = std::fs::read_dir(store.join("squad-spool"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let copy = std::fs::read(&entry).unwrap();
+
     // The next submit sends the spooled one and its own, then the spool is empty.
     let out = submit(&store, port, Some(TOKEN), std::slice::from_ref(&idle));
     assert!(
@@ -240,6 +250,20 @@ fn submissions_reach_squad_and_survive_its_absence() {
     let out = submit(&store, port, Some(TOKEN), &[]);
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to submit"));
+
+    std::fs::write(&entry, &copy).unwrap();
+    let out = submit(&store, port, Some(TOKEN), &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("already held it"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(spooled(&store), 0);
 
     // SQUAD's API holds each submission once, with the values of the result documents.
     let metrics: Value =
