@@ -345,3 +345,32 @@ fn the_definitions_steps_measure_and_report_through_lava_test_case() {
         "lava-test-case cyclic-normal-cpu0-latency-overruns --result pass --measurement {overruns} --units count\n"
     )));
 }
+
+#[test]
+fn run_lava_reports_the_fresh_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let result = dir.path().join("r.json");
+    let out = rtgauge()
+        .env("PATH", PLAIN_PATH)
+        .args(["run", "cyclic", "-m", "normal", "-c", "0", "-d", "300ms"])
+        .args(["--warmup", "100ms", "-q", "--no-report", "--lava", "-o"])
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let shown = rtgauge()
+        .env("PATH", PLAIN_PATH)
+        .args(["show", "--format", "lava"])
+        .arg(&result)
+        .output()
+        .unwrap();
+    // The same cases as `show --format lava` of the written result.
+    assert!(
+        text.contains(&String::from_utf8(shown.stdout).unwrap()),
+        "{text}"
+    );
+    assert!(
+        text.contains("lava-test-case cyclic-normal-cpu0-latency-max --result pass --measurement ")
+    );
+}
