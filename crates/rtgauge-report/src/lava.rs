@@ -395,7 +395,8 @@ mod tests {
         assert_eq!(name_part("cyclic@1ms"), "cyclic_1ms");
         assert_eq!(name_part("exec:make -j4"), "exec_make_j4");
         assert_eq!(name_part("p99.9"), "p99.9");
-        assert_eq!(name_part("µs/ "), "_");
+        assert_eq!(name_part("µs/ "), "s");
+        assert_eq!(name_part("µ/ "), "_");
         let allowed = |s: &str| {
             s.chars()
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
