@@ -8,6 +8,7 @@
 //! - [`plots`]: the plot model behind the report's charts and [`images`] (SVG/PNG).
 //! - [`compare`]: results side by side with a statistical test ([`ks`]) and a verdict.
 //! - [`check`]: limits from a spec file, for CI gates ([`check::check_result`]).
+//! - [`lava`]: a result (and its check) as LAVA test cases and SQUAD tests and metrics.
 
 pub mod check;
 pub mod compare;
@@ -16,6 +17,7 @@ pub mod format;
 pub mod html;
 pub mod images;
 pub mod ks;
+pub mod lava;
 pub mod plots;
 pub mod summary;
 pub mod table;

@@ -107,6 +107,10 @@ pub enum Command {
     /// latency histograms and interval maxima exposed to Prometheus (--listen) or
     /// node_exporter's textfile collector (--textfile), kept in the run history across restarts.
     Monitor(Box<MonitorArgs>),
+    /// Send results to a results server of a board farm: `submit squad URL …` posts every
+    /// headline statistic as a SQUAD metric and every judged limit as a test.
+    #[command(subcommand)]
+    Submit(SubmitTarget),
     /// Print the JSON Schema of the result document.
     Schema,
     /// Write the man pages (roff), generated from these definitions, into DIR.
@@ -325,6 +329,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "SPEC")]
     pub spec: Option<PathBuf>,
 
+    /// Also report the result as LAVA test cases at the end (as `show --format lava`):
+    /// through `lava-test-case` inside a LAVA job, printed otherwise; judged by --spec.
+    #[arg(long)]
+    pub lava: bool,
+
     /// Do not write the HTML report next to the result.
     #[arg(long)]
     pub no_report: bool,
@@ -383,6 +392,10 @@ pub enum OutputFormat {
     /// rt-tests JSON, as cyclictest --json writes it (written by the importer's exporter; the
     /// renderers' JSON otherwise).
     RtTests,
+    /// LAVA test cases, one per headline statistic with its measurement, one test set per
+    /// probe run; run through `lava-test-case` when it is on PATH (inside a LAVA job),
+    /// printed otherwise. Pass/fail from --spec or --baseline, else pass.
+    Lava,
 }
 
 impl OutputFormat {
@@ -393,7 +406,7 @@ impl OutputFormat {
             OutputFormat::Table => Format::Text(crate::display::text_style()),
             OutputFormat::Markdown => Format::Text(Style::Markdown),
             OutputFormat::Csv => Format::Csv,
-            OutputFormat::Json | OutputFormat::RtTests => Format::Json,
+            OutputFormat::Json | OutputFormat::RtTests | OutputFormat::Lava => Format::Json,
             OutputFormat::Html => Format::Html,
         }
     }
@@ -409,7 +422,7 @@ type FormatName = (
 );
 
 /// `rtgauge show --format`.
-const SHOW_FORMATS: [FormatName; 5] = [
+const SHOW_FORMATS: [FormatName; 6] = [
     (
         "terminal",
         None,
@@ -439,6 +452,12 @@ const SHOW_FORMATS: [FormatName; 5] = [
         None,
         Some("rt-tests JSON, as cyclictest --json writes it (for scripts that read cyclictest's)"),
         OutputFormat::RtTests,
+    ),
+    (
+        "lava",
+        None,
+        Some("LAVA test cases, one per headline statistic with its measurement, one test set per probe run; run through `lava-test-case` when it is on PATH (inside a LAVA job), printed otherwise. Pass/fail from --spec or --baseline, else pass"),
+        OutputFormat::Lava,
     ),
 ];
 
@@ -562,6 +581,40 @@ pub struct ShowArgs {
     /// The full tables, or the summary printed at the end of a run.
     #[arg(long, value_enum, value_name = "WHAT", default_value = "full")]
     pub table: TableKind,
+
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+}
+
+/// The verdict a lab's test cases carry (`show --format lava`, `submit squad`): limits from a
+/// spec, a baseline, or none (every measurement passes).
+#[derive(Debug, Clone, Args)]
+pub struct JudgeArgs {
+    /// Judge the statistics against this spec file of limits (as `rtgauge check --spec`).
+    #[arg(long, value_name = "SPEC")]
+    pub spec: Option<PathBuf>,
+
+    /// Judge the statistics against an earlier run (as `rtgauge check --baseline`): a stored
+    /// run's ID, `previous`, a baseline name or a result file.
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Vec<String>,
+
+    /// How much worse a statistic may get against --baseline (e.g. 10%).
+    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]
+    pub regress: f64,
+
+    /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, max.
+    #[arg(
+        long,
+        value_name = "STATS",
+        value_delimiter = ',',
+        default_value = "p99,max"
+    )]
+    pub regress_stats: Vec<String>,
+
+    /// Judge an interrupted or partial result on what it measured instead of failing it.
+    #[arg(long)]
+    pub allow_incomplete: bool,
 }
 
 #[derive(Debug, Args)]
@@ -914,6 +967,64 @@ pub struct DoctorArgs {
     /// permission to use it and the tasks that would compete with it.
     #[arg(long, value_name = "PRIO", default_value_t = plan::DEFAULT_PRIORITY, value_parser = priority)]
     pub priority: i32,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SubmitTarget {
+    /// Post results to SQUAD (`POST URL/api/submit/GROUP/PROJECT/BUILD/ENVIRONMENT`): every
+    /// headline statistic as a metric of the suite `rtgauge` (named as `show --format lava`
+    /// names its cases), every judged limit (--spec, --baseline) as a test, the result document
+    /// attached. The token is read from the environment variable SQUAD_TOKEN only. A submission
+    /// that fails is kept in a spool beside the run history and sent again by the next
+    /// `submit` (also one without RESULT); an entry leaves the spool only once SQUAD accepted it.
+    Squad(SquadArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SquadArgs {
+    /// The SQUAD server, e.g. https://qa-reports.example.org.
+    #[arg(value_name = "URL")]
+    pub url: String,
+
+    /// Results to submit: result files, stored run IDs, `latest` or `previous`. None: only the
+    /// spooled submissions are sent again.
+    #[arg(value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+
+    /// The SQUAD group (its slug).
+    #[arg(long, value_name = "GROUP")]
+    pub group: String,
+
+    /// The SQUAD project (its slug) in the group.
+    #[arg(long, value_name = "PROJECT")]
+    pub project: String,
+
+    /// The build the results belong to (e.g. the kernel release or a commit).
+    #[arg(long, value_name = "BUILD")]
+    pub build: String,
+
+    /// The environment (e.g. the board or machine type).
+    #[arg(long, value_name = "ENV")]
+    pub environment: String,
+
+    /// Seconds to wait for SQUAD (connection and answer together).
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    pub timeout: u64,
+
+    /// Refused: a token on the command line is seen by every user of the machine (ps) and
+    /// kept in shell history; export SQUAD_TOKEN instead.
+    #[arg(long, value_name = "TOKEN", hide = true)]
+    pub token: Option<String>,
+
+    #[command(flatten)]
+    pub judge: JudgeArgs,
+
+    #[command(flatten)]
+    pub store: StoreArgs,
+
+    /// Let `latest` and `previous` name imported results too (of any host).
+    #[arg(long)]
+    pub imported: bool,
 }
 
 #[cfg(test)]

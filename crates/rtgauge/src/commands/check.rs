@@ -36,43 +36,19 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         rtgauge_report::worst_case::estimate_missing(&mut result);
         results.push(result);
     }
-    let from_spec = spec
-        .as_ref()
-        .map(|spec| check_result_allowing(&results[0], spec, args.allow_incomplete));
-    let from_baseline = if args.baseline.is_empty() {
-        None
-    } else {
-        let mut baselines = Vec::new();
-        let mut sources = Vec::new();
-        for name in &args.baseline {
-            let (baseline, source) = resolve(name, &args.store, args.imported)?;
-            baselines.push(baseline);
-            sources.push(source);
-        }
-        let source = match sources.as_slice() {
-            [one] => one.clone(),
-            [first, .., last] => format!("{first} … {last}"),
-            [] => unreachable!("at least one baseline"),
-        };
-        Some(check_against_repeated(
-            &baselines,
-            &results,
-            &source,
-            args.regress,
-            &args.regress_stats,
-            args.allow_incomplete,
-        ))
-    };
-    let report = match (from_spec, from_baseline) {
-        (Some(mut a), Some(b)) => {
-            a.spec = format!("{} and {}", a.spec, b.spec);
-            a.passed &= b.passed;
-            a.cases.extend(b.cases);
-            a
-        }
-        (Some(a), None) | (None, Some(a)) => a,
-        (None, None) => anyhow::bail!("check needs --spec FILE or --baseline RUN"),
-    };
+    let report = judge(
+        &results,
+        spec.as_ref(),
+        &Baselines {
+            names: &args.baseline,
+            store: &args.store,
+            imported: args.imported,
+            regress: args.regress,
+            stats: &args.regress_stats,
+        },
+        args.allow_incomplete,
+    )?
+    .ok_or_else(|| anyhow::anyhow!("check needs --spec FILE or --baseline RUN"))?;
     let mut report = report;
     if args.inconclusive == crate::cli::InconclusiveOutcome::Fail {
         report.fail_inconclusive();
@@ -91,4 +67,63 @@ pub fn check(args: CheckArgs) -> Result<u8> {
             (true, _, InconclusiveOutcome::Status) => crate::EXIT_INCONCLUSIVE,
         },
     )
+}
+
+/// The baseline side of a verdict: which runs, and how much worse is a regression.
+pub struct Baselines<'a> {
+    pub names: &'a [String],
+    pub store: &'a crate::cli::StoreArgs,
+    pub imported: bool,
+    pub regress: f64,
+    pub stats: &'a [String],
+}
+
+/// The verdict on `results` (repeated runs of one configuration; a spec judges the first):
+/// limits from `spec`, a regression against `baselines`, both, or none (`Ok(None)`).
+pub fn judge(
+    results: &[rtgauge_result::RunResult],
+    spec: Option<&Spec>,
+    baselines: &Baselines,
+    allow_incomplete: bool,
+) -> Result<Option<rtgauge_report::CheckReport>> {
+    if let Some(bad) = baselines.stats.iter().find(|s| !is_regress_stat(s)) {
+        anyhow::bail!(
+            "--regress-stats: '{bad}' is not a statistic; use median, mean, min, max or p90, p99, p99.9, p99.99, p99.999"
+        );
+    }
+    let from_spec = spec.map(|spec| check_result_allowing(&results[0], spec, allow_incomplete));
+    let from_baseline = if baselines.names.is_empty() {
+        None
+    } else {
+        let mut runs = Vec::new();
+        let mut sources = Vec::new();
+        for name in baselines.names {
+            let (baseline, source) = resolve(name, baselines.store, baselines.imported)?;
+            runs.push(baseline);
+            sources.push(source);
+        }
+        let source = match sources.as_slice() {
+            [one] => one.clone(),
+            [first, .., last] => format!("{first} … {last}"),
+            [] => unreachable!("at least one baseline"),
+        };
+        Some(check_against_repeated(
+            &runs,
+            results,
+            &source,
+            baselines.regress,
+            baselines.stats,
+            allow_incomplete,
+        ))
+    };
+    Ok(match (from_spec, from_baseline) {
+        (Some(mut a), Some(b)) => {
+            a.spec = format!("{} and {}", a.spec, b.spec);
+            a.passed &= b.passed;
+            a.cases.extend(b.cases);
+            Some(a)
+        }
+        (Some(a), None) | (None, Some(a)) => Some(a),
+        (None, None) => None,
+    })
 }

@@ -10,6 +10,7 @@ mod fallback;
 mod forced_exit;
 mod history;
 mod import;
+mod lava;
 mod loads;
 mod monitor;
 mod probes;
@@ -18,6 +19,7 @@ mod report;
 mod run;
 mod show;
 mod soak;
+mod submit;
 mod suites;
 mod trend;
 mod warnings;
@@ -47,6 +49,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Import(a) => import::import(a),
         Command::Trend(a) => trend::trend(a),
         Command::Monitor(a) => monitor::monitor(*a, args),
+        Command::Submit(crate::cli::SubmitTarget::Squad(a)) => submit::squad(a),
         Command::Schema => {
             print!("{}", result_schema());
             Ok(crate::EXIT_OK)

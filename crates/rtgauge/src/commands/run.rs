@@ -397,6 +397,14 @@ fn report(
         .context("the HTML report could not be written (--no-report skips it)")?;
         println!("report: {}", html.display());
     }
+    // Before any early exit: a lab gets every measurement, also of a run that failed a probe.
+    if args.lava {
+        let checked = spec.map(|spec| rtgauge_report::check_result(result, spec));
+        super::lava::emit(&rtgauge_report::lava::LabResults::of(
+            result,
+            checked.as_ref(),
+        ))?;
+    }
     let failed: Vec<String> = result
         .runs
         .iter()

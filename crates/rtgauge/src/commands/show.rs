@@ -6,6 +6,12 @@ use rtgauge_report::{Format, Render, Summary, Tables};
 
 pub fn show(args: ShowArgs) -> Result<u8> {
     let format = args.format.render();
+    let judged = args.judge.spec.is_some() || !args.judge.baseline.is_empty();
+    if judged && args.format != OutputFormat::Lava {
+        anyhow::bail!(
+            "--spec and --baseline judge the test cases of --format lava; for a check report use `rtgauge check`"
+        );
+    }
     // Read every file first: a bad one is reported before anything is printed.
     let mut results = args
         .results
@@ -26,6 +32,18 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         );
         print!("{}", rtgauge_import::rt_tests::export(&results[0]));
         return Ok(crate::EXIT_OK);
+    }
+    if args.format == OutputFormat::Lava {
+        anyhow::ensure!(
+            !several,
+            "--format lava reports one result at a time; run `rtgauge show` once per file"
+        );
+        let check = super::lava::verdict(&results, &args.judge, &args.store, args.imported)?;
+        super::lava::emit(&rtgauge_report::lava::LabResults::of(
+            &results[0],
+            check.as_ref(),
+        ))?;
+        return Ok(super::lava::exit_status(check.as_ref()));
     }
     if several && format == Format::Json {
         anyhow::bail!(
