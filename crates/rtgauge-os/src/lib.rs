@@ -6,10 +6,12 @@
 //! - [`sched`]: scheduling policies and priorities, `sched_setattr`, CPU affinity;
 //! - [`clock`]: reading CLOCK_MONOTONIC and the other clocks, absolute sleeps;
 //! - [`io`]: descriptors, pipes, futex words, interrupted calls;
-//! - [`mqueue`]: POSIX message queues.
+//! - [`mqueue`]: POSIX message queues;
+//! - [`sync`]: mutexes with a priority protocol (inheritance or none).
 
 pub mod clock;
 pub mod cpus;
 pub mod io;
 pub mod mqueue;
 pub mod sched;
+pub mod sync;

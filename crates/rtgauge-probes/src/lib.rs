@@ -12,13 +12,14 @@ pub mod noise;
 pub mod primitive;
 pub mod response;
 pub mod switch;
+pub mod taskset;
 pub mod timerlat;
 
 use rtgauge_core::probe::Probe;
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
 /// in this crate (implementing [`rtgauge_core::probe::TypedProbe`]) and one line here.
-pub const BUILT_IN: [&dyn Probe; 11] = [
+pub const BUILT_IN: [&dyn Probe; 12] = [
     &cyclic::Cyclic,
     &response::Response,
     &switch::Switch,
@@ -30,6 +31,7 @@ pub const BUILT_IN: [&dyn Probe; 11] = [
     &noise::Noise,
     &timerlat::Timerlat,
     &app::App,
+    &taskset::TaskSetProbe,
 ];
 
 /// Registers every built-in probe with the core's registry, in [`BUILT_IN`]'s order. Call it
