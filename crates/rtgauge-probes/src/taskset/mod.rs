@@ -146,22 +146,32 @@ impl TypedProbe for TaskSetProbe {
                 message: "no CPU to run on; choose one with --cpus".into(),
             });
         };
+        let mut out_warnings = Vec::new();
         let Some(set) = &cfg.set else {
             return Err(ProbeError::Invalid {
                 probe: PROBE,
                 message: NO_TASKS.into(),
             });
         };
-        if !cfg.allow_overload {
-            spec::check_capacity(set, Some(first_cpu)).map_err(|e| ProbeError::Invalid {
-                probe: PROBE,
-                message: e.to_string(),
-            })?;
+        match spec::check_capacity(set, Some(first_cpu)) {
+            Ok(()) => {}
+            Err(e) if !cfg.allow_overload => {
+                return Err(ProbeError::Invalid {
+                    probe: PROBE,
+                    message: e.to_string(),
+                })
+            }
+            Err(e) => out_warnings.push(format!(
+                "run although overloaded ({e}): once real-time tasks have used a CPU for the kernel's RT throttling limit (sched_rt_runtime_us, 95 % of each second by default), it stops them all for the rest of the second, so tasks that fit miss too"
+            )),
         }
         let cpu_of = |i: usize| set.tasks[i].cpu.unwrap_or(first_cpu);
         let used: BTreeSet<usize> = (0..set.tasks.len()).map(cpu_of).collect();
         let realtime = ctx.mode.policy.is_realtime();
-        let mut out = ProbeOutput::default();
+        let mut out = ProbeOutput {
+            warnings: out_warnings,
+            ..ProbeOutput::default()
+        };
 
         // 1. Overheads, on each used CPU at the highest priority of its tasks.
         let window = overhead_window(ctx);
@@ -782,6 +792,9 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     }
     let figure = run.params.get("overhead").map_or("max", String::as_str);
     let mut lines = Vec::new();
+    if run.obtained.policy.split('/').any(|p| p == "other") && run.mode != "normal" {
+        lines.push("NOT REAL-TIME: the tasks ran as SCHED_OTHER (real-time priority was refused), so these verdicts do not describe this run; run as root or grant CAP_SYS_NICE".to_string());
+    }
     for s in run.series.iter().filter(|s| s.name == "response") {
         let name = s.labels.get("task").map_or("?", String::as_str);
         let metric = |k: &str| s.metrics.get(k).copied();
