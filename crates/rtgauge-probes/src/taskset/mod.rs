@@ -900,4 +900,85 @@ mod tests {
         assert_eq!(cfg, again);
         assert_eq!(cfg.resolved()["overhead"], "max");
     }
+
+    /// A task-set run as the result records it, for the summary lines.
+    fn recorded_run(policy: &str) -> ProbeRun {
+        let series = |task: &str, max: u64, misses: u64, metrics: &[(&str, f64)]| {
+            let mut s = Series::new(
+                "response",
+                rtgauge_result::Summary {
+                    max_ns: Some(max),
+                    ..Default::default()
+                },
+            )
+            .label("task", task)
+            .label("cpu", 1)
+            .counter("deadline_misses", misses)
+            .counter("jobs", 300);
+            s.metrics = metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            s
+        };
+        ProbeRun {
+            probe: PROBE.into(),
+            variant: None,
+            mode: "rt".into(),
+            load: "none".into(),
+            status: rtgauge_result::ProbeStatus::Ok,
+            obtained: Obtained {
+                policy: policy.into(),
+                ..Obtained::default()
+            },
+            params: BTreeMap::from([("overhead".to_string(), "max".to_string())]),
+            warmup_ns: 0,
+            measured_ns: 3_000_000_000,
+            series: vec![
+                series(
+                    "fast",
+                    2_234_033,
+                    0,
+                    &[
+                        ("period_ns", 10e6),
+                        ("work_ns", 2e6),
+                        ("predicted_wcrt_ns", 5_226_497.0),
+                        ("fits", 1.0),
+                        ("margin_ns", 4_773_503.0),
+                        ("margin_pct", 47.73503),
+                    ],
+                ),
+                series(
+                    "middle",
+                    9_800_000,
+                    2,
+                    &[
+                        ("period_ns", 20e6),
+                        ("work_ns", 4e6),
+                        ("predicted_wcrt_ns", 21_500_000.0),
+                        ("fits", 0.0),
+                        ("margin_ns", -1_500_000.0),
+                        ("margin_pct", -7.5),
+                    ],
+                ),
+                series(
+                    "slow",
+                    728_193_000,
+                    59,
+                    &[("period_ns", 40e6), ("work_ns", 28e6), ("fits", 0.0)],
+                ),
+            ],
+            spikes: Vec::new(),
+            spikes_unexplained: 0,
+        }
+    }
+
+    #[test]
+    fn summary_lines_and_failures() {
+        let run = recorded_run("fifo");
+        insta::assert_snapshot!("taskset_summary_lines", summary_lines(&run).join("\n"));
+        insta::assert_snapshot!("taskset_failures", failures(&run).join("\n"));
+        let not_rt = summary_lines(&recorded_run("other"));
+        assert!(not_rt[0].starts_with("NOT REAL-TIME"), "{not_rt:?}");
+        let mut other = run.clone();
+        other.probe = "cyclic".into();
+        assert!(summary_lines(&other).is_empty() && failures(&other).is_empty());
+    }
 }
