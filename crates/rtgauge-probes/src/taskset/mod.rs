@@ -421,6 +421,7 @@ fn measure_overheads(
 ) -> Result<(Obtained, MeasuredOverheads), ProbeError> {
     let word = AtomicU32::new(0);
     let done = AtomicBool::new(false);
+    let follow_gone = AtomicBool::new(false);
     std::thread::scope(|scope| {
         let lead = std::thread::Builder::new()
             .name(format!("rtgauge-oh{cpu}"))
@@ -461,6 +462,9 @@ fn measure_overheads(
                             futex_wait_while(&word, mine + 1).map_err(|e| {
                                 rtgauge_core::probe::os_error(PROBE, "futex wait", e)
                             })?;
+                            if follow_gone.load(Ordering::Acquire) {
+                                break;
+                            }
                             let after = now_ns();
                             switch.record((after - before) / 2, after - start);
                         }
@@ -483,7 +487,14 @@ fn measure_overheads(
         let follow = std::thread::Builder::new()
             .name(format!("rtgauge-oh{cpu}b"))
             .spawn_scoped(scope, || -> Result<(), ProbeError> {
-                rtgauge_core::rt::enter_thread(mode, Some(cpu), ctx.best_effort)?;
+                let entered = rtgauge_core::rt::enter_thread(mode, Some(cpu), ctx.best_effort);
+                if entered.is_err() {
+                    // Release the lead from its wait: it stops handing off and reports this.
+                    follow_gone.store(true, Ordering::Release);
+                    word.store(u32::MAX - 1, Ordering::Release);
+                    let _ = futex_wake(&word);
+                }
+                entered?;
                 let mut k = 0u32;
                 loop {
                     // Wait for our turn (odd), then hand back (even).
