@@ -613,6 +613,19 @@ fn run_tasks(
     let completed: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
     let released_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let finished: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    // --trace / --break: the highest fixed-priority task of each measured CPU reports its
+    // late starts (what delayed it is the platform's, not another task's) on that CPU's ring.
+    let spike_ring = |i: usize| -> Option<usize> {
+        let task = &set.tasks[i];
+        let cpu = task.cpu.unwrap_or(first_cpu);
+        let top = (0..n)
+            .filter(|&k| set.tasks[k].cpu.unwrap_or(first_cpu) == cpu)
+            .filter(|&k| set.tasks[k].policy.fixed_priority() && set.tasks[k].after.is_none())
+            .max_by_key(|&k| (set.tasks[k].priority, std::cmp::Reverse(k)))?;
+        (top == i)
+            .then(|| ctx.cpus.iter().position(|&c| c == cpu))
+            .flatten()
+    };
     let ready = Barrier::new(n);
     let go = Barrier::new(n);
     let failed = AtomicBool::new(false);
@@ -660,6 +673,7 @@ fn run_tasks(
                             ctx,
                             set,
                             i,
+                            spike_ring(i),
                             ns_per_iteration,
                             start_at.load(Ordering::Acquire),
                             mutexes,
@@ -701,6 +715,7 @@ fn run_task(
     ctx: &ProbeContext,
     set: &TaskSet,
     i: usize,
+    spike_ring: Option<usize>,
     ns_per_iteration: f64,
     start: u64,
     mutexes: &[PriorityMutex],
@@ -721,6 +736,9 @@ fn run_task(
     let mut work_as_run_ns = u64::MAX;
     let mut release = start + task.offset_ns;
     let mut seen = 0u32;
+    let mut spikes =
+        spike_ring.and_then(|k| ctx.spikes.and_then(|tap| tap.producer(k, ctx.cpus[k])));
+    let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
     rtgauge_core::rt::prefault_stack();
     loop {
         // Release: an absolute time, or the predecessor's completion.
@@ -752,6 +770,18 @@ fn run_task(
             || ctx.budget.loops.is_some_and(|l| response.count() >= l)
         {
             break;
+        }
+        let late = woke.saturating_sub(release);
+        if let Some(s) = spikes.as_mut() {
+            if release < measure_start {
+                s.warm_up(late);
+                spike_floor = s.floor();
+            } else if late > spike_floor {
+                if s.offer(release, woke) {
+                    break;
+                }
+                spike_floor = s.floor();
+            }
         }
         let began = now_ns();
         let cpu_began = rtgauge_os::clock::thread_cpu_ns();
