@@ -837,7 +837,9 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     }
     let figure = run.params.get("overhead").map_or("max", String::as_str);
     let mut lines = Vec::new();
-    if run.obtained.policy.split('/').any(|p| p == "other") && run.mode != "normal" {
+    if run.mode == "normal" {
+        lines.push("normal mode: the tasks ran as SCHED_OTHER, so the verdicts (which assume their priorities) do not describe these numbers; use --mode rt".to_string());
+    } else if run.obtained.policy.split('/').any(|p| p == "other") {
         lines.push("NOT REAL-TIME: the tasks ran as SCHED_OTHER (real-time priority was refused), so these verdicts do not describe this run; run as root or grant CAP_SYS_NICE".to_string());
     }
     for s in run.series.iter().filter(|s| s.name == "response") {

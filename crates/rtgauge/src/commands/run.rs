@@ -337,10 +337,21 @@ fn report(
         };
         print!("{}", text?);
         // The task set's verdicts, one line per task (see rtgauge_probes::taskset).
+        let several = result.runs.iter().filter(|r| r.probe == "taskset").count() > 1;
         let lines: Vec<String> = result
             .runs
             .iter()
-            .flat_map(rtgauge_probes::taskset::summary_lines)
+            .flat_map(|r| {
+                rtgauge_probes::taskset::summary_lines(r)
+                    .into_iter()
+                    .map(move |l| {
+                        if several {
+                            format!("{}: {l}", r.key())
+                        } else {
+                            l
+                        }
+                    })
+            })
             .collect();
         if !lines.is_empty() {
             println!(
