@@ -64,6 +64,8 @@ impl Prediction {
 
 /// Responses longer than this many of the set's longest period are treated as unbounded.
 const HORIZON_PERIODS: u64 = 1000;
+/// Rounds of the chained tasks' jitter before giving up on a bound.
+const MAX_ROUNDS: usize = 100;
 /// The processor-demand test checks at most this many deadlines.
 const MAX_DEMAND_POINTS: usize = 1_000_000;
 
@@ -115,91 +117,109 @@ pub fn analyse(
     // is the successor's release jitter). Chains are acyclic (checked when read).
     let mut order: Vec<usize> = (0..set.tasks.len()).collect();
     order.sort_by_key(|&i| chain_depth(set, i));
-    let mut jitter = vec![0u64; set.tasks.len()];
-    for &i in &order {
-        let task = &set.tasks[i];
-        let o = oh(i);
-        jitter[i] = match task.after {
-            None => Some(o.wakeup_ns),
-            Some(p) => predictions[p]
-                .as_ref()
-                .and_then(|p| p.wcrt_ns)
-                .map(|r| r.saturating_add(o.wakeup_ns)),
-        }
-        .unwrap_or(u64::MAX);
-        if task.policy == TaskPolicy::Deadline {
-            continue;
-        }
-        let (blocking, inversion) = blocking(set, i, first_cpu);
-        let mut unbounded_because = inversion;
-        let interferers: Vec<usize> = (0..set.tasks.len())
-            .filter(|&j| j != i && cpu_of(j) == cpu_of(i))
-            .filter(|&j| {
-                let other = &set.tasks[j];
-                match (task.policy, other.policy) {
-                    (_, TaskPolicy::Deadline) => true,
-                    (TaskPolicy::Other, TaskPolicy::Fifo | TaskPolicy::Rr) => true,
-                    (TaskPolicy::Other, TaskPolicy::Other) => true,
-                    (_, TaskPolicy::Other) => false,
-                    _ => other.priority >= task.priority,
-                }
-            })
-            .collect();
-        let mut wcrt = None;
-        if jitter[i] == u64::MAX {
-            unbounded_because.get_or_insert_with(|| {
-                format!(
-                    "{}, which releases it, has no bound",
-                    set.tasks[task.after.unwrap_or(i)].name
-                )
-            });
-        }
-        if unbounded_because.is_none() {
-            let level: f64 = (task.work_ns + o.switch_ns) as f64 / task.period_ns as f64
-                + interferers
-                    .iter()
-                    .map(|&j| {
-                        (set.tasks[j].work_ns + 2 * o.switch_ns) as f64
-                            / set.tasks[j].period_ns as f64
-                    })
-                    .sum::<f64>();
-            let busy_window = (level <= 1.0)
-                .then(|| {
-                    busy_window(
-                        task.period_ns,
-                        task.work_ns + o.switch_ns,
-                        blocking,
-                        jitter[i],
-                        horizon,
-                        |w| {
-                            interferers
-                                .iter()
-                                .map(|&j| {
-                                    (w.saturating_add(jitter_of(&jitter, j)))
-                                        .div_ceil(set.tasks[j].period_ns)
-                                        .saturating_mul(set.tasks[j].work_ns + 2 * o.switch_ns)
-                                })
-                                .fold(0u64, u64::saturating_add)
-                        },
-                    )
+    // A chained task's jitter is its predecessor's response, which depends on the jitter of
+    // the tasks above it: iterate to the fixed point (holistic analysis, Tindell & Clark 1994).
+    let mut jitter: Vec<u64> = (0..set.tasks.len()).map(|i| oh(i).wakeup_ns).collect();
+    let mut converged = false;
+    for _ in 0..MAX_ROUNDS {
+        let before = jitter.clone();
+        for &i in &order {
+            let task = &set.tasks[i];
+            let o = oh(i);
+            jitter[i] = match task.after {
+                None => Some(o.wakeup_ns),
+                Some(p) => predictions[p]
+                    .as_ref()
+                    .and_then(|p| p.wcrt_ns)
+                    .map(|r| r.saturating_add(o.wakeup_ns)),
+            }
+            .unwrap_or(u64::MAX);
+            if task.policy == TaskPolicy::Deadline {
+                continue;
+            }
+            let (blocking, inversion) = blocking(set, i, first_cpu);
+            let mut unbounded_because = inversion;
+            let interferers: Vec<usize> = (0..set.tasks.len())
+                .filter(|&j| j != i && cpu_of(j) == cpu_of(i))
+                .filter(|&j| {
+                    let other = &set.tasks[j];
+                    match (task.policy, other.policy) {
+                        (_, TaskPolicy::Deadline) => true,
+                        (TaskPolicy::Other, TaskPolicy::Fifo | TaskPolicy::Rr) => true,
+                        (TaskPolicy::Other, TaskPolicy::Other) => true,
+                        (_, TaskPolicy::Other) => false,
+                        _ => other.priority >= task.priority,
+                    }
                 })
-                .flatten();
-            match busy_window {
-                Some(r) => wcrt = Some(r),
-                None => {
-                    unbounded_because = Some(format!(
+                .collect();
+            let mut wcrt = None;
+            if jitter[i] == u64::MAX {
+                unbounded_because.get_or_insert_with(|| {
+                    format!(
+                        "{}, which releases it, has no bound",
+                        set.tasks[task.after.unwrap_or(i)].name
+                    )
+                });
+            }
+            if unbounded_because.is_none() {
+                let level: f64 = (task.work_ns + o.switch_ns) as f64 / task.period_ns as f64
+                    + interferers
+                        .iter()
+                        .map(|&j| {
+                            (set.tasks[j].work_ns + 2 * o.switch_ns) as f64
+                                / set.tasks[j].period_ns as f64
+                        })
+                        .sum::<f64>();
+                let busy_window = (level <= 1.0)
+                    .then(|| {
+                        busy_window(
+                            task.period_ns,
+                            task.work_ns + o.switch_ns,
+                            blocking,
+                            jitter[i],
+                            horizon,
+                            |w| {
+                                interferers
+                                    .iter()
+                                    .map(|&j| {
+                                        (w.saturating_add(jitter_of(&jitter, j)))
+                                            .div_ceil(set.tasks[j].period_ns)
+                                            .saturating_mul(set.tasks[j].work_ns + 2 * o.switch_ns)
+                                    })
+                                    .fold(0u64, u64::saturating_add)
+                            },
+                        )
+                    })
+                    .flatten();
+                match busy_window {
+                    Some(r) => wcrt = Some(r),
+                    None => {
+                        unbounded_because = Some(format!(
                         "the tasks of CPU {} at its priority or above need more than the CPU has",
                         cpu_of(i)
                     ))
+                    }
                 }
             }
+            predictions[i] = Some(Prediction {
+                wcrt_ns: wcrt,
+                deadline_ns: task.deadline_ns,
+                blocking_ns: blocking,
+                unbounded_because,
+            });
         }
-        predictions[i] = Some(Prediction {
-            wcrt_ns: wcrt,
-            deadline_ns: task.deadline_ns,
-            blocking_ns: blocking,
-            unbounded_because,
-        });
+        if jitter == before {
+            converged = true;
+            break;
+        }
+    }
+    if !converged {
+        for (i, p) in predictions.iter_mut().enumerate() {
+            if let (Some(p), Some(_)) = (p.as_mut(), set.tasks[i].after) {
+                p.wcrt_ns = None;
+                p.unbounded_because = Some("the responses along its chain do not settle".into());
+            }
+        }
     }
     predictions
         .into_iter()
@@ -580,6 +600,25 @@ mod tests {
         // a: 1 + 3 = 4; b released at most 4 + 1 after the period start, then 2 + a's 3.
         assert_eq!(p[0].wcrt_ns, Some(4 * US));
         assert_eq!(p[1].wcrt_ns, Some(5 * US + 5 * US));
+    }
+
+    /// A chained task's jitter reaches the tasks below it: sensor (T=5, C=0.5), filter
+    /// after sensor (C=1, so J = R_sensor = 0.5), logger (T=20, C=3.2) lowest. Worked by hand:
+    /// w = 3.2 + ⌈w/5⌉ 0.5 + ⌈(w + 0.5)/5⌉ 1: 4.7 → 5.7 → 6.2 → 6.2 (without filter's
+    /// jitter it would stop at 4.7).
+    #[test]
+    fn a_chained_tasks_jitter_delays_the_tasks_below_it() {
+        let mut filter = task("filter", 5 * US, US, 75);
+        filter.after = Some(0);
+        let s = set(vec![
+            task("sensor", 5 * US, US / 2, 80),
+            filter,
+            task("logger", 20 * US, 3_200, 40),
+        ]);
+        let p = analyse(&s, 0, &no_overheads());
+        assert_eq!(p[0].wcrt_ns, Some(500));
+        assert_eq!(p[1].wcrt_ns, Some(2_000));
+        assert_eq!(p[2].wcrt_ns, Some(6_200));
     }
 
     use proptest::prelude::*;

@@ -736,6 +736,8 @@ fn run_task(
     let mut work_as_run_ns = u64::MAX;
     let mut release = start + task.offset_ns;
     let mut seen = 0u32;
+    // Whether a task waits for this one's completions (after): only then are they published.
+    let released_by_me = set.tasks.iter().any(|t| t.after == Some(i));
     let mut spikes =
         spike_ring.and_then(|k| ctx.spikes.and_then(|tap| tap.producer(k, ctx.cpus[k])));
     let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
@@ -795,9 +797,11 @@ fn run_task(
         if critical.is_none() {
             work_as_run_ns = work_as_run_ns.min(end - began);
         }
-        released_at[i].store(release, Ordering::Release);
-        completed[i].fetch_add(1, Ordering::AcqRel);
-        let _ = futex_wake(&completed[i]);
+        if released_by_me {
+            released_at[i].store(release, Ordering::Release);
+            completed[i].fetch_add(1, Ordering::AcqRel);
+            let _ = futex_wake(&completed[i]);
+        }
         if release >= measure_start {
             let r = end.saturating_sub(release);
             response.record(r, release - measure_start);
