@@ -32,6 +32,13 @@ pub fn tsc_forbidden() -> bool {
     rc == 0 && mode == libc::PR_TSC_SIGSEGV
 }
 
+/// CPU time the calling thread has consumed (CLOCK_THREAD_CPUTIME_ID), in nanoseconds: what
+/// a busy loop has really had of the CPU, whatever preempted it or the CPU's clock rate.
+#[inline(always)]
+pub fn thread_cpu_ns() -> u64 {
+    read_ns(libc::CLOCK_THREAD_CPUTIME_ID)
+}
+
 /// CLOCK_REALTIME now (ns since the Unix epoch), for wall-clock stamps in documents.
 pub fn unix_ns() -> u64 {
     read_ns(libc::CLOCK_REALTIME)
@@ -90,5 +97,12 @@ mod tests {
         let b = now_ns();
         assert!(b >= a + 1_000_000, "woke {} ns after the start", b - a);
         assert!(resolution_ns(libc::CLOCK_MONOTONIC).is_some_and(|r| r > 0));
+        // A sleeping thread consumes (almost) no CPU time; a spinning one does.
+        let cpu = thread_cpu_ns();
+        assert_eq!(sleep_until_once(now_ns() + 20_000_000), 0);
+        assert!(thread_cpu_ns() - cpu < 10_000_000);
+        let cpu = thread_cpu_ns();
+        while thread_cpu_ns() - cpu < 2_000_000 {}
+        assert!(thread_cpu_ns() - cpu >= 2_000_000);
     }
 }

@@ -8,6 +8,7 @@
 //! - [`io`]: descriptors, pipes, futex words, interrupted calls;
 //! - [`mqueue`]: POSIX message queues;
 //! - [`process`]: memory locking, timer slack, the effective user, resource limits.
+//! - [`sync`]: mutexes with a priority protocol (inheritance or none).
 
 pub mod clock;
 pub mod cpus;
@@ -15,3 +16,4 @@ pub mod io;
 pub mod mqueue;
 pub mod process;
 pub mod sched;
+pub mod sync;

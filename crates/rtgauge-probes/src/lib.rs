@@ -12,13 +12,14 @@ pub mod noise;
 pub mod primitive;
 pub mod response;
 pub mod switch;
+pub mod taskset;
 pub mod timerlat;
 
 use rtgauge_core::probe::Probe;
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
 /// in this crate (implementing [`rtgauge_core::probe::TypedProbe`]) and one line here.
-pub const BUILT_IN: [&dyn Probe; 11] = [
+pub const BUILT_IN: [&dyn Probe; 12] = [
     &cyclic::Cyclic,
     &response::Response,
     &switch::Switch,
@@ -30,6 +31,7 @@ pub const BUILT_IN: [&dyn Probe; 11] = [
     &noise::Noise,
     &timerlat::Timerlat,
     &app::App,
+    &taskset::TaskSetProbe,
 ];
 
 /// How the built-in probes read in the summary (the renderer knows no probe): each probe's
@@ -83,7 +85,7 @@ mod tests {
     /// lists the probes really accept.
     #[test]
     fn parameter_help_names_every_accepted_value() {
-        let lists: [(&str, &str, &[&str]); 9] = [
+        let lists: [(&str, &str, &[&str]); 10] = [
             ("cyclic", "timer", &cyclic::TIMERS),
             ("response", "sources", &response::SOURCES),
             ("response", "placement", &response::PLACEMENTS),
@@ -93,6 +95,7 @@ mod tests {
             ("alloc", "allocators", &alloc::ALLOCATORS),
             ("clock", "clocks", &clocks::CLOCKS),
             ("noise", "clock", &noise::CLOCKS),
+            ("taskset", "overhead", &taskset::FIGURES),
         ];
         for (probe, key, accepted) in lists {
             let text = help(probe, key);
@@ -128,6 +131,7 @@ mod tests {
             &alloc::SCENARIOS,
             &memop::OPS,
             &clocks::CLOCKS,
+            &taskset::FIGURES,
         ]
         .concat()
     }
@@ -147,6 +151,11 @@ mod tests {
             (1u64..4096).prop_map(|n| format!("{n}KiB")),
             (1u64..64).prop_map(|n| format!("{n}MiB")),
             Just("0".to_string()),
+            // A task set given inline, as a suite gives it.
+            Just(
+                "[[task]]\nname = \"t\"\nperiod = \"1ms\"\nwork = \"100us\"\npriority = 10\n"
+                    .to_string()
+            ),
             prop::sample::select(vec!["yes", "no", "on", "off", "all"]).prop_map(String::from),
             (0u32..64).prop_map(|n| format!("/dev/gpiochip0:{n}")),
             prop::sample::subsequence(names.clone(), 1..4).prop_map(|v| v.join(",")),
@@ -251,8 +260,16 @@ mod tests {
             "primitive",
             "response",
             "switch",
+            "taskset",
         ];
-        let mut files = vec![dir.join("primitive/mod.rs"), dir.join("primitive/ops.rs")];
+        let mut files = vec![
+            dir.join("primitive/mod.rs"),
+            dir.join("primitive/ops.rs"),
+            dir.join("taskset/mod.rs"),
+            dir.join("taskset/analysis.rs"),
+            dir.join("taskset/spec.rs"),
+            dir.join("taskset/rtapp.rs"),
+        ];
         files.extend(modules.iter().map(|m| dir.join(format!("{m}.rs"))));
         for file in files.iter().filter(|f| f.exists()) {
             let text = std::fs::read_to_string(file).unwrap();

@@ -235,6 +235,13 @@ pub struct RunArgs {
     #[arg(long, value_parser = timer_parser())]
     pub timer: Option<String>,
 
+    /// Your task set, for the taskset probe: a TOML file of [[task]] entries (or rt-app
+    /// JSON). `rtgauge run --tasks FILE` runs the taskset probe alone: it predicts each task's
+    /// worst response from this machine's overheads, runs the tasks and exits 2 when one
+    /// misses a deadline or does not fit.
+    #[arg(long, value_name = "FILE")]
+    pub tasks: Option<PathBuf>,
+
     /// CPUs to measure on: `all` or a list like 0-3,6.
     #[arg(short, long, value_name = "CPUS", default_value = "all")]
     pub cpus: String,

@@ -355,6 +355,31 @@ fn report(
             TableKind::Full => Tables(result).render(format),
         };
         print!("{}", text?);
+        // The task set's verdicts, one line per task (see rtgauge_probes::taskset).
+        let several = result.runs.iter().filter(|r| r.probe == "taskset").count() > 1;
+        let lines: Vec<String> = result
+            .runs
+            .iter()
+            .flat_map(|r| {
+                rtgauge_probes::taskset::summary_lines(r)
+                    .into_iter()
+                    .map(move |l| {
+                        if several {
+                            format!("{}: {l}", r.key())
+                        } else {
+                            l
+                        }
+                    })
+            })
+            .collect();
+        if !lines.is_empty() {
+            println!(
+                "task set (worst responses predicted from this run's overheads, then measured):"
+            );
+            for l in lines {
+                println!("  {l}");
+            }
+        }
         eprint!(
             "{}",
             super::warnings::short_text(result, args.mode.is_empty(), output)
@@ -437,6 +462,17 @@ fn report(
             return Ok(crate::EXIT_THRESHOLD);
         }
     }
+    let misses: Vec<String> = result
+        .runs
+        .iter()
+        .flat_map(rtgauge_probes::taskset::failures)
+        .collect();
+    if !misses.is_empty() {
+        for m in &misses {
+            eprintln!("rtgauge: {m}");
+        }
+        return Ok(crate::EXIT_THRESHOLD);
+    }
     if let (Some(checked), Some(spec_path)) = (checked, &args.spec) {
         print!(
             "{}",
@@ -472,6 +508,35 @@ fn soak(args: &RunArgs) -> bool {
     args.duration == Some(crate::cli::FOREVER)
 }
 
+/// The probes and `--set` values, with `--tasks FILE` as the taskset probe's `tasks`
+/// parameter: alone, it selects the taskset probe.
+fn task_set(args: &RunArgs) -> Result<(Vec<String>, Vec<String>)> {
+    let mut probes = args.probes.clone();
+    let mut settings = super::app::settings(args)?;
+    if let Some(path) = &args.tasks {
+        let runs_taskset = |p: &String| p == "taskset" || p.starts_with("taskset@");
+        if probes.is_empty() && args.suite.is_none() {
+            probes.push("taskset".into());
+        } else if !probes.is_empty() && !probes.iter().any(runs_taskset) {
+            anyhow::bail!(
+                "--tasks is the task set of the taskset probe; add taskset to the probes (`rtgauge run taskset --tasks {}`)",
+                path.display()
+            );
+        }
+        settings.push(format!("taskset.tasks={}", path.display()));
+    }
+    let runs_taskset = probes
+        .iter()
+        .any(|p| p == "taskset" || p.starts_with("taskset@"));
+    let given = settings
+        .iter()
+        .any(|s| s.starts_with("taskset.tasks=") || s.starts_with("tasks="));
+    if runs_taskset && args.suite.is_none() && !given {
+        anyhow::bail!(rtgauge_probes::taskset::NO_TASKS);
+    }
+    Ok((probes, settings))
+}
+
 /// The command line as plan options; the core validates them into a plan.
 fn build_plan(args: &RunArgs) -> Result<Plan> {
     if soak(args) && !args.record.is_empty() {
@@ -483,8 +548,9 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         );
     }
     let defaults = PlanOptions::default();
+    let (probes, settings) = task_set(args)?;
     let options = PlanOptions {
-        probes: args.probes.clone(),
+        probes,
         suite: args.suite.clone(),
         duration_ns: if soak(args) {
             Some(args.soak_window.unwrap_or(super::soak::DEFAULT_WINDOW_NS))
@@ -504,7 +570,7 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         load_cpus: args.load_cpus.clone(),
         load_disk_cap_bytes: args.load_disk_cap.unwrap_or(defaults.load_disk_cap_bytes),
         skip_failed_loads: args.skip_failed_loads,
-        settings: super::app::settings(args)?,
+        settings,
         best_effort: args.best_effort,
         record: args.record.clone(),
     };

@@ -1,0 +1,1040 @@
+//! `taskset`: the user's own periodic tasks, analysed with this machine's overheads and run.
+//!
+//! The run has three parts, in this order:
+//! 1. overheads: on each CPU the set uses, a short wake-up latency measurement (absolute
+//!    sleeps, like cyclic) and a context-switch measurement (a futex hand-off between two
+//!    threads on that CPU), both at the highest priority of the CPU's tasks;
+//! 2. analysis ([`analysis`]): the worst response of each task predicted from the set and
+//!    those overheads, once per figure (median, p99.9, maximum seen);
+//! 3. the tasks: one thread each, in the run's mode (the file's policy and priority in rt
+//!    mode; SCHED_OTHER in normal mode), released at absolute times on CLOCK_MONOTONIC from
+//!    a common first release (the critical instant), each job a calibrated busy loop of the
+//!    task's work; a task with `after` is released by its predecessor's completion.
+//!
+//! Per task: series `response` (release → completion) and `start` (release → start),
+//! labelled `task=NAME`, with counters `deadline_misses`, `overruns` and `jobs` and the
+//! prediction as metrics (`predicted_wcrt_ns`, `deadline_ns`, `fits`, `margin_ns` …).
+
+pub mod analysis;
+mod rtapp;
+pub mod spec;
+
+use analysis::{Overheads, Prediction};
+use rtgauge_core::clock::{self, now_ns};
+use rtgauge_core::probe::{About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError};
+use rtgauge_core::probe::{ProbeOutput, TypedProbe};
+use rtgauge_core::rt::{Mode, Policy};
+use rtgauge_core::units::{format_duration_ns, quote};
+use rtgauge_os::io::{futex_wait_while, futex_wake};
+use rtgauge_os::sync::PriorityMutex;
+use rtgauge_result::{Obtained, ProbeRun, Series};
+use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use spec::{Protocol, TaskPolicy, TaskSet};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::Barrier;
+
+const PROBE: &str = "taskset";
+const DESCRIPTION: &str =
+    "your own periodic tasks: predicted from this machine's overheads, then run and measured";
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
+const PARAMS: [ParamSpec; 3] = [
+    ParamSpec::new("tasks", "none: required (--tasks FILE)", "the task set: a TOML file of [[task]] entries (name, period, work, priority, cpu, deadline, offset, policy, critical, after) or rt-app JSON; in a suite, the TOML text itself may be given"),
+    ParamSpec::new("overhead", "max", "which measured overhead figure decides the verdict: median, p99.9 or max (all three are reported)"),
+    ParamSpec::new("allow-overload", "no", "yes runs a set whose tasks need more than 100 % of a CPU (refused otherwise), to watch the misses"),
+];
+
+/// The overhead figures the analysis is run with, in the order they are reported.
+pub const FIGURES: [&str; 3] = ["median", "p99.9", "max"];
+
+/// What the task-set file is not given as.
+pub const NO_TASKS: &str = "no task set given; run `rtgauge run taskset --tasks FILE` (docs/taskset.md describes the file)";
+
+pub struct TaskSetProbe;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// The `tasks` parameter as given: a path, or the set's own text.
+    source: String,
+    /// None when no set was given: the plan first checks a probe without its parameters, so
+    /// a missing set is refused by the command line, and by `measure` as a last resort.
+    set: Option<TaskSet>,
+    /// Index into [`FIGURES`].
+    figure: usize,
+    allow_overload: bool,
+}
+
+/// Whether a `tasks` value is the set's text rather than a path.
+fn is_inline(value: &str) -> bool {
+    value.contains("[[task]]") || spec::looks_like_json(value)
+}
+
+impl ProbeConfig for Config {
+    fn parse(params: &Params) -> Result<Config, ProbeError> {
+        let invalid = |message: String| ProbeError::Invalid {
+            probe: PROBE,
+            message,
+        };
+        let source = params.text("tasks", "");
+        let figure_name = params.text("overhead", "max");
+        let figure = FIGURES
+            .iter()
+            .position(|f| *f == figure_name)
+            .ok_or_else(|| {
+                invalid(format!(
+                    "overhead '{}' is not one of {}",
+                    quote(&figure_name),
+                    FIGURES.join(", ")
+                ))
+            })?;
+        let allow_overload = rtgauge_core::probe::flag(PROBE, params, "allow-overload", false)?;
+        if source.trim().is_empty() {
+            return Ok(Config {
+                source,
+                set: None,
+                figure,
+                allow_overload,
+            });
+        }
+        let (text, origin) = if is_inline(&source) {
+            (source.clone(), String::new())
+        } else {
+            let text = std::fs::read_to_string(&source).map_err(|e| {
+                invalid(format!(
+                    "cannot read the task set {}: {e}; check the path given to --tasks",
+                    quote(&source)
+                ))
+            })?;
+            (text, format!("{}: ", quote(&source)))
+        };
+        let platform = spec::Platform::this_machine();
+        let set = spec::parse(&text, &platform).map_err(|e| invalid(format!("{origin}{e}")))?;
+        if !allow_overload {
+            spec::check_capacity(&set, None).map_err(|e| invalid(format!("{origin}{e}")))?;
+        }
+        Ok(Config {
+            source,
+            set: Some(set),
+            figure,
+            allow_overload,
+        })
+    }
+
+    fn resolved(&self) -> BTreeMap<String, String> {
+        let mut p = BTreeMap::from([
+            ("overhead".to_string(), FIGURES[self.figure].to_string()),
+            (
+                "allow-overload".to_string(),
+                if self.allow_overload { "yes" } else { "no" }.to_string(),
+            ),
+        ]);
+        if !self.source.is_empty() {
+            p.insert("tasks".to_string(), self.source.clone());
+        }
+        p
+    }
+}
+
+impl TypedProbe for TaskSetProbe {
+    const ABOUT: About = ABOUT;
+    type Config = Config;
+
+    fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
+        let Some(&first_cpu) = ctx.cpus.first() else {
+            return Err(ProbeError::Invalid {
+                probe: PROBE,
+                message: "no CPU to run on; choose one with --cpus".into(),
+            });
+        };
+        let mut out_warnings = Vec::new();
+        let Some(set) = &cfg.set else {
+            return Err(ProbeError::Invalid {
+                probe: PROBE,
+                message: NO_TASKS.into(),
+            });
+        };
+        match spec::check_capacity(set, Some(first_cpu)) {
+            Ok(()) => {}
+            Err(e) if !cfg.allow_overload => {
+                return Err(ProbeError::Invalid {
+                    probe: PROBE,
+                    message: e.to_string(),
+                })
+            }
+            Err(e) => out_warnings.push(format!(
+                "run although overloaded ({e}): once real-time tasks have used a CPU for the kernel's RT throttling limit (sched_rt_runtime_us, 95 % of each second by default), it stops them all for the rest of the second, so tasks that fit miss too"
+            )),
+        }
+        let cpu_of = |i: usize| set.tasks[i].cpu.unwrap_or(first_cpu);
+        let used: BTreeSet<usize> = (0..set.tasks.len()).map(cpu_of).collect();
+        let realtime = ctx.mode.policy.is_realtime();
+        let mut out = ProbeOutput {
+            warnings: out_warnings,
+            ..ProbeOutput::default()
+        };
+
+        // 1. Overheads, on each used CPU at the highest priority of its tasks.
+        let window = overhead_window(ctx);
+        let mut measured: BTreeMap<usize, MeasuredOverheads> = BTreeMap::new();
+        let mut obtained: Vec<Obtained> = Vec::new();
+        for &cpu in &used {
+            let top = (0..set.tasks.len())
+                .filter(|&i| cpu_of(i) == cpu && set.tasks[i].policy.fixed_priority())
+                .map(|i| set.tasks[i].priority)
+                .max()
+                .unwrap_or(ctx.mode.priority.max(1));
+            let mode = thread_mode(ctx.mode, TaskPolicy::Fifo, top, None);
+            let (o, m) = measure_overheads(ctx, &mode, cpu, window)?;
+            obtained.push(o);
+            measured.insert(cpu, m);
+        }
+        for (cpu, m) in &measured {
+            out.series.push(
+                Series::new("wakeup", m.wakeup.summary())
+                    .label("cpu", cpu)
+                    .counter("cycles", m.wakeup.count()),
+            );
+            out.series.push(
+                Series::new("switch", m.switch.summary())
+                    .label("cpu", cpu)
+                    .counter("round_trips", m.switch.count()),
+            );
+        }
+
+        // 2. The analysis, once per figure.
+        let predictions: Vec<Vec<Prediction>> = (0..FIGURES.len())
+            .map(|f| {
+                let oh: BTreeMap<usize, Overheads> =
+                    measured.iter().map(|(&c, m)| (c, m.figure(f))).collect();
+                analysis::analyse(set, first_cpu, &oh)
+            })
+            .collect();
+
+        // 3. The tasks.
+        let calibration: BTreeMap<usize, f64> = measured
+            .iter()
+            .map(|(&c, m)| (c, m.ns_per_iteration))
+            .collect();
+        let runs = run_tasks(ctx, set, first_cpu, &calibration)?;
+        let mut task_obtained = Vec::new();
+        for (i, (o, run)) in runs.into_iter().enumerate() {
+            let task = &set.tasks[i];
+            task_obtained.push(o.clone());
+            out.measured_ns = out.measured_ns.max(run.measured_ns);
+            let chosen = &predictions[cfg.figure][i];
+            let m = &measured[&cpu_of(i)];
+            let mut s = Series::new("response", run.response.summary())
+                .label("task", &task.name)
+                .label("cpu", cpu_of(i))
+                .counter("deadline_misses", run.misses)
+                .counter("overruns", run.overruns)
+                .counter("jobs", run.response.count());
+            let metrics = &mut s.metrics;
+            metrics.insert("period_ns".into(), task.period_ns as f64);
+            metrics.insert("work_ns".into(), task.work_ns as f64);
+            metrics.insert("work_as_run_ns".into(), run.work_as_run_ns as f64);
+            metrics.insert("deadline_ns".into(), task.deadline_ns as f64);
+            metrics.insert("priority".into(), task.priority as f64);
+            metrics.insert("fits".into(), if chosen.fits() { 1.0 } else { 0.0 });
+            metrics.insert(
+                "wakeup_used_ns".into(),
+                m.figure(cfg.figure).wakeup_ns as f64,
+            );
+            metrics.insert(
+                "switch_used_ns".into(),
+                m.figure(cfg.figure).switch_ns as f64,
+            );
+            metrics.insert("blocking_ns".into(), chosen.blocking_ns as f64);
+            if task.policy == TaskPolicy::Deadline {
+                // EDF's demand test bounds the response by the deadline itself.
+                metrics.insert("deadline_policy".into(), 1.0);
+            }
+            if let Some(r) = chosen.wcrt_ns {
+                metrics.insert("predicted_wcrt_ns".into(), r as f64);
+            }
+            if let (Some(m), Some(p)) = (chosen.margin_ns(), chosen.margin_pct()) {
+                metrics.insert("margin_ns".into(), m as f64);
+                metrics.insert("margin_pct".into(), p);
+            }
+            for (f, name) in FIGURES.iter().enumerate() {
+                let p = &predictions[f][i];
+                let key = name.replace('.', "");
+                if let Some(r) = p.wcrt_ns {
+                    metrics.insert(format!("predicted_wcrt_{key}_ns"), r as f64);
+                }
+                metrics.insert(format!("fits_{key}"), if p.fits() { 1.0 } else { 0.0 });
+            }
+            if let Some(max) = run.response.max() {
+                metrics.insert("slack_ns".into(), task.deadline_ns as f64 - max as f64);
+            }
+            out.series.push(s);
+            out.series.push(
+                Series::new("start", run.start.summary())
+                    .label("task", &task.name)
+                    .label("cpu", cpu_of(i)),
+            );
+            if let Some(why) = &chosen.unbounded_because {
+                out.warnings.push(format!(
+                    "task {}: no bound on its response: {why}",
+                    task.name
+                ));
+            }
+            let changes: Vec<String> = FIGURES
+                .iter()
+                .enumerate()
+                .filter(|&(f, _)| predictions[f][i].fits() != chosen.fits())
+                .map(|(f, name)| {
+                    format!(
+                        "with the {name} overheads it {}",
+                        if predictions[f][i].fits() {
+                            "fits"
+                        } else {
+                            "does not fit"
+                        }
+                    )
+                })
+                .collect();
+            if !changes.is_empty() {
+                out.warnings.push(format!(
+                    "task {}: the verdict depends on the overhead figure: with the {} overheads it {}; {}",
+                    task.name,
+                    FIGURES[cfg.figure],
+                    if chosen.fits() { "fits" } else { "does not fit" },
+                    changes.join("; ")
+                ));
+            }
+        }
+        obtained.extend(task_obtained.iter().cloned());
+        out.obtained = rtgauge_core::threads::merge_obtained(&obtained);
+        if realtime && task_obtained.iter().any(|o| o.policy == "other") {
+            out.warnings.push(
+                "the tasks ran without real-time priority (it was refused): the predictions assume their fixed priorities and do not describe this run; run as root or grant CAP_SYS_NICE (`sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtgauge)`)".into(),
+            );
+        } else if !realtime {
+            out.warnings.push(format!(
+                "the tasks ran as SCHED_OTHER ({} mode): the predictions assume their fixed priorities and do not describe this run; use --mode rt",
+                ctx.mode.name
+            ));
+        }
+        out.params.insert(
+            "tasks-read".into(),
+            set.tasks
+                .iter()
+                .map(|t| {
+                    format!(
+                        "{} {} every {} on cpu {}",
+                        t.name,
+                        format_duration_ns(t.work_ns),
+                        format_duration_ns(t.period_ns),
+                        t.cpu.unwrap_or(first_cpu)
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("; "),
+        );
+        Ok(out)
+    }
+}
+
+/// How long the wake-up latency is measured on each CPU before the tasks run: a tenth of
+/// the run, from 200 ms to 2 s.
+fn overhead_window(ctx: &ProbeContext) -> u64 {
+    ctx.budget
+        .duration_ns
+        .map_or(1_000_000_000, |d| d / 10)
+        .clamp(200_000_000, 2_000_000_000)
+}
+
+/// The mode of one task's thread: the task's own policy and priority when the run is
+/// real-time, SCHED_OTHER otherwise.
+fn thread_mode(
+    run: &Mode,
+    policy: TaskPolicy,
+    priority: i32,
+    reservation: Option<(u64, u64, u64)>,
+) -> Mode {
+    let mut mode = run.clone();
+    if !run.policy.is_realtime() {
+        return mode;
+    }
+    match policy {
+        TaskPolicy::Fifo => {
+            mode.policy = Policy::Fifo;
+            mode.priority = priority;
+        }
+        TaskPolicy::Rr => {
+            mode.policy = Policy::Rr;
+            mode.priority = priority;
+        }
+        TaskPolicy::Other => {
+            mode.policy = Policy::Other;
+            mode.priority = 0;
+        }
+        TaskPolicy::Deadline => {
+            let (runtime_ns, deadline_ns, period_ns) = reservation.unwrap_or((0, 0, 0));
+            mode.policy = Policy::Deadline {
+                runtime_ns,
+                deadline_ns,
+                period_ns,
+            };
+            mode.priority = 0;
+            // The kernel refuses deadline tasks pinned narrower than their root domain.
+            mode.pin = false;
+        }
+    }
+    mode
+}
+
+struct MeasuredOverheads {
+    wakeup: Recorder,
+    switch: Recorder,
+    /// The busy loop's cost per iteration on this CPU.
+    ns_per_iteration: f64,
+}
+
+impl MeasuredOverheads {
+    /// The overheads at figure `f` of [`FIGURES`].
+    fn figure(&self, f: usize) -> Overheads {
+        let at = |r: &Recorder| match f {
+            0 => r.value_at_quantile(0.5),
+            1 => r.value_at_quantile(0.999),
+            _ => r.max(),
+        };
+        Overheads {
+            wakeup_ns: at(&self.wakeup).unwrap_or(0),
+            switch_ns: at(&self.switch).unwrap_or(0),
+        }
+    }
+}
+
+/// The wake-up period of the overhead measurement.
+const WAKEUP_PERIOD_NS: u64 = 200_000;
+/// Hand-offs of the context-switch measurement.
+const SWITCH_ROUND_TRIPS: u64 = 2_000;
+
+/// Wake-up latency and context-switch time on `cpu` in `mode`.
+fn measure_overheads(
+    ctx: &ProbeContext,
+    mode: &Mode,
+    cpu: usize,
+    window_ns: u64,
+) -> Result<(Obtained, MeasuredOverheads), ProbeError> {
+    let word = AtomicU32::new(0);
+    let done = AtomicBool::new(false);
+    let follow_gone = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let lead = std::thread::Builder::new()
+            .name(format!("rtgauge-oh{cpu}"))
+            .spawn_scoped(
+                scope,
+                || -> Result<(Obtained, MeasuredOverheads), ProbeError> {
+                    let result = (|| {
+                        let obtained =
+                            rtgauge_core::rt::enter_thread(mode, Some(cpu), ctx.best_effort)?;
+                        // The tasks' busy loop, timed on this CPU at the tasks' top priority.
+                        let ns_per_iteration = calibrate_spin();
+                        let mut wakeup = Recorder::new(DEFAULT_INTERVAL_NS);
+                        let mut next = now_ns() + WAKEUP_PERIOD_NS;
+                        let end = next + window_ns;
+                        while next < end && !ctx.stopped() {
+                            clock::sleep_until(next);
+                            let woke = now_ns();
+                            wakeup.record(
+                                woke.saturating_sub(next),
+                                woke.saturating_sub(end - window_ns),
+                            );
+                            next += WAKEUP_PERIOD_NS
+                                * (1 + woke.saturating_sub(next) / WAKEUP_PERIOD_NS);
+                        }
+                        // Hand-offs: odd values are the partner's turn, even ones ours.
+                        let mut switch = Recorder::new(DEFAULT_INTERVAL_NS);
+                        let start = now_ns();
+                        for k in 0..SWITCH_ROUND_TRIPS {
+                            if ctx.stopped() {
+                                break;
+                            }
+                            let before = now_ns();
+                            let mine = 2 * k as u32;
+                            word.store(mine + 1, Ordering::Release);
+                            futex_wake(&word).map_err(|e| {
+                                rtgauge_core::probe::os_error(PROBE, "futex wake", e)
+                            })?;
+                            futex_wait_while(&word, mine + 1).map_err(|e| {
+                                rtgauge_core::probe::os_error(PROBE, "futex wait", e)
+                            })?;
+                            if follow_gone.load(Ordering::Acquire) {
+                                break;
+                            }
+                            let after = now_ns();
+                            switch.record((after - before) / 2, after - start);
+                        }
+                        Ok((
+                            obtained,
+                            MeasuredOverheads {
+                                wakeup,
+                                switch,
+                                ns_per_iteration,
+                            },
+                        ))
+                    })();
+                    done.store(true, Ordering::Release);
+                    word.store(u32::MAX, Ordering::Release);
+                    let _ = futex_wake(&word);
+                    result
+                },
+            )
+            .expect("spawning a measuring thread");
+        let follow = std::thread::Builder::new()
+            .name(format!("rtgauge-oh{cpu}b"))
+            .spawn_scoped(scope, || -> Result<(), ProbeError> {
+                let entered = rtgauge_core::rt::enter_thread(mode, Some(cpu), ctx.best_effort);
+                if entered.is_err() {
+                    // Release the lead from its wait: it stops handing off and reports this.
+                    follow_gone.store(true, Ordering::Release);
+                    word.store(u32::MAX - 1, Ordering::Release);
+                    let _ = futex_wake(&word);
+                }
+                entered?;
+                let mut k = 0u32;
+                loop {
+                    // Wait for our turn (odd), then hand back (even).
+                    let expect = 2 * k + 1;
+                    while word.load(Ordering::Acquire) != expect {
+                        if done.load(Ordering::Acquire) {
+                            return Ok(());
+                        }
+                        let seen = word.load(Ordering::Acquire);
+                        if seen != expect {
+                            futex_wait_while(&word, seen).map_err(|e| {
+                                rtgauge_core::probe::os_error(PROBE, "futex wait", e)
+                            })?;
+                        }
+                    }
+                    word.store(expect + 1, Ordering::Release);
+                    futex_wake(&word)
+                        .map_err(|e| rtgauge_core::probe::os_error(PROBE, "futex wake", e))?;
+                    k += 1;
+                }
+            })
+            .expect("spawning a measuring thread");
+        let lead = lead.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        let follow = follow
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        follow?;
+        lead
+    })
+}
+
+/// What one task's thread measured.
+struct TaskRun {
+    response: Recorder,
+    start: Recorder,
+    misses: u64,
+    overruns: u64,
+    /// The shortest time one job's busy loop took alone (the calibrated work, as run).
+    work_as_run_ns: u64,
+    measured_ns: u64,
+}
+
+/// The work of a job: a loop whose iterations cost CPU time, not a sleep.
+#[inline(never)]
+fn spin(iterations: u64) -> u64 {
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    for _ in 0..iterations {
+        x = x
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        x = std::hint::black_box(x);
+    }
+    x
+}
+
+/// Nanoseconds per iteration of [`spin`] on this CPU, undisturbed: the fastest of many
+/// timed rounds of about 100 µs (a preempted round is only ever slower).
+fn calibrate_spin() -> f64 {
+    // A first guess sizes the rounds.
+    let a = now_ns();
+    spin(100_000);
+    let guess = (now_ns() - a).max(1) as f64 / 100_000.0;
+    let round = ((100_000.0 / guess) as u64).max(1_000);
+    spin(round * 20);
+    (0..100)
+        .map(|_| {
+            let a = now_ns();
+            std::hint::black_box(spin(round));
+            (now_ns() - a).max(1) as f64 / round as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+/// Iterations of [`spin`] that take `ns` at `ns_per_iteration`.
+fn iterations_for(ns: u64, ns_per_iteration: f64) -> u64 {
+    (ns as f64 / ns_per_iteration).round() as u64
+}
+
+/// How often a job's work checks the CPU time it has had.
+const WORK_CHUNK_NS: u64 = 5_000;
+
+/// Busies the CPU until the calling thread has had `ns` of CPU time since `cpu_start` (its
+/// thread CPU clock): calibrated chunks of [`spin`], each followed by one read of that clock,
+/// so the work is the same CPU time however often the job is preempted or the clock rate
+/// changes. Returns the thread's CPU clock at the end.
+#[inline]
+fn work_for(ns: u64, cpu_start: u64, chunk: u64) -> u64 {
+    loop {
+        let used = rtgauge_os::clock::thread_cpu_ns();
+        if used.saturating_sub(cpu_start) >= ns {
+            return used;
+        }
+        spin(chunk);
+    }
+}
+
+/// Runs every task on its own thread from a common first release and returns, per task,
+/// what its thread obtained and measured.
+fn run_tasks(
+    ctx: &ProbeContext,
+    set: &TaskSet,
+    first_cpu: usize,
+    calibration: &BTreeMap<usize, f64>,
+) -> Result<Vec<(Obtained, TaskRun)>, ProbeError> {
+    let n = set.tasks.len();
+    let mutexes: Vec<PriorityMutex> = set
+        .resources
+        .iter()
+        .map(|r| PriorityMutex::new(r.protocol == Protocol::Inherit))
+        .collect::<Result<_, _>>()
+        .map_err(|e| {
+            rtgauge_core::probe::os_error(PROBE, "creating a shared resource's mutex", e)
+        })?;
+    // Completions, for tasks released by another's (after): a count and the release time of
+    // the chain's first task for the job just completed.
+    let completed: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
+    let released_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let finished: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
+    // --trace / --break: the highest fixed-priority task of each measured CPU reports its
+    // late starts (what delayed it is the platform's, not another task's) on that CPU's ring.
+    let spike_ring = |i: usize| -> Option<usize> {
+        let task = &set.tasks[i];
+        let cpu = task.cpu.unwrap_or(first_cpu);
+        let top = (0..n)
+            .filter(|&k| set.tasks[k].cpu.unwrap_or(first_cpu) == cpu)
+            .filter(|&k| set.tasks[k].policy.fixed_priority() && set.tasks[k].after.is_none())
+            .max_by_key(|&k| (set.tasks[k].priority, std::cmp::Reverse(k)))?;
+        (top == i)
+            .then(|| ctx.cpus.iter().position(|&c| c == cpu))
+            .flatten()
+    };
+    let ready = Barrier::new(n);
+    let go = Barrier::new(n);
+    let failed = AtomicBool::new(false);
+    let start_at = AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..n)
+            .map(|i| {
+                let (mutexes, completed, released_at, finished) =
+                    (&mutexes, &completed, &released_at, &finished);
+                let (ready, go, failed, start_at) = (&ready, &go, &failed, &start_at);
+                std::thread::Builder::new()
+                    .name(format!("rtgauge-task{i}"))
+                    .spawn_scoped(scope, move || {
+                        let task = &set.tasks[i];
+                        let cpu = task.cpu.unwrap_or(first_cpu);
+                        let reservation = (
+                            (task.work_ns + task.work_ns / 4 + 50_000).min(task.deadline_ns),
+                            task.deadline_ns,
+                            task.period_ns,
+                        );
+                        let mode =
+                            thread_mode(ctx.mode, task.policy, task.priority, Some(reservation));
+                        let prepared = (|| {
+                            let ns_per_iteration = calibration
+                                .get(&cpu)
+                                .copied()
+                                .unwrap_or_else(calibrate_spin);
+                            let obtained =
+                                rtgauge_core::rt::enter_thread(&mode, Some(cpu), ctx.best_effort)?;
+                            Ok::<_, ProbeError>((obtained, ns_per_iteration))
+                        })();
+                        if prepared.is_err() {
+                            failed.store(true, Ordering::Release);
+                        }
+                        if ready.wait().is_leader() {
+                            start_at.store(now_ns() + 20_000_000, Ordering::Release);
+                        }
+                        go.wait();
+                        let (obtained, ns_per_iteration) = prepared?;
+                        if failed.load(Ordering::Acquire) {
+                            finished[i].store(true, Ordering::Release);
+                            return Ok((obtained, None));
+                        }
+                        let run = run_task(
+                            ctx,
+                            set,
+                            i,
+                            spike_ring(i),
+                            ns_per_iteration,
+                            start_at.load(Ordering::Acquire),
+                            mutexes,
+                            completed,
+                            released_at,
+                            finished,
+                        );
+                        Ok((obtained, Some(run)))
+                    })
+                    .expect("spawning a task thread")
+            })
+            .collect();
+        let joined: Vec<Result<(Obtained, Option<TaskRun>), ProbeError>> = handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        let mut runs = Vec::with_capacity(n);
+        for j in joined {
+            let (o, run) = j?;
+            match run {
+                Some(run) => runs.push((o, run)),
+                None => {
+                    return Err(ProbeError::Invalid {
+                        probe: PROBE,
+                        message: "a task thread could not start, so none ran".into(),
+                    })
+                }
+            }
+        }
+        Ok(runs)
+    })
+}
+
+/// One task's thread, from the first release to the end of the budget. Everything is
+/// allocated before the loop; the loop sleeps (or waits for its predecessor), reads the
+/// clock, runs the job's work and records.
+#[allow(clippy::too_many_arguments)]
+fn run_task(
+    ctx: &ProbeContext,
+    set: &TaskSet,
+    i: usize,
+    spike_ring: Option<usize>,
+    ns_per_iteration: f64,
+    start: u64,
+    mutexes: &[PriorityMutex],
+    completed: &[AtomicU32],
+    released_at: &[AtomicU64],
+    finished: &[AtomicBool],
+) -> TaskRun {
+    let task = &set.tasks[i];
+    let mut response = Recorder::new(DEFAULT_INTERVAL_NS);
+    let mut start_latency = Recorder::new(DEFAULT_INTERVAL_NS);
+    let critical = task.critical.map(|c| (&mutexes[c.resource], c.length_ns));
+    let before_ns = task.work_ns - critical.map_or(0, |c| c.1);
+    let inside_ns = critical.map_or(0, |c| c.1);
+    let chunk = iterations_for(WORK_CHUNK_NS, ns_per_iteration).max(1);
+    let measure_start = start + ctx.warmup_ns;
+    let measure_end = ctx.budget.duration_ns.map(|d| measure_start + d);
+    let (mut misses, mut overruns, mut last_end) = (0u64, 0u64, measure_start);
+    let mut work_as_run_ns = u64::MAX;
+    let mut release = start + task.offset_ns;
+    let mut seen = 0u32;
+    // Whether a task waits for this one's completions (after): only then are they published.
+    let released_by_me = set.tasks.iter().any(|t| t.after == Some(i));
+    let mut spikes =
+        spike_ring.and_then(|k| ctx.spikes.and_then(|tap| tap.producer(k, ctx.cpus[k])));
+    let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
+    rtgauge_core::rt::prefault_stack();
+    loop {
+        // Release: an absolute time, or the predecessor's completion.
+        let woke = match task.after {
+            None => {
+                clock::sleep_until(release);
+                now_ns()
+            }
+            Some(p) => {
+                loop {
+                    let now = completed[p].load(Ordering::Acquire);
+                    if now != seen || finished[p].load(Ordering::Acquire) || ctx.stopped() {
+                        break;
+                    }
+                    let _ = futex_wait_while(&completed[p], seen);
+                }
+                if finished[p].load(Ordering::Acquire)
+                    && completed[p].load(Ordering::Acquire) == seen
+                {
+                    break;
+                }
+                seen = seen.wrapping_add(1);
+                release = released_at[p].load(Ordering::Acquire);
+                now_ns()
+            }
+        };
+        if ctx.stopped()
+            || measure_end.is_some_and(|end| woke >= end)
+            || ctx.budget.loops.is_some_and(|l| response.count() >= l)
+        {
+            break;
+        }
+        let late = woke.saturating_sub(release);
+        if let Some(s) = spikes.as_mut() {
+            if release < measure_start {
+                s.warm_up(late);
+                spike_floor = s.floor();
+            } else if late > spike_floor {
+                if s.offer(release, woke) {
+                    break;
+                }
+                spike_floor = s.floor();
+            }
+        }
+        let began = now_ns();
+        let cpu_began = rtgauge_os::clock::thread_cpu_ns();
+        let cpu_before = work_for(before_ns, cpu_began, chunk);
+        if let Some((mutex, _)) = critical {
+            mutex.lock();
+            work_for(inside_ns, cpu_before, chunk);
+            mutex.unlock();
+        }
+        let end = now_ns();
+        if critical.is_none() {
+            work_as_run_ns = work_as_run_ns.min(end - began);
+        }
+        if released_by_me {
+            released_at[i].store(release, Ordering::Release);
+            completed[i].fetch_add(1, Ordering::AcqRel);
+            let _ = futex_wake(&completed[i]);
+        }
+        if release >= measure_start {
+            let r = end.saturating_sub(release);
+            response.record(r, release - measure_start);
+            start_latency.record(woke.saturating_sub(release), release - measure_start);
+            if r > task.deadline_ns {
+                misses += 1;
+            }
+            if end > release + task.period_ns {
+                overruns += 1;
+            }
+            last_end = end;
+        }
+        release += task.period_ns;
+    }
+    finished[i].store(true, Ordering::Release);
+    completed[i].fetch_add(1, Ordering::AcqRel);
+    let _ = futex_wake(&completed[i]);
+    TaskRun {
+        response,
+        start: start_latency,
+        misses,
+        overruns,
+        work_as_run_ns: if work_as_run_ns == u64::MAX {
+            0
+        } else {
+            work_as_run_ns
+        },
+        measured_ns: last_end.saturating_sub(measure_start),
+    }
+}
+
+/// One line per task for the end of a run: period, work, predicted worst, measured
+/// maximum, misses and the verdict. Empty for another probe's run.
+pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
+    if run.probe != PROBE {
+        return Vec::new();
+    }
+    let figure = run.params.get("overhead").map_or("max", String::as_str);
+    let mut lines = Vec::new();
+    if run.mode == "normal" {
+        lines.push("normal mode: the tasks ran as SCHED_OTHER, so the verdicts (which assume their priorities) do not describe these numbers; use --mode rt".to_string());
+    } else if run.obtained.policy.split('/').any(|p| p == "other") {
+        lines.push("NOT REAL-TIME: the tasks ran as SCHED_OTHER (real-time priority was refused), so these verdicts do not describe this run; run as root or grant CAP_SYS_NICE".to_string());
+    }
+    for s in run.series.iter().filter(|s| s.name == "response") {
+        let name = s.labels.get("task").map_or("?", String::as_str);
+        let metric = |k: &str| s.metrics.get(k).copied();
+        let ns = |k: &str| metric(k).map(|v| format_duration_ns(v.max(0.0) as u64));
+        let predicted = ns("predicted_wcrt_ns").unwrap_or_else(|| "no bound".into());
+        let measured = s.stats.max_ns.map_or("-".into(), format_duration_ns);
+        let misses = s.counters.get("deadline_misses").copied().unwrap_or(0);
+        let edf = metric("deadline_policy") == Some(1.0);
+        let verdict = match (
+            metric("fits") == Some(1.0),
+            metric("margin_ns"),
+            metric("margin_pct"),
+        ) {
+            (true, _, _) if edf => {
+                "fits (the demand test of its CPU's deadline tasks passes: done by its deadline)"
+                    .to_string()
+            }
+            (true, Some(m), Some(p)) => {
+                format!("fits, margin {} ({p:.0} %)", format_duration_ns(m as u64))
+            }
+            (true, _, _) => "fits".to_string(),
+            (false, Some(m), _) => {
+                format!("does not fit: {} late", format_duration_ns((-m) as u64))
+            }
+            (false, None, _) => "does not fit".to_string(),
+        };
+        lines.push(format!(
+            "{name}: period {}, work {}, predicted worst {predicted}, measured max {measured}, {misses} missed of {} jobs; {verdict} (overheads: {figure} seen)",
+            ns("period_ns").unwrap_or_default(),
+            ns("work_ns").unwrap_or_default(),
+            s.counters.get("jobs").copied().unwrap_or(0),
+        ));
+    }
+    lines
+}
+
+/// Why a task-set run should exit with status 2: the tasks that missed a deadline or do
+/// not fit, one line each. Empty when all fit and none missed.
+pub fn failures(run: &ProbeRun) -> Vec<String> {
+    if run.probe != PROBE {
+        return Vec::new();
+    }
+    run.series
+        .iter()
+        .filter(|s| s.name == "response")
+        .filter_map(|s| {
+            let name = s.labels.get("task").map_or("?", String::as_str);
+            let misses = s.counters.get("deadline_misses").copied().unwrap_or(0);
+            let fits = s.metrics.get("fits") == Some(&1.0);
+            match (fits, misses) {
+                (true, 0) => None,
+                (true, m) => Some(format!("task {name} missed {m} deadlines")),
+                (false, 0) => Some(format!(
+                    "task {name} does not fit (the analysis predicts it can miss its deadline)"
+                )),
+                (false, m) => Some(format!("task {name} does not fit and missed {m} deadlines")),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_busy_loop_is_calibrated_and_the_work_is_cpu_time() {
+        let ns_per = calibrate_spin();
+        assert!(ns_per > 0.0 && ns_per < 1_000.0, "{ns_per}");
+        let chunk = iterations_for(WORK_CHUNK_NS, ns_per).max(1);
+        // 2 ms of work is 2 ms of this thread's CPU time (up to one chunk more), and takes at
+        // least 2 ms of wall time (more when preempted: this VM's neighbours are printed).
+        for attempt in 1..=3 {
+            let wall = now_ns();
+            let cpu = rtgauge_os::clock::thread_cpu_ns();
+            let end_cpu = work_for(2_000_000, cpu, chunk);
+            let took = now_ns() - wall;
+            println!(
+                "attempt {attempt}: 2ms of work: {} ns of CPU, {took} ns of wall time",
+                end_cpu - cpu
+            );
+            assert!(end_cpu - cpu >= 2_000_000);
+            assert!(
+                end_cpu - cpu < 2_000_000 + 20 * WORK_CHUNK_NS,
+                "{}",
+                end_cpu - cpu
+            );
+            assert!(took >= 2_000_000, "{took}");
+        }
+    }
+
+    #[test]
+    fn a_missing_task_set_says_how_to_give_one() {
+        // The plan checks a probe before its parameters are applied: no set is no error yet.
+        assert_eq!(Config::parse(&Params::of(PROBE, &[])).unwrap().set, None);
+        assert!(NO_TASKS.contains("--tasks FILE"));
+        let e = Config::parse(&Params::of(PROBE, &[("tasks", "/nonexistent/tasks.toml")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cannot read the task set"), "{e}");
+    }
+
+    #[test]
+    fn inline_sets_resolve_to_themselves() {
+        let text = "[[task]]\nname = \"a\"\nperiod = \"1ms\"\nwork = \"100us\"\npriority = 10\n";
+        let cfg = Config::parse(&Params::of(PROBE, &[("tasks", text)])).unwrap();
+        let again = Config::parse(&Params::new(PROBE, cfg.resolved())).unwrap();
+        assert_eq!(cfg, again);
+        assert_eq!(cfg.resolved()["overhead"], "max");
+    }
+
+    /// A task-set run as the result records it, for the summary lines.
+    fn recorded_run(policy: &str) -> ProbeRun {
+        let series = |task: &str, max: u64, misses: u64, metrics: &[(&str, f64)]| {
+            let mut s = Series::new(
+                "response",
+                rtgauge_result::Summary {
+                    max_ns: Some(max),
+                    ..Default::default()
+                },
+            )
+            .label("task", task)
+            .label("cpu", 1)
+            .counter("deadline_misses", misses)
+            .counter("jobs", 300);
+            s.metrics = metrics.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+            s
+        };
+        ProbeRun {
+            probe: PROBE.into(),
+            variant: None,
+            mode: "rt".into(),
+            load: "none".into(),
+            status: rtgauge_result::ProbeStatus::Ok,
+            obtained: Obtained {
+                policy: policy.into(),
+                ..Obtained::default()
+            },
+            params: BTreeMap::from([("overhead".to_string(), "max".to_string())]),
+            warmup_ns: 0,
+            measured_ns: 3_000_000_000,
+            series: vec![
+                series(
+                    "fast",
+                    2_234_033,
+                    0,
+                    &[
+                        ("period_ns", 10e6),
+                        ("work_ns", 2e6),
+                        ("predicted_wcrt_ns", 5_226_497.0),
+                        ("fits", 1.0),
+                        ("margin_ns", 4_773_503.0),
+                        ("margin_pct", 47.73503),
+                    ],
+                ),
+                series(
+                    "middle",
+                    9_800_000,
+                    2,
+                    &[
+                        ("period_ns", 20e6),
+                        ("work_ns", 4e6),
+                        ("predicted_wcrt_ns", 21_500_000.0),
+                        ("fits", 0.0),
+                        ("margin_ns", -1_500_000.0),
+                        ("margin_pct", -7.5),
+                    ],
+                ),
+                series(
+                    "slow",
+                    728_193_000,
+                    59,
+                    &[("period_ns", 40e6), ("work_ns", 28e6), ("fits", 0.0)],
+                ),
+            ],
+            spikes: Vec::new(),
+            spikes_unexplained: 0,
+        }
+    }
+
+    #[test]
+    fn summary_lines_and_failures() {
+        let run = recorded_run("fifo");
+        insta::assert_snapshot!("taskset_summary_lines", summary_lines(&run).join("\n"));
+        insta::assert_snapshot!("taskset_failures", failures(&run).join("\n"));
+        let not_rt = summary_lines(&recorded_run("other"));
+        assert!(not_rt[0].starts_with("NOT REAL-TIME"), "{not_rt:?}");
+        let mut other = run.clone();
+        other.probe = "cyclic".into();
+        assert!(summary_lines(&other).is_empty() && failures(&other).is_empty());
+    }
+}
