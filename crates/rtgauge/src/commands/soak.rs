@@ -33,7 +33,15 @@ pub fn execute(
         let mut result = runner::execute(plan, inputs, &mut merging)?;
         let windows = merge(&mut result, &earlier, window, started_unix_ns);
         started_unix_ns.get_or_insert(result.started_unix_ns);
-        if result.status != RunStatus::Complete || rtgauge_core::signals::stop_requested() {
+        if rtgauge_core::signals::stop_requested() {
+            // A soak ends only by a stop: also when the stop came just as a window completed
+            // (it then exited 0 as if complete, where every other stop exits 128 + signal).
+            if result.status == RunStatus::Complete {
+                result.status = RunStatus::Interrupted;
+            }
+            return Ok(result);
+        }
+        if result.status != RunStatus::Complete {
             return Ok(result);
         }
         earlier = windows;
