@@ -15,20 +15,35 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
         &out,
         std::process::Stdio::inherit(),
     );
-    // Three windows of about 1.1 s each, then a save while the fourth measures.
-    std::thread::sleep(Duration::from_millis(3800));
-    let saved = common::read_json(&out);
+    // Windows of about 1.1 s each; the result is saved as each ends. Watch for the save of
+    // the second, then interrupt halfway through the next window's measuring (past its
+    // 100-ms warm-up), whatever the machine's start-up took: a fixed sleep sometimes hit the
+    // moment a window ended, and the next window had nothing yet to keep.
+    let saved_windows = |doc: &Value| {
+        doc["runs"].as_array().map_or(0, |runs| {
+            runs.iter().filter(|r| r.get("variant").is_some()).count()
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let (saved, windows) = loop {
+        let doc = std::fs::read(&out)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+        if let Some(doc) = doc.filter(|d| saved_windows(d) >= 2) {
+            let n = saved_windows(&doc);
+            break (doc, n);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "two windows were not saved within 30 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(
         saved["status"], "interrupted",
         "a soak in progress is not complete"
     );
-    let windows = saved["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|r| r.get("variant").is_some())
-        .count();
-    assert!(windows >= 2, "{windows} windows saved");
+    std::thread::sleep(Duration::from_millis(500));
     common::interrupt(&child);
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
