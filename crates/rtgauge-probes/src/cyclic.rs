@@ -454,17 +454,10 @@ fn measure(
 /// How this probe's runs read in the summary at the end of a run (and atop `show` and the
 /// report): the renderer asks the probe, it knows no probe names.
 mod summary_rows {
-    #[allow(unused_imports)]
-    use rtgauge_report::format::{per_op, TimeUnit};
-    #[allow(unused_imports)]
-    use rtgauge_report::summary::{
-        bend_size, fmt, fmt_q, placement_columns, placement_rows, placements, size_groups, size_of,
-        Cells, SummaryRows, MAX_ROWS,
-    };
-    #[allow(unused_imports)]
-    use rtgauge_result::units::format_size;
-    #[allow(unused_imports)]
-    use rtgauge_result::{ProbeRun, RunResult, Series};
+    use rtgauge_report::format::TimeUnit;
+    use rtgauge_report::summary::{fmt, fmt_q, Cells, SummaryRows, MAX_ROWS};
+
+    use rtgauge_result::{ProbeRun, Series};
 
     impl SummaryRows for super::Cyclic {
         fn probe(&self) -> &'static str {
