@@ -128,3 +128,68 @@ pub fn session_or_skip(cpus: Vec<usize>) -> Option<crate::TraceSession> {
         Err(e) => panic!("{e}"),
     }
 }
+
+/// What the culprit helper reported of its spins ("spin START END CPU" lines), the truth the
+/// attribution tests check against.
+pub struct CulpritSpins {
+    /// (start, end, CPU time of the kernel's paths into its sleep before the spin and out of
+    /// it) per spin; the paths are 0 for the first spin, which has no previous one to measure
+    /// from.
+    spins: Vec<(u64, u64, u64)>,
+}
+
+impl CulpritSpins {
+    /// Reads the helper's output; lines that are not spins are ignored.
+    pub fn parse(output: &str) -> CulpritSpins {
+        let rows: Vec<[u64; 3]> = output
+            .lines()
+            .filter_map(|l| {
+                let mut words = l.strip_prefix("spin ")?.split(' ').map(|w| w.parse().ok());
+                Some([words.next()??, words.next()??, words.next()??])
+            })
+            .collect();
+        let mut previous_cpu = None;
+        let spins = rows
+            .iter()
+            .map(|&[start, end, cpu]| {
+                // Between the ends of two spins the thread ran one spin and the kernel's paths
+                // into and out of one sleep (tens of µs on a virtual machine, where programming
+                // a timer exits to the host): the trace sees both as the culprit running.
+                let paths = previous_cpu.map_or(0, |p: u64| (cpu - p).saturating_sub(end - start));
+                previous_cpu = Some(cpu);
+                (start, end, paths)
+            })
+            .collect();
+        CulpritSpins { spins }
+    }
+
+    pub fn len(&self) -> usize {
+        self.spins.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spins.is_empty()
+    }
+
+    /// How long the culprit spun within [from, to], by its own clock.
+    pub fn spun_within(&self, from: u64, to: u64) -> u64 {
+        self.spins
+            .iter()
+            .map(|&(start, end, _)| end.min(to).saturating_sub(start.max(from)))
+            .sum()
+    }
+
+    /// Whether `attributed` ns of the culprit in [from, to] is its time there: within 10 % of
+    /// what it spun, plus at most the kernel paths of the spins that overlap (the spin's clock
+    /// reads start after its wake-up and end before its sleep).
+    pub fn attributed_right(&self, from: u64, to: u64, attributed: u64) -> bool {
+        let spun = self.spun_within(from, to);
+        let paths: u64 = self
+            .spins
+            .iter()
+            .filter(|&&(start, end, _)| start < to && end > from)
+            .map(|&(_, _, paths)| paths)
+            .sum();
+        attributed * 10 >= spun * 9 && attributed * 10 <= (spun + paths) * 11
+    }
+}

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc::sync_channel;
 
 use rtgauge_trace::testing::{
-    last_cpu, periodic_sleeper, pin_fifo, session_or_skip, thread_id, Wakeup,
+    last_cpu, periodic_sleeper, pin_fifo, session_or_skip, thread_id, CulpritSpins, Wakeup,
 };
 use rtgauge_trace::{attribute_trace, cause_name, AttributionConfig, Cause, Spike};
 
@@ -87,14 +87,9 @@ fn one_attempt(cpu: usize, session: &rtgauge_trace::TraceSession) -> Result<(), 
         windows.extend(batch.into_iter().zip(traces).map(|(w, t)| (w, t, read_at)));
     }
     let wakeups = measuring.join().unwrap();
-    let spins: Vec<(u64, u64)> = String::from_utf8(culprit.wait_with_output().unwrap().stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let mut words = l.strip_prefix("spin ")?.split(' ');
-            Some((words.next()?.parse().ok()?, words.next()?.parse().ok()?))
-        })
-        .collect();
+    let spins = CulpritSpins::parse(
+        &String::from_utf8(culprit.wait_with_output().unwrap().stdout).unwrap(),
+    );
     assert!(spins.len() > 100, "the culprit spun: {}", spins.len());
 
     let (mut caused, mut unrecorded, mut named, mut accurate) = (0, 0, 0, 0);
@@ -105,13 +100,7 @@ fn one_attempt(cpu: usize, session: &rtgauge_trace::TraceSession) -> Result<(), 
             woke_ns: wakeup.woke_ns,
             thread_pid,
         };
-        let truth: u64 = spins
-            .iter()
-            .map(|&(start, end)| {
-                end.min(spike.woke_ns)
-                    .saturating_sub(start.max(spike.programmed_ns))
-            })
-            .sum();
+        let truth = spins.spun_within(spike.programmed_ns, spike.woke_ns);
         let a = attribute_trace(&spike, trace, &AttributionConfig::default());
         let dominant = a.dominant_contributor();
         eprintln!(
@@ -141,7 +130,9 @@ fn one_attempt(cpu: usize, session: &rtgauge_trace::TraceSession) -> Result<(), 
         let culprit = dominant
             .filter(|c| matches!(&c.cause, Cause::Thread { comm, .. } if comm == "rtg-culprit"));
         named += usize::from(culprit.is_some());
-        if culprit.is_some_and(|c| (c.duration_ns.abs_diff(truth) as f64) < 0.10 * truth as f64) {
+        if culprit.is_some_and(|c| {
+            spins.attributed_right(spike.programmed_ns, spike.woke_ns, c.duration_ns)
+        }) {
             accurate += 1;
         } else {
             // A miss: everything that ran, for the reader of the test log.

@@ -5,6 +5,7 @@
 mod common;
 
 use common::{exclusive, is_root, read_json, rtgauge, scratch_result};
+use rtgauge_trace::testing::CulpritSpins;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -215,7 +216,7 @@ fn culprit_or_skip() -> Option<(PathBuf, std::sync::MutexGuard<'static, ()>)> {
 /// `rtg-culprit` at SCHED_FIFO 99 on `cpu`, spinning 300 µs at random times (mean gap 30 ms)
 /// for 11 s. Returns the result document and the culprit's spins (start, end), the truth to
 /// check against.
-fn run_beside_the_culprit(helper: &Path, cpu: &str, args: &[&str]) -> (Value, Vec<(u64, u64)>) {
+fn run_beside_the_culprit(helper: &Path, cpu: &str, args: &[&str]) -> (Value, CulpritSpins) {
     let (_dir, out_path) = scratch_result();
     let culprit = std::process::Command::new(helper)
         .args(["culprit", cpu, "300", "30000", "11000"])
@@ -229,22 +230,18 @@ fn run_beside_the_culprit(helper: &Path, cpu: &str, args: &[&str]) -> (Value, Ve
         .arg(&out_path)
         .output()
         .unwrap();
-    let spins: Vec<(u64, u64)> = String::from_utf8(culprit.wait_with_output().unwrap().stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| {
-            let mut f = l.split_whitespace().skip(1).map(|n| n.parse().ok());
-            Some((f.next()??, f.next()??))
-        })
-        .collect();
+    let spins = CulpritSpins::parse(
+        &String::from_utf8(culprit.wait_with_output().unwrap().stdout).unwrap(),
+    );
     common::assert_success(&out);
     (read_json(&out_path), spins)
 }
 
 /// Of the explained spikes above 200 µs the culprit caused (it ran at least half of the
 /// latency), at least 90 % must name it as the dominant cause with its run time within 10 %
-/// of the truth, and at least 10 must have been caused. Err says what fell short.
-fn culprit_named(doc: &Value, spins: &[(u64, u64)]) -> Result<String, String> {
+/// of the truth (what it spun there, plus its kernel paths around the spin), and at least 10
+/// must have been caused. Err says what fell short.
+fn culprit_named(doc: &Value, spins: &CulpritSpins) -> Result<String, String> {
     let (mut caused, mut named, mut without_events) = (0, 0, 0);
     for s in spikes(doc) {
         let (programmed, woke) = (
@@ -252,10 +249,7 @@ fn culprit_named(doc: &Value, spins: &[(u64, u64)]) -> Result<String, String> {
             s["woke_ns"].as_u64().unwrap(),
         );
         let latency = woke - programmed;
-        let ran: u64 = spins
-            .iter()
-            .map(|&(a, b)| b.min(woke).saturating_sub(a.max(programmed)))
-            .sum();
+        let ran = spins.spun_within(programmed, woke);
         if latency < 200_000 || ran * 2 < latency {
             continue;
         }
@@ -269,7 +263,9 @@ fn culprit_named(doc: &Value, spins: &[(u64, u64)]) -> Result<String, String> {
         };
         let dominant = &s["contributors"][i as usize];
         let held = dominant["duration_ns"].as_u64().unwrap();
-        if dominant["cause"]["comm"] == "rtg-culprit" && held.abs_diff(ran) * 10 <= ran {
+        if dominant["cause"]["comm"] == "rtg-culprit"
+            && spins.attributed_right(programmed, woke, held)
+        {
             named += 1;
         } else {
             eprintln!(

@@ -3,7 +3,9 @@
 //! - `culprit CPU SPIN_US MEAN_GAP_US DURATION_MS`: a process named `rtg-culprit` at
 //!   SCHED_FIFO 99 pinned on CPU, spinning SPIN_US at random times (gaps uniform in
 //!   [0, 2 × MEAN_GAP_US)) for DURATION_MS, then printing each spin as
-//!   "spin START_NS END_NS" (CLOCK_MONOTONIC), the truth the attribution is checked against.
+//!   "spin START_NS END_NS CPU_NS" (CLOCK_MONOTONIC; CPU_NS the thread's CPU time at the
+//!   spin's end), the truth the attribution is checked against: a spin, plus the kernel's
+//!   paths into and out of its sleep, which the trace sees as the culprit's time as well.
 //! - `hold-session CPU`: starts a trace session, prints its instance directory, and waits to
 //!   be killed (for the test of stale-instance removal after SIGKILL).
 //! - `start-unmounted CPU`: in a private mount namespace with tracefs unmounted, starts a
@@ -55,11 +57,11 @@ fn culprit(cpu: usize, spin_us: u64, mean_gap_us: u64, duration_ms: u64) {
         while last < stop {
             last = now_ns();
         }
-        spins.push((start, last));
+        spins.push((start, last, rtgauge_os::clock::thread_cpu_ns()));
     }
     let mut out = std::io::stdout().lock();
-    for (start, stop) in spins {
-        let _ = writeln!(out, "spin {start} {stop}");
+    for (start, stop, cpu) in spins {
+        let _ = writeln!(out, "spin {start} {stop} {cpu}");
     }
 }
 
