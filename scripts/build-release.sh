@@ -2,14 +2,15 @@
 # Builds rtgauge's static release binaries and tarballs (docs/targets.md).
 #
 #   scripts/build-release.sh [--install] [--arch x86_64,aarch64] [--flavour full,small] [--out DIR]
-#                            [--deb] [--emulated-tests] [--deny-warnings]
+#                            [--only BUILD,…] [--deb] [--emulated-tests] [--deny-warnings]
 #
 # For each architecture and flavour it writes a statically linked, stripped binary and
 #   DIR/rtgauge-VERSION-ARCH-linux[-small].tar.gz
 # holding the binary, the man pages, bash/zsh/fish completions, the guides, the README and the
 # licences. `full` is the default feature set; `small` is the target build (no Parquet export,
 # SVG-only images, the JSON Schema embedded, not generated). The binaries are also left as
-# DIR/ARCH[-small]/rtgauge for the tests.
+# DIR/ARCH[-small]/rtgauge for the tests. --only builds just the builds named that way
+# (`x86_64,aarch64-small`: one per architecture and flavour, as CI does).
 # --deb also packages each full build as DIR/rtgauge_VERSION-1_DEBARCH.deb (dpkg-deb; the
 # binary is static, so the package depends on nothing). --emulated-tests runs the unit tests of
 # the architecture-specific code (rtgauge-core) and the doctor's fixture tests
@@ -32,11 +33,13 @@ install=0
 deb=0
 emulated_tests=0
 deny_warnings=""
+only=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --arch) arches="$2"; shift 2 ;;
     --flavour) flavours="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
+    --only) only=",$2,"; shift 2 ;;
     --install) install=1; shift ;;
     --deb) deb=1; shift ;;
     --deny-warnings) deny_warnings=" -D warnings"; shift ;;
@@ -155,6 +158,10 @@ for arch in ${arches//,/ }; do
       small) features=(--no-default-features); suffix="-small" ;;
       *) echo "build-release.sh: unknown flavour '$flavour' (full or small)" >&2; exit 1 ;;
     esac
+    if [ -n "$only" ] && [[ "$only" != *",$arch$suffix,"* ]]; then
+      echo "== $arch $flavour: not in --only, skipped"
+      continue
+    fi
     echo "== $arch $flavour"
     "$CARGO" build --release --locked -p rtgauge "${features[@]}" \
       --target "$triple" --target-dir "$target_dir"
