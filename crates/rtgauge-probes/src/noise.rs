@@ -27,10 +27,12 @@ use rtgauge_core::probe::{
 };
 use rtgauge_core::threads::{merge_obtained, per_cpu_threads};
 use rtgauge_core::units::{self, format_duration_exact, format_duration_ns};
-use rtgauge_result::Series;
+use rtgauge_result::{Contributor, Series, MAX_SERIES_CAUSES, MAX_SERIES_CAUSES_ALL};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
-use rtgauge_trace::{attribute_each, AttributionConfig, Cause, Spike, TraceConfig, TraceSession};
-use std::collections::BTreeMap;
+use rtgauge_trace::{
+    attribute_each, cause_name, AttributionConfig, Cause, Spike, TraceConfig, TraceSession,
+};
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 const PROBE: &str = "noise";
@@ -703,6 +705,19 @@ impl CpuNoise {
                         Cause::Idle | Cause::Unknown => &mut causes.unknown_ns,
                     };
                     *slot += c.duration_ns;
+                    let total =
+                        causes
+                            .by_cause
+                            .entry(c.cause.clone())
+                            .or_insert_with(|| Contributor {
+                                cause: c.cause.clone(),
+                                duration_ns: 0,
+                                count: 0,
+                                longest_ns: 0,
+                            });
+                    total.duration_ns += c.duration_ns;
+                    total.count = total.count.saturating_add(c.count);
+                    total.longest_ns = total.longest_ns.max(c.longest_ns);
                 }
             },
         );
@@ -802,6 +817,9 @@ struct Causes {
     /// Stalls before the buffer's oldest event (overwritten), and their time.
     untraced_events: u64,
     untraced_ns: u64,
+    /// The same time per cause (each thread, interrupt, softirq…), the polling thread's own
+    /// time excluded.
+    by_cause: HashMap<Cause, Contributor>,
 }
 
 impl Causes {
@@ -820,6 +838,20 @@ impl Causes {
         ] {
             series.counters.insert(key.into(), value);
         }
+        let mut causes: Vec<Contributor> = self.by_cause.values().cloned().collect();
+        // Ties in a stable order, so equal runs give equal documents.
+        causes.sort_by_cached_key(|c| (std::cmp::Reverse(c.duration_ns), cause_name(&c.cause)));
+        // The largest ones, and every real-time thread, interrupt or softirq beyond them: a
+        // normal thread takes a real-time CPU only when throttling (or a normal-mode run) lets
+        // it, and a build on the machine would otherwise push a real-time culprit off the list.
+        let mut kept = 0;
+        causes.retain(|c| {
+            let normal_thread = matches!(c.cause, Cause::Thread { prio: Some(p), .. } if p >= 100);
+            let keep = kept < MAX_SERIES_CAUSES || (!normal_thread && kept < MAX_SERIES_CAUSES_ALL);
+            kept += usize::from(keep);
+            keep
+        });
+        series.causes = causes;
     }
 
     /// The share of the stall time the trace covered, when it is below 99 %: what was not

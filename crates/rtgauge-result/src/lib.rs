@@ -24,7 +24,7 @@ pub use rtgauge_stats::evt::WorstCase;
 pub use rtgauge_stats::Summary;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-pub use spike::Attribution;
+pub use spike::{Attribution, Contributor};
 use std::collections::BTreeMap;
 pub use system::{Check, Fingerprint, Status};
 
@@ -290,7 +290,21 @@ pub struct Series {
     /// without interval maxima and in documents written before rtgauge made estimates.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worst_case: Option<WorstCase>,
+    /// What the kernel ran during this series' events, summed per cause over the run, largest
+    /// first (the noise probe with `--trace`: who took the CPU from the polling thread): the
+    /// [`MAX_SERIES_CAUSES`] largest, then every other real-time thread, interrupt, softirq or
+    /// NMI, [`MAX_SERIES_CAUSES_ALL`] in all. `duration_ns` is the cause's total time in the
+    /// events, `count` the stretches it ran, `longest_ns` its longest one. Absent without a
+    /// trace.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub causes: Vec<Contributor>,
 }
+
+/// How many of the largest causes a series keeps whatever they are: small enough for a
+/// document of many CPUs.
+pub const MAX_SERIES_CAUSES: usize = 10;
+/// At most this many causes in all, the real-time ones beyond the largest included.
+pub const MAX_SERIES_CAUSES_ALL: usize = 32;
 
 impl Series {
     /// A time of this series per operation: samples that timed a batch of operations are
@@ -316,6 +330,7 @@ impl Series {
             metrics: BTreeMap::new(),
             stats,
             worst_case: None,
+            causes: Vec::new(),
         }
     }
 

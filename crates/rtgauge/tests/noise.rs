@@ -16,39 +16,56 @@ const STALL_NS: u64 = 50_000;
 /// and the test half as long on a shared 2-core machine.
 const STALLS: u64 = 100;
 
-/// The test helper: a SCHED_FIFO 99 thread on `cpu` that, in each of `count` polling windows
-/// from `first_window` on, wakes at a pseudo-random moment inside the window and spins for
-/// `STALL_NS`. Returns each stall's (deadline, start, end) on CLOCK_MONOTONIC: the CPU is
-/// taken from the probe from the timer interrupt at the deadline, through the switch to the
-/// helper, its spin from start to end, and the switch back.
+/// The test helper: a SCHED_FIFO 99 thread named `rtg-stall` on `cpu` that, in each of
+/// `count` polling windows from `first_window` on, wakes at a pseudo-random moment inside the
+/// window and spins for `STALL_NS`. Returns each stall's (deadline, start, end) on
+/// CLOCK_MONOTONIC: the CPU is taken from the probe from the timer interrupt at the deadline,
+/// through the switch to the helper, its spin from start to end, and the switch back.
 fn inject_stalls(cpu: usize, first_window: u64, count: u64) -> Vec<(u64, u64, u64)> {
-    std::thread::spawn(move || {
-        assert!(
-            make_rt(99, cpu),
-            "cannot make the stall injector SCHED_FIFO 99"
-        );
-        let mut seed = monotonic_ns() | 1;
-        let mut stalls = Vec::with_capacity(count as usize);
-        for i in 0..count {
-            // xorshift: a different spread of moments each run.
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            // Inside the 90 ms the probe polls of each 100 ms, away from its edges.
-            let offset = 3_000_000 + seed % 80_000_000;
-            let deadline = (first_window + i) * PERIOD_NS + offset;
-            sleep_until(deadline);
-            let start = monotonic_ns();
-            let mut end = start;
-            while end < start + STALL_NS {
-                end = monotonic_ns();
+    inject_stalls_every(cpu, first_window * PERIOD_NS, count, PERIOD_NS, STALL_NS).0
+}
+
+/// [`inject_stalls`] in `count` slots of `slot_ns` from `first_ns` on, stalls of `stall_ns`; also returns the CPU time
+/// the helper thread used in all (its spins and the kernel's paths in and out of its sleeps).
+fn inject_stalls_every(
+    cpu: usize,
+    first_ns: u64,
+    count: u64,
+    slot_ns: u64,
+    stall_ns: u64,
+) -> (Vec<(u64, u64, u64)>, u64) {
+    std::thread::Builder::new()
+        .name("rtg-stall".into())
+        .spawn(move || {
+            assert!(
+                make_rt(99, cpu),
+                "cannot make the stall injector SCHED_FIFO 99"
+            );
+            let cpu_time_before = rtgauge_os::clock::thread_cpu_ns();
+            let mut seed = monotonic_ns() | 1;
+            let mut stalls = Vec::with_capacity(count as usize);
+            for i in 0..count {
+                // xorshift: a different spread of moments each run.
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                // Away from the slot's edges: with 100 ms slots, inside the 90 ms the probe
+                // polls of each 100 ms by default.
+                let offset = slot_ns * 3 / 100 + seed % (slot_ns * 8 / 10);
+                let deadline = first_ns + i * slot_ns + offset;
+                sleep_until(deadline);
+                let start = monotonic_ns();
+                let mut end = start;
+                while end < start + stall_ns {
+                    end = monotonic_ns();
+                }
+                stalls.push((deadline, start, end));
             }
-            stalls.push((deadline, start, end));
-        }
-        stalls
-    })
-    .join()
-    .unwrap()
+            (stalls, rtgauge_os::clock::thread_cpu_ns() - cpu_time_before)
+        })
+        .unwrap()
+        .join()
+        .unwrap()
 }
 
 /// A short noise run on CPU 0 in the normal mode with `settings` (`--set noise.KEY=VALUE`).
@@ -300,4 +317,110 @@ fn trace_splits_the_noise_by_cause_or_says_it_could_not() {
             assert!(untraced_ns * 20 <= noise, "under 95 % covered: {gap}");
         }
     }
+}
+
+/// With `--trace`, the noise of a CPU names who took it: 150 stalls of 40 µs that a
+/// SCHED_FIFO 99 thread makes on the measured CPU during a 12-s run polling all the time
+/// (runtime 100 %, default threshold) show as that thread's, with at least 90 % of the time it
+/// spun, and never more than the CPU time it used.
+#[test]
+fn injected_fifo_stalls_are_named_with_their_time_in_a_traced_run() {
+    if let Some(why) = common::cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _serial = exclusive();
+    let mut failures = Vec::new();
+    for attempt in 1..=3 {
+        match named_stalls_attempt() {
+            Ok(summary) => {
+                eprintln!("attempt {attempt}: {summary}");
+                return;
+            }
+            Err(why) => {
+                eprintln!("attempt {attempt}: {why}");
+                failures.push(why);
+            }
+        }
+    }
+    panic!("the injected stalls were not named in 3 attempts: {failures:#?}");
+}
+
+fn named_stalls_attempt() -> Result<String, String> {
+    const COUNT: u64 = 150;
+    const SLOT_NS: u64 = 70_000_000;
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args([
+            "run",
+            "noise",
+            "--mode",
+            "rt",
+            "--cpus",
+            "1",
+            "--duration",
+            "12s",
+        ])
+        .args([
+            "--warmup",
+            "200ms",
+            "--set",
+            "noise.runtime=100%",
+            "--trace",
+        ])
+        .args(["--no-report", "-q", "-o"])
+        .arg(&out)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Start-up (tracing set up, buffers sized) takes well under 1.5 s; 150 slots of 70 ms
+    // end 1.5 + 10.5 s after now, before the run's 12 s (plus warm-up) are over.
+    let first_ns = monotonic_ns() + 1_500_000_000;
+    let (stalls, injector_cpu_ns) = inject_stalls_every(CPU, first_ns, COUNT, SLOT_NS, 40_000);
+    assert_success(&child.wait_with_output().unwrap());
+    let result = read_json(&out);
+    if result["tracing"]["active"] != true {
+        return Err(format!("the run was not traced: {}", result["tracing"]));
+    }
+    let gap = first_series(&result, "gap");
+    let spun: u64 = stalls.iter().map(|&(_, start, end)| end - start).sum();
+    let causes = gap["causes"].as_array().cloned().unwrap_or_default();
+    let stalls_cause = causes
+        .iter()
+        .find(|c| c["cause"]["kind"] == "thread" && c["cause"]["comm"] == "rtg-stall");
+    let summary = format!(
+        "{} stalls spun {:.2} ms (the helper used {:.2} ms of CPU); causes: {}",
+        stalls.len(),
+        spun as f64 / 1e6,
+        injector_cpu_ns as f64 / 1e6,
+        causes
+            .iter()
+            .map(|c| format!("{} {} ns", c["cause"], c["duration_ns"]))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    let Some(named) = stalls_cause else {
+        return Err(format!("rtg-stall not among the causes: {summary}"));
+    };
+    let named_ns = named["duration_ns"].as_u64().unwrap();
+    // The thread part holds the helper's time, and the helper's time is what it spun (≥ 90 %)
+    // but never more than the CPU it used (1 % for the trace's microsecond timestamps).
+    let thread_ns = gap["counters"]["noise_thread_ns"].as_u64().unwrap();
+    if thread_ns < named_ns {
+        return Err(format!(
+            "thread part {thread_ns} below the helper's {named_ns}: {summary}"
+        ));
+    }
+    if named_ns * 10 < spun * 9 {
+        return Err(format!(
+            "named {named_ns} ns, under 90 % of the spins: {summary}"
+        ));
+    }
+    if named_ns > injector_cpu_ns + injector_cpu_ns / 100 {
+        return Err(format!(
+            "named {named_ns} ns, more than the helper ran: {summary}"
+        ));
+    }
+    Ok(format!("named {:.2} ms; {summary}", named_ns as f64 / 1e6))
 }

@@ -10,26 +10,10 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-/// Why tracing cannot be tested here (needs root, tracefs and two CPUs), or None.
-fn cannot_trace() -> Option<&'static str> {
-    if !is_root() {
-        return Some("needs root");
-    }
-    if !Path::new("/sys/kernel/tracing/instances").is_dir()
-        && !Path::new("/sys/kernel/debug/tracing/instances").is_dir()
-    {
-        return Some("needs tracefs mounted");
-    }
-    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
-        return Some("needs two CPUs (the trace is read off the measured one)");
-    }
-    None
-}
-
 /// The machine to this test alone (other measuring tests wait) when tracing can be tested
 /// here; otherwise None, saying why.
 fn exclusive_if_traceable() -> Option<std::sync::MutexGuard<'static, ()>> {
-    if let Some(why) = cannot_trace() {
+    if let Some(why) = common::cannot_trace() {
         eprintln!("skipped: {why}");
         return None;
     }

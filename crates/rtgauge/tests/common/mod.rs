@@ -247,3 +247,19 @@ pub fn assert_follows_committed_schema(result: &Value) {
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
 }
+
+/// Why tracing cannot be tested here (needs root, tracefs and two CPUs), or None.
+pub fn cannot_trace() -> Option<&'static str> {
+    if !is_root() {
+        return Some("needs root");
+    }
+    if !std::path::Path::new("/sys/kernel/tracing/instances").is_dir()
+        && !std::path::Path::new("/sys/kernel/debug/tracing/instances").is_dir()
+    {
+        return Some("needs tracefs mounted");
+    }
+    if std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return Some("needs two CPUs (the trace is read off the measured one)");
+    }
+    None
+}
