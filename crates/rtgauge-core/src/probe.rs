@@ -445,6 +445,11 @@ pub trait Probe: Sync {
     fn mode_independent(&self) -> bool {
         false
     }
+    /// How many of its threads hand samples to the trace (`--trace`, `--break`), one ring of
+    /// candidates each: see [`TypedProbe::spike_threads`].
+    fn spike_threads(&self, _config: &ResolvedConfig, cpus: usize) -> usize {
+        cpus
+    }
     /// See [`About::warmup_within_duration`].
     fn warmup_within_duration(&self) -> bool {
         false
@@ -552,6 +557,12 @@ pub trait TypedProbe: Sync {
         ctx: &ProbeContext,
         cfg: &mut Self::Config,
     ) -> Result<ProbeOutput, ProbeError>;
+    /// How many of its threads hand samples to the trace, one ring of candidates each
+    /// ([`crate::spikes::SpikeTap`]): one per measured CPU (`cpus`) unless the probe runs
+    /// more (a task set: each task's deadline misses, besides each CPU's late starts).
+    fn spike_threads(&self, _cfg: &Self::Config, cpus: usize) -> usize {
+        cpus
+    }
 }
 
 impl<P: TypedProbe> Probe for P {
@@ -569,6 +580,12 @@ impl<P: TypedProbe> Probe for P {
 
     fn mode_independent(&self) -> bool {
         P::ABOUT.mode_independent
+    }
+
+    fn spike_threads(&self, config: &ResolvedConfig, cpus: usize) -> usize {
+        config
+            .get::<P::Config>()
+            .map_or(cpus, |c| TypedProbe::spike_threads(self, c, cpus))
     }
 
     fn warmup_within_duration(&self) -> bool {

@@ -293,8 +293,13 @@ fn run_probe(
         spikes: None,
         trace: session,
     };
-    let (outcome, report, broken) =
-        run_watched(plan, &ctx, session, |ctx| probe.run(ctx, &request.config));
+    let (outcome, report, broken) = run_watched(
+        plan,
+        &ctx,
+        session,
+        probe.spike_threads(&request.config, plan.cpus.len()),
+        |ctx| probe.run(ctx, &request.config),
+    );
     let mut warnings = Vec::new();
     if broken {
         warnings.push(format!(
@@ -375,13 +380,15 @@ fn start_tracing(plan: &Plan) -> (Option<TraceSession>, Option<Tracing>) {
 }
 
 /// Runs `body` (one probe run) with a spike tap in its context when the plan traces or
-/// breaks, and a reader thread off the measured CPUs attributing the tap's candidates.
+/// breaks (one ring for each of `threads` measuring threads), and a reader thread off the
+/// measured CPUs attributing the tap's candidates.
 /// Returns the body's outcome, the reader's report (when a session ran) and whether
 /// `--break` stopped it. Reusable by any probe runner with a programmed event time.
 pub fn run_watched<T>(
     plan: &Plan,
     ctx: &ProbeContext,
     session: Option<&TraceSession>,
+    threads: usize,
     body: impl FnOnce(&ProbeContext) -> T,
 ) -> (T, Option<SpikeReport>, bool) {
     let settings = SpikeSettings {
@@ -391,7 +398,7 @@ pub fn run_watched<T>(
     if !settings.trace && settings.break_ns.is_none() {
         return (body(ctx), None, false);
     }
-    let tap = SpikeTap::new(ctx.cpus.len(), settings, signals::request_stop);
+    let tap = SpikeTap::new(threads, settings, signals::request_stop);
     let watched = ProbeContext {
         spikes: Some(&tap),
         ..*ctx

@@ -137,6 +137,17 @@ impl SpikeTap {
         self.producer_of(index, cpu, 0, tid)
     }
 
+    /// A producer for which every offered sample is a candidate (none crosses `--break`),
+    /// for a thread whose samples are events in themselves, such as a task's deadline
+    /// misses (release → completion); woken as [`SpikeTap::producer_woken_by_event`].
+    pub fn producer_of_every(&self, index: usize, cpu: usize) -> Option<SpikeProducer<'_>> {
+        let mut producer = self.producer_of(index, cpu, WOKEN_BY_EVENT, own_tid())?;
+        producer.trace_floor = if self.settings.trace { 0 } else { u64::MAX };
+        producer.follow_max = false;
+        producer.break_ns = u64::MAX;
+        Some(producer)
+    }
+
     fn producer_of(
         &self,
         index: usize,
@@ -485,6 +496,30 @@ mod tests {
             .map(|c| (c.cpu, c.woken_by_timer))
             .collect();
         assert_eq!(threads, [(2, true), (5, false)]);
+    }
+
+    #[test]
+    fn every_sample_offered_to_a_producer_of_every_is_a_candidate_and_none_breaks() {
+        let tap = SpikeTap::new(2, settings(Some(1_000), Some(500)), || {});
+        let mut misses = tap.producer_of_every(1, 4).unwrap();
+        assert_eq!(misses.floor(), 0);
+        for (programmed, response) in [(1_000, 30), (2_000, 20), (3_000, 900)] {
+            assert!(!misses.offer(programmed, programmed + response));
+        }
+        assert!(!tap.broken());
+        let mut lost = 0;
+        let got = drain(&tap, &mut [0, 0], &mut lost);
+        let seen: Vec<(u64, usize, bool)> = got
+            .iter()
+            .map(|c| (c.latency(), c.cpu, c.woken_by_timer))
+            .collect();
+        assert_eq!(seen, [(30, 4, false), (20, 4, false), (900, 4, false)]);
+        // Without tracing nothing is queued.
+        let untraced = SpikeTap::new(1, SpikeSettings::default(), || {});
+        let mut p = untraced.producer_of_every(0, 0).unwrap();
+        assert_eq!(p.floor(), u64::MAX);
+        assert!(!p.offer(0, 10));
+        assert!(drain(&untraced, &mut [0], &mut lost).is_empty());
     }
 
     #[test]

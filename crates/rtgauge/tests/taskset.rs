@@ -263,3 +263,67 @@ fn preset_suites_are_valid() {
     }
     assert_eq!(checked, 4);
 }
+
+/// With `--trace`, a task's deadline misses are explained: each miss (release → completion)
+/// is read from the kernel's trace, the threads carry their tasks' names, and the summary
+/// says per task what ran besides the set's own tasks.
+#[test]
+fn traced_misses_are_read_per_task_and_named_by_task() {
+    if let Some(why) = common::cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let Some(_turn) = exclusive_as_root("SCHED_FIFO tasks") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = task_file(dir.path(), "over.toml", &three_tasks(last_cpu(), 28));
+    let (code, stdout, result) = run_set(
+        &file,
+        &[
+            "--set",
+            "taskset.allow-overload=yes",
+            "--trace",
+            "--trace-max",
+            "50",
+        ],
+    );
+    assert_eq!(code, 2, "{stdout}");
+    assert_eq!(result["tracing"]["active"], true, "{}", result["tracing"]);
+    let deadline = response(&result, "slow")["metrics"]["deadline_ns"]
+        .as_f64()
+        .unwrap() as u64;
+    // Misses of slow: windows longer than its deadline that slow's own thread closes.
+    let spikes = result["runs"][0]["spikes"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let slow_misses: Vec<&Value> = spikes
+        .iter()
+        .filter(|s| s["latency_ns"].as_u64().unwrap() > deadline)
+        .filter(|s| {
+            let last = s["segments"].as_array().and_then(|seg| seg.last()).unwrap();
+            let c = &s["contributors"][last["contributor"].as_u64().unwrap() as usize];
+            c["cause"]["comm"] == "slow"
+        })
+        .collect();
+    assert!(
+        !slow_misses.is_empty(),
+        "no miss of slow among {} spikes",
+        spikes.len()
+    );
+    // The tasks above it ran in its windows, under their own names.
+    assert!(
+        slow_misses.iter().any(|s| s["contributors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["cause"]["comm"] == "fast" || c["cause"]["comm"] == "middle")),
+        "{slow_misses:?}"
+    );
+    let explained = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("slow:") && l.contains("read from the trace"))
+        .unwrap_or_else(|| panic!("no explanation of slow's misses: {stdout}"));
+    assert!(explained.contains("besides the set's tasks"), "{explained}");
+}

@@ -139,6 +139,11 @@ impl TypedProbe for TaskSetProbe {
     const ABOUT: About = ABOUT;
     type Config = Config;
 
+    /// Each task's misses, and each CPU's late starts.
+    fn spike_threads(&self, cfg: &Config, cpus: usize) -> usize {
+        cfg.set.as_ref().map_or(cpus, |set| set.tasks.len() + cpus)
+    }
+
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
         let Some(&first_cpu) = ctx.cpus.first() else {
             return Err(ProbeError::Invalid {
@@ -613,8 +618,9 @@ fn run_tasks(
     let completed: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
     let released_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let finished: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    // --trace / --break: the highest fixed-priority task of each measured CPU reports its
-    // late starts (what delayed it is the platform's, not another task's) on that CPU's ring.
+    // --trace / --break: every task reports its deadline misses on ring i (`miss_ring`), and
+    // the highest fixed-priority task of each measured CPU its late starts (what delayed it
+    // is the platform's, not another task's) on ring n + that CPU's index.
     let spike_ring = |i: usize| -> Option<usize> {
         let task = &set.tasks[i];
         let cpu = task.cpu.unwrap_or(first_cpu);
@@ -625,7 +631,9 @@ fn run_tasks(
         (top == i)
             .then(|| ctx.cpus.iter().position(|&c| c == cpu))
             .flatten()
+            .map(|k| n + k)
     };
+    let names = thread_names(set.tasks.iter().map(|t| t.name.as_str()));
     let ready = Barrier::new(n);
     let go = Barrier::new(n);
     let failed = AtomicBool::new(false);
@@ -637,7 +645,7 @@ fn run_tasks(
                     (&mutexes, &completed, &released_at, &finished);
                 let (ready, go, failed, start_at) = (&ready, &go, &failed, &start_at);
                 std::thread::Builder::new()
-                    .name(format!("rtgauge-task{i}"))
+                    .name(names[i].clone())
                     .spawn_scoped(scope, move || {
                         let task = &set.tasks[i];
                         let cpu = task.cpu.unwrap_or(first_cpu);
@@ -738,8 +746,9 @@ fn run_task(
     let mut seen = 0u32;
     // Whether a task waits for this one's completions (after): only then are they published.
     let released_by_me = set.tasks.iter().any(|t| t.after == Some(i));
-    let mut spikes =
-        spike_ring.and_then(|k| ctx.spikes.and_then(|tap| tap.producer(k, ctx.cpus[k])));
+    let cpu = task.cpu.unwrap_or(ctx.cpus[0]);
+    let mut spikes = spike_ring.and_then(|k| ctx.spikes.and_then(|tap| tap.producer(k, cpu)));
+    let mut miss_spikes = ctx.spikes.and_then(|tap| tap.producer_of_every(i, cpu));
     let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
     rtgauge_core::rt::prefault_stack();
     loop {
@@ -808,6 +817,11 @@ fn run_task(
             start_latency.record(woke.saturating_sub(release), release - measure_start);
             if r > task.deadline_ns {
                 misses += 1;
+                // Explained by the trace reader (release → completion, this thread's own
+                // time excluded from the dominant cause).
+                if let Some(m) = miss_spikes.as_mut() {
+                    m.offer(release, end);
+                }
             }
             if end > release + task.period_ns {
                 overruns += 1;
@@ -833,6 +847,86 @@ fn run_task(
     }
 }
 
+/// The names of the tasks' threads, which the kernel's trace shows (15 bytes at most): each
+/// task's own name when it fits and no other task's is the same once cut, else
+/// `rtgauge-taskI`, so a trace reads "servo" where the task is servo.
+pub fn thread_names<'a>(tasks: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let cut = |name: &str| -> String {
+        let mut end = name.len().min(15);
+        while !name.is_char_boundary(end) {
+            end -= 1;
+        }
+        name[..end].to_string()
+    };
+    let cuts: Vec<String> = tasks.into_iter().map(cut).collect();
+    cuts.iter()
+        .enumerate()
+        .map(|(i, own)| {
+            let unique = cuts.iter().filter(|c| *c == own).count() == 1;
+            if unique && !own.is_empty() && !own.contains(['\0', '\n']) {
+                own.clone()
+            } else {
+                format!("rtgauge-task{i}")
+            }
+        })
+        .collect()
+}
+
+/// Why a task's deadlines were missed, from the trace (`--trace`): of its misses that were
+/// read, what ran on its CPU besides the set's own tasks (whose interference the analysis
+/// counts), grouped by the largest such cause of each miss. None without explained misses.
+fn miss_line(run: &ProbeRun, names: &[String], task: usize, deadline_ns: u64) -> Option<String> {
+    use rtgauge_result::spike::{cause_kind, Cause};
+    let own = |c: &Cause| matches!(c, Cause::Thread { comm, .. } if names.contains(comm));
+    let mut read = 0;
+    let mut groups: Vec<(String, u64, u64)> = Vec::new();
+    for spike in run.spikes.iter().filter(|s| s.latency_ns > deadline_ns) {
+        // The thread running when the window closes is the one that completed late.
+        let Some(last) = spike.segments.last() else {
+            continue;
+        };
+        let completed_by = spike.contributors.get(last.contributor).map(|c| &c.cause);
+        if !matches!(completed_by, Some(Cause::Thread { comm, .. }) if *comm == names[task]) {
+            continue;
+        }
+        read += 1;
+        let other = spike
+            .contributors
+            .iter()
+            .filter(|c| !own(&c.cause) && !matches!(c.cause, Cause::Idle))
+            .max_by_key(|c| c.duration_ns);
+        let label = match other {
+            Some(c) if cause_kind(&c.cause) == "gap" => "gap outside Linux".to_string(),
+            Some(c) => rtgauge_result::spike::cause_name(&c.cause),
+            None => "the set's tasks alone".to_string(),
+        };
+        let held = other.map_or(0, |c| c.duration_ns);
+        match groups.iter_mut().find(|g| g.0 == label) {
+            Some(g) => {
+                g.1 += 1;
+                g.2 = g.2.max(held);
+            }
+            None => groups.push((label, 1, held)),
+        }
+    }
+    if read == 0 {
+        return None;
+    }
+    groups.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+    let causes: Vec<String> = groups
+        .iter()
+        .map(|(label, count, held)| match held {
+            0 => format!("{label} in {count}"),
+            _ => format!("{label} in {count} (up to {})", format_duration_ns(*held)),
+        })
+        .collect();
+    Some(format!(
+        "{}: {read} of its misses read from the trace; besides the set's tasks: {}",
+        names[task],
+        causes.join(", ")
+    ))
+}
+
 /// One line per task for the end of a run: period, work, predicted worst, measured
 /// maximum, misses and the verdict. Empty for another probe's run.
 pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
@@ -846,7 +940,14 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     } else if run.obtained.policy.split('/').any(|p| p == "other") {
         lines.push("NOT REAL-TIME: the tasks ran as SCHED_OTHER (real-time priority was refused), so these verdicts do not describe this run; run as root or grant CAP_SYS_NICE".to_string());
     }
-    for s in run.series.iter().filter(|s| s.name == "response") {
+    let responses: Vec<&Series> = run.series.iter().filter(|s| s.name == "response").collect();
+    let names = thread_names(
+        responses
+            .iter()
+            .map(|s| s.labels.get("task").map_or("?", String::as_str)),
+    );
+    let mut explained = Vec::new();
+    for (task, s) in responses.iter().enumerate() {
         let name = s.labels.get("task").map_or("?", String::as_str);
         let metric = |k: &str| s.metrics.get(k).copied();
         let ns = |k: &str| metric(k).map(|v| format_duration_ns(v.max(0.0) as u64));
@@ -878,7 +979,12 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
             ns("work_ns").unwrap_or_default(),
             s.counters.get("jobs").copied().unwrap_or(0),
         ));
+        if misses > 0 {
+            let deadline = metric("deadline_ns").map_or(u64::MAX, |d| d as u64);
+            explained.extend(miss_line(run, &names, task, deadline));
+        }
     }
+    lines.extend(explained);
     lines
 }
 
