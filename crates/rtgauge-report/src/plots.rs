@@ -18,6 +18,12 @@ const LOG_BINS_PER_DECADE: f64 = 40.0;
 const LOG_RATIO: f64 = 50.0;
 /// Spacing of the percentile curve, in "nines" (−log10(1 − p)).
 const NINES_STEP: f64 = 0.05;
+/// Reference values a series may carry as metrics (in ns), drawn on its percentile chart as
+/// dashed lines in its colour: a task's deadline and its predicted worst response.
+const REFERENCE_METRICS: [(&str, &str); 2] = [
+    ("deadline_ns", "deadline"),
+    ("predicted_wcrt_ns", "predicted worst"),
+];
 /// Cells of a violin's density outline, evenly spaced on the chart's value axis.
 const VIOLIN_CELLS: usize = 48;
 /// Fewer samples than this give no violin: their outline would be noise, not a shape.
@@ -346,8 +352,21 @@ pub fn build_charts(
                 what: format!("{probe} {name} · mode {mode} · load {load}"),
                 name,
             };
+            // The references are those of the members that have a distribution (the lines).
+            let references: Vec<(usize, String, f64)> = group
+                .iter()
+                .filter(|m| Dist::of(m.series).is_some())
+                .enumerate()
+                .flat_map(|(color, m)| {
+                    let label = line_label(m, false);
+                    REFERENCE_METRICS.iter().filter_map(move |(key, what)| {
+                        let v = *m.series.metrics.get(*key)?;
+                        (v.is_finite() && v > 0.0).then(|| (color, format!("{label} {what}"), v))
+                    })
+                })
+                .collect();
             charts.push(histogram_chart(&of, &lines));
-            charts.push(percentile_chart(&of, &lines));
+            charts.push(percentile_chart(&of, &lines, &references));
             if let Some(c) = intervals_chart(&of, &group, &line_label) {
                 charts.push(c);
             }
@@ -498,8 +517,16 @@ fn histogram_chart(of: &SeriesCharts, lines: &[(String, Dist)]) -> Chart {
     }
 }
 
-fn percentile_chart(of: &SeriesCharts, lines: &[(String, Dist)]) -> Chart {
+/// The percentile curves of `lines`, with `references` (colour, label, ns) as dashed
+/// horizontal lines.
+fn percentile_chart(
+    of: &SeriesCharts,
+    lines: &[(String, Dist)],
+    references: &[(usize, String, f64)],
+) -> Chart {
     let (lo, hi) = value_range(lines);
+    // References stay in view: a deadline far above every response is part of the answer.
+    let hi = references.iter().map(|r| r.2).fold(hi, f64::max);
     let unit = unit_for(hi);
     // x = nines; each line ends at log10(n): the maximum, where 1 − p = 1/n.
     let mut xs: Vec<f64> = Vec::new();
@@ -514,7 +541,7 @@ fn percentile_chart(of: &SeriesCharts, lines: &[(String, Dist)]) -> Chart {
     }
     xs.sort_by(f64::total_cmp);
     xs.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
-    let chart_lines = lines
+    let mut chart_lines: Vec<Line> = lines
         .iter()
         .enumerate()
         .map(|(i, (label, dist))| {
@@ -542,11 +569,21 @@ fn percentile_chart(of: &SeriesCharts, lines: &[(String, Dist)]) -> Chart {
             }
         })
         .collect();
+    chart_lines.extend(references.iter().map(|(color, label, ns)| Line {
+        label: label.clone(),
+        values: vec![Some(ns / scale_of(unit)); xs.len()],
+        color: *color,
+        dashed: true,
+    }));
+    let mut note = "Value not exceeded by a fraction p of the samples; to the right 1 − p shrinks tenfold per step (p90, p99, p99.9 …) and each curve ends at its maximum, where 1 − p = 1/samples.".to_string();
+    if !references.is_empty() {
+        note.push_str(" Dashed: each curve's deadline and predicted worst case, in its colour; a curve that ends above its deadline missed it.");
+    }
     Chart {
         id: format!("{}-pct", of.base),
         probe: of.probe.to_string(),
         title: format!("Percentiles: {}", of.what),
-        note: "Value not exceeded by a fraction p of the samples; to the right 1 − p shrinks tenfold per step (p90, p99, p99.9 …) and each curve ends at its maximum, where 1 − p = 1/samples.".into(),
+        note,
         x_label: "1 − p (log scale)".into(),
         y_label: format!("{} ({})", of.name, unit.label()),
         ..Chart::of_lines(

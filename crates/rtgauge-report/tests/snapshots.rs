@@ -509,3 +509,53 @@ fn report_page_opens_with_the_verdict_and_says_each_finding_once() {
         }
     }
 }
+
+/// A series that carries a deadline and a predicted worst case (a task of a task set) has
+/// them drawn on its percentile chart as dashed lines in its colour, inside the value axis;
+/// series without them get no extra line.
+#[test]
+fn deadline_and_prediction_are_drawn_on_the_percentile_chart_of_their_series() {
+    let (mut a, _) = fixtures();
+    let plain = rtgauge_report::build_charts(std::slice::from_ref(&a), &["idle".into()], &[]);
+    let series = &mut a.runs[0].series[0];
+    let max = series.stats.max_ns.unwrap() as f64;
+    series.metrics.insert("deadline_ns".into(), max * 100.0);
+    series.metrics.insert("predicted_wcrt_ns".into(), max * 2.0);
+    let charts = rtgauge_report::build_charts(&[a], &["idle".into()], &[]);
+    assert_eq!(charts.len(), plain.len());
+    let dashed = |c: &rtgauge_report::plots::Chart| c.lines.iter().filter(|l| l.dashed).count();
+    let changed: Vec<_> = charts
+        .iter()
+        .zip(&plain)
+        .filter(|(c, p)| c.lines.len() != p.lines.len())
+        .collect();
+    assert_eq!(changed.len(), 1, "only one chart gains lines");
+    let (chart, before) = changed[0];
+    assert!(chart.id.ends_with("-pct"), "{}", chart.id);
+    assert_eq!(dashed(chart), dashed(before) + 2);
+    let deadline = chart
+        .lines
+        .iter()
+        .find(|l| l.dashed && l.label.ends_with(" deadline"))
+        .expect("a deadline line");
+    // The series' own curve and its references share a colour.
+    assert!(chart
+        .lines
+        .iter()
+        .any(|l| !l.dashed && l.color == deadline.color));
+    let drawn = deadline.values[0].unwrap();
+    assert!(deadline.values.iter().all(|v| *v == Some(drawn)));
+    // Drawn in the chart's unit, and the value axis reaches it.
+    let curve_top = chart
+        .lines
+        .iter()
+        .filter(|l| !l.dashed && l.color == deadline.color)
+        .flat_map(|l| l.values.iter().flatten())
+        .fold(0.0f64, |a, &b| a.max(b));
+    // (The curve's top is the distribution's maximum, within its histogram's resolution.)
+    assert!(
+        (drawn / curve_top / 100.0 - 1.0).abs() < 0.1,
+        "{drawn} vs {curve_top}"
+    );
+    assert!(chart.note.contains("deadline"), "{}", chart.note);
+}
