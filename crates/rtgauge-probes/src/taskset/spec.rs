@@ -721,27 +721,13 @@ after = "servo"
 
     #[test]
     fn a_cycle_of_after_is_refused_naming_the_chain() {
-        let text = r#"
-[[task]]
-name = "a"
-period = "1ms"
-work = "10us"
-priority = 5
-after = "c"
-[[task]]
-name = "b"
-period = "1ms"
-work = "10us"
-priority = 5
-after = "a"
-[[task]]
-name = "c"
-period = "1ms"
-work = "10us"
-priority = 5
-after = "b"
-"#;
-        let e = error(text);
+        // Three tasks alike but for their names, each after another: a after c after b after a.
+        let text: String = [("a", "c"), ("b", "a"), ("c", "b")]
+            .map(|(name, after)| {
+                format!("[[task]]\nname = \"{name}\"\nperiod = \"1ms\"\nwork = \"10us\"\npriority = 5\nafter = \"{after}\"\n")
+            })
+            .concat();
+        let e = error(&text);
         assert!(
             e.starts_with("task a: after: the chain a -> c -> b -> a"),
             "{e}"
