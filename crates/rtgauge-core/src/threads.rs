@@ -90,6 +90,17 @@ pub struct Cell {
     pub warmup_ns: u64,
 }
 
+impl Cell {
+    /// `ctx` narrowed to this cell: its budget and warm-up, all else the probe's.
+    pub fn context<'a>(&self, ctx: &ProbeContext<'a>) -> ProbeContext<'a> {
+        ProbeContext {
+            budget: self.budget,
+            warmup_ns: self.warmup_ns,
+            ..*ctx
+        }
+    }
+}
+
 /// Splits the duration and warm-up evenly over `cells`; `loops` stays per cell.
 pub fn split(ctx: &ProbeContext, cells: usize) -> Cell {
     let n = cells.max(1) as u64;

@@ -16,45 +16,68 @@ pub mod taskset;
 pub mod timerlat;
 
 use rtgauge_core::probe::Probe;
+use rtgauge_report::summary::SummaryRows;
+
+/// A built-in probe and how its runs read in the summary at the end of a run (and atop `show`
+/// and the report): its [`SummaryRows`], beside its measuring; without them, its series with
+/// the highest maxima.
+#[derive(Clone, Copy)]
+pub struct BuiltIn {
+    pub probe: &'static dyn Probe,
+    pub summary: Option<&'static dyn SummaryRows>,
+}
+
+impl BuiltIn {
+    /// A probe that says itself how its runs read in the summary.
+    const fn summarised<P: Probe + SummaryRows>(probe: &'static P) -> BuiltIn {
+        BuiltIn {
+            probe,
+            summary: Some(probe),
+        }
+    }
+
+    /// A probe whose runs read in the summary by `rows`.
+    const fn with_rows(probe: &'static dyn Probe, rows: &'static dyn SummaryRows) -> BuiltIn {
+        BuiltIn {
+            probe,
+            summary: Some(rows),
+        }
+    }
+
+    /// A probe shown in the summary by its series with the highest maxima.
+    const fn plain(probe: &'static dyn Probe) -> BuiltIn {
+        BuiltIn {
+            probe,
+            summary: None,
+        }
+    }
+}
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
 /// in this crate (implementing [`rtgauge_core::probe::TypedProbe`]) and one line here.
-pub const BUILT_IN: [&dyn Probe; 12] = [
-    &cyclic::Cyclic,
-    &response::Response,
-    &switch::Switch,
-    &primitive::Primitive,
-    &alloc::Alloc,
-    &memop::Memop,
-    &clocks::ClockProbe,
-    &ioport::IoPort,
-    &noise::Noise,
-    &timerlat::Timerlat,
-    &app::App,
-    &taskset::TaskSetProbe,
-];
-
-/// How the built-in probes read in the summary (the renderer knows no probe): each probe's
-/// [`rtgauge_report::summary::SummaryRows`], beside its measuring.
-pub const SUMMARIES: [&dyn rtgauge_report::summary::SummaryRows; 8] = [
-    &cyclic::Cyclic,
-    &response::Response,
-    &switch::Switch,
-    &primitive::Primitive,
-    &alloc::Alloc,
-    &memop::Memop,
-    &clocks::ClockProbe,
-    &noise::Noise,
+pub const BUILT_IN: [BuiltIn; 12] = [
+    BuiltIn::summarised(&cyclic::Cyclic),
+    BuiltIn::with_rows(&response::Response, &response::SUMMARY_ROWS),
+    BuiltIn::with_rows(&switch::Switch, &switch::SUMMARY_ROWS),
+    BuiltIn::summarised(&primitive::Primitive),
+    BuiltIn::summarised(&alloc::Alloc),
+    BuiltIn::summarised(&memop::Memop),
+    BuiltIn::summarised(&clocks::ClockProbe),
+    BuiltIn::plain(&ioport::IoPort),
+    BuiltIn::summarised(&noise::Noise),
+    BuiltIn::plain(&timerlat::Timerlat),
+    BuiltIn::plain(&app::App),
+    BuiltIn::plain(&taskset::TaskSetProbe),
 ];
 
 /// Registers every built-in probe with the core's registry, in [`BUILT_IN`]'s order, and
 /// their summary rows with the renderer. Call it before building a plan or rendering a
 /// summary; calling it again changes nothing.
 pub fn register_built_in() {
-    for probe in BUILT_IN {
-        rtgauge_core::registry::register(probe);
+    for built_in in BUILT_IN {
+        rtgauge_core::registry::register(built_in.probe);
     }
-    for rows in SUMMARIES {
+    for rows in BUILT_IN.iter().filter_map(|b| b.summary) {
         rtgauge_report::summary::register(rows);
     }
 }
@@ -64,11 +87,11 @@ mod tests {
     use super::*;
 
     fn all() -> Vec<&'static dyn Probe> {
-        BUILT_IN.to_vec()
+        BUILT_IN.iter().map(|b| b.probe).collect()
     }
 
     fn find(name: &str) -> Option<&'static dyn Probe> {
-        BUILT_IN.into_iter().find(|p| p.name() == name)
+        all().into_iter().find(|p| p.name() == name)
     }
 
     fn help(probe: &str, key: &str) -> &'static str {
@@ -79,6 +102,20 @@ mod tests {
             .find(|p| p.name == key)
             .unwrap_or_else(|| panic!("{probe} has no parameter {key}"))
             .help
+    }
+
+    /// A probe's summary rows are found by its name: rows under another name would leave the
+    /// probe shown by its highest maxima.
+    #[test]
+    fn summary_rows_are_registered_under_their_probes_name() {
+        let summarised: Vec<(&str, &str)> = BUILT_IN
+            .iter()
+            .filter_map(|b| Some((b.probe.name(), b.summary?.probe())))
+            .collect();
+        assert_eq!(summarised.len(), 8, "{summarised:?}");
+        for (probe, rows) in summarised {
+            assert_eq!(probe, rows);
+        }
     }
 
     /// The parameter help lists accepted values by hand; this keeps it in step with the

@@ -109,12 +109,7 @@ impl TypedProbe for Response {
                 if ctx.stopped() {
                     break;
                 }
-                let cell = wall.next_cell();
-                let cell_ctx = ProbeContext {
-                    budget: cell.budget,
-                    warmup_ns: cell.warmup_ns,
-                    ..*ctx
-                };
+                let cell_ctx = wall.next_cell().context(ctx);
                 let channel = Channel::open(source, cfg).map_err(Open::into_error)?;
                 let (o, m) = measure(&cell_ctx, cfg, &channel, source, place)?;
                 obtained.extend(o);
@@ -811,32 +806,11 @@ impl Drop for MessageQueue {
 
 /// How this probe's runs read in the summary at the end of a run (and atop `show` and the
 /// report): the renderer asks the probe, it knows no probe names.
-mod summary_rows {
-    use rtgauge_report::format::TimeUnit;
-    use rtgauge_report::summary::{
-        placement_columns, placement_rows, placements, Cells, SummaryRows,
+pub const SUMMARY_ROWS: rtgauge_report::summary::PlacementRows =
+    rtgauge_report::summary::PlacementRows {
+        probe: ABOUT.name,
+        question: "event response",
     };
-
-    use rtgauge_result::ProbeRun;
-
-    impl SummaryRows for super::Response {
-        fn probe(&self) -> &'static str {
-            super::ABOUT.name
-        }
-
-        fn question(&self) -> &'static str {
-            "event response"
-        }
-
-        fn columns(&self, runs: &[&ProbeRun]) -> Vec<String> {
-            placement_columns(runs)
-        }
-
-        fn rows(&self, run: &ProbeRun, runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
-            placement_rows(run, unit, &placements(runs))
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -76,12 +76,7 @@ impl TypedProbe for Switch {
                 if ctx.stopped() {
                     break;
                 }
-                let cell = wall.next_cell();
-                let cell_ctx = ProbeContext {
-                    budget: cell.budget,
-                    warmup_ns: cell.warmup_ns,
-                    ..*ctx
-                };
+                let cell_ctx = wall.next_cell().context(ctx);
                 let link = Link::open(via)?;
                 let with_round_trip = via == Via::Pipe && place.name == "same-cpu";
                 let (o, lead) = measure(&cell_ctx, &link, place, with_round_trip, via)?;
@@ -408,32 +403,11 @@ impl Link {
 
 /// How this probe's runs read in the summary at the end of a run (and atop `show` and the
 /// report): the renderer asks the probe, it knows no probe names.
-mod summary_rows {
-    use rtgauge_report::format::TimeUnit;
-    use rtgauge_report::summary::{
-        placement_columns, placement_rows, placements, Cells, SummaryRows,
+pub const SUMMARY_ROWS: rtgauge_report::summary::PlacementRows =
+    rtgauge_report::summary::PlacementRows {
+        probe: ABOUT.name,
+        question: "context switch",
     };
-
-    use rtgauge_result::ProbeRun;
-
-    impl SummaryRows for super::Switch {
-        fn probe(&self) -> &'static str {
-            super::ABOUT.name
-        }
-
-        fn question(&self) -> &'static str {
-            "context switch"
-        }
-
-        fn columns(&self, runs: &[&ProbeRun]) -> Vec<String> {
-            placement_columns(runs)
-        }
-
-        fn rows(&self, run: &ProbeRun, runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
-            placement_rows(run, unit, &placements(runs))
-        }
-    }
-}
 
 #[cfg(test)]
 mod tests {

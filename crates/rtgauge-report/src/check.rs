@@ -1113,6 +1113,24 @@ fn limit_text(regress: f64) -> String {
     format!("+{} %", regress * 100.0)
 }
 
+/// Statistic `name` of the candidate (`value`) judged against the baseline with the allowance
+/// `limit_text`.
+fn against_baseline(
+    name: &str,
+    limit_text: &str,
+    value: Option<f64>,
+    verdict: Verdict,
+    message: String,
+) -> BoundResult {
+    BoundResult {
+        stat: name.to_string(),
+        limit: format!("{limit_text} against the baseline"),
+        value,
+        verdict,
+        message,
+    }
+}
+
 /// The series of `r` that a comparison row stands for, on the side run in `mode` under `load`.
 fn row_series(
     r: &RunResult,
@@ -1233,13 +1251,7 @@ fn repeated_bound(sa: &[Series], sb: &[Series], name: &str, regress: f64) -> Bou
             }
         }
     };
-    BoundResult {
-        stat: name.to_string(),
-        limit: format!("{limit_text} against the baseline"),
-        value: b,
-        verdict,
-        message,
-    }
+    against_baseline(name, &limit_text, b, verdict, message)
 }
 
 /// One statistic of the baseline gate: failed when the test declares it worse than the
@@ -1332,13 +1344,7 @@ fn baseline_bound(
         ),
         (Some(_), None) => (Verdict::Pass, change),
     };
-    BoundResult {
-        stat: name.to_string(),
-        limit: format!("{limit_text} against the baseline"),
-        value: b,
-        verdict,
-        message,
-    }
+    against_baseline(name, &limit_text, b, verdict, message)
 }
 
 /// `name (line 3)` for a spec limit; a baseline case has no line.

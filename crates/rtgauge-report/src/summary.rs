@@ -547,6 +547,34 @@ impl SummaryRows for Highest {
     }
 }
 
+/// The rows of a probe that measures a hand-over per source or mechanism and placement: a row
+/// per source or mechanism, the median and max of each placement ([`placement_columns`],
+/// [`placement_rows`]).
+pub struct PlacementRows {
+    /// The probe these rows are for.
+    pub probe: &'static str,
+    /// What the figures answer (`context switch`).
+    pub question: &'static str,
+}
+
+impl SummaryRows for PlacementRows {
+    fn probe(&self) -> &'static str {
+        self.probe
+    }
+
+    fn question(&self) -> &'static str {
+        self.question
+    }
+
+    fn columns(&self, runs: &[&ProbeRun]) -> Vec<String> {
+        placement_columns(runs)
+    }
+
+    fn rows(&self, run: &ProbeRun, runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells> {
+        placement_rows(run, unit, &placements(runs))
+    }
+}
+
 /// Column pairs (median, max) per placement (same-cpu, cross-cpu) in the order first seen:
 /// the shape of probes that measure a hand-over per source or mechanism and placement.
 pub fn placement_columns(runs: &[&ProbeRun]) -> Vec<String> {

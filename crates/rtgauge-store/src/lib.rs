@@ -245,26 +245,18 @@ impl Store {
         host: &str,
         probe: &str,
     ) -> Result<Vec<MonitorTotals>, StoreError> {
-        let classify = Store::classify_for(&self.path);
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT cpu, COUNT(*), MAX(max_ns), SUM(samples), SUM(overruns)
-                 FROM monitor_intervals WHERE host = ?1 AND probe = ?2 GROUP BY cpu ORDER BY cpu",
-            )
-            .map_err(&classify)?;
-        let rows = stmt
-            .query_map(params![host, probe], |r| {
-                Ok(MonitorTotals {
-                    cpu: r.get::<_, i64>(0)? as usize,
-                    intervals: r.get::<_, i64>(1)? as u64,
-                    max_ns: r.get::<_, i64>(2)? as u64,
-                    samples: r.get::<_, i64>(3)? as u64,
-                    overruns: r.get::<_, i64>(4)? as u64,
-                })
-            })
-            .map_err(&classify)?;
-        rows.collect::<Result<_, _>>().map_err(classify)
+        self.unsigned_rows(
+            "SELECT cpu, COUNT(*), MAX(max_ns), SUM(samples), SUM(overruns)
+             FROM monitor_intervals WHERE host = ?1 AND probe = ?2 GROUP BY cpu ORDER BY cpu",
+            params![host, probe],
+            |[cpu, intervals, max_ns, samples, overruns]| MonitorTotals {
+                cpu: cpu as usize,
+                intervals,
+                max_ns,
+                samples,
+                overruns,
+            },
+        )
     }
 
     /// `host`'s monitor intervals on `cpu`, oldest first.
@@ -274,27 +266,19 @@ impl Store {
         probe: &str,
         cpu: usize,
     ) -> Result<Vec<MonitorInterval>, StoreError> {
-        let classify = Store::classify_for(&self.path);
-        let mut stmt = self
-            .conn
-            .prepare(
-                "SELECT start_unix_ns, width_ns, max_ns, samples, overruns FROM monitor_intervals
-                 WHERE host = ?1 AND probe = ?2 AND cpu = ?3 ORDER BY start_unix_ns",
-            )
-            .map_err(&classify)?;
-        let rows = stmt
-            .query_map(params![host, probe, cpu as i64], |r| {
-                Ok(MonitorInterval {
-                    cpu,
-                    start_unix_ns: r.get::<_, i64>(0)? as u64,
-                    width_ns: r.get::<_, i64>(1)? as u64,
-                    max_ns: r.get::<_, i64>(2)? as u64,
-                    samples: r.get::<_, i64>(3)? as u64,
-                    overruns: r.get::<_, i64>(4)? as u64,
-                })
-            })
-            .map_err(&classify)?;
-        rows.collect::<Result<_, _>>().map_err(classify)
+        self.unsigned_rows(
+            "SELECT start_unix_ns, width_ns, max_ns, samples, overruns FROM monitor_intervals
+             WHERE host = ?1 AND probe = ?2 AND cpu = ?3 ORDER BY start_unix_ns",
+            params![host, probe, cpu as i64],
+            |[start_unix_ns, width_ns, max_ns, samples, overruns]| MonitorInterval {
+                cpu,
+                start_unix_ns,
+                width_ns,
+                max_ns,
+                samples,
+                overruns,
+            },
+        )
     }
 
     /// Folds `host`'s monitor intervals that started before `before_unix_ns` into one row
@@ -471,6 +455,23 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()
             .map_err(&classify)?;
         Ok(rows)
+    }
+
+    /// Every row `sql` selects with `args` as its `N` columns, integers SQLite stores signed
+    /// that are counts and times (never negative), each row made a `T` by `make`.
+    fn unsigned_rows<const N: usize, T>(
+        &self,
+        sql: &str,
+        args: impl rusqlite::Params,
+        make: impl Fn([u64; N]) -> T,
+    ) -> Result<Vec<T>, StoreError> {
+        self.rows(sql, args, |r| {
+            let mut columns = [0; N];
+            for (i, c) in columns.iter_mut().enumerate() {
+                *c = r.get::<_, i64>(i)? as u64;
+            }
+            Ok(make(columns))
+        })
     }
 
     /// Stored runs matching `filter`, newest first by start time.
@@ -756,8 +757,23 @@ mod monitor_tests {
             .unwrap();
         drop(store);
         let mut store = Store::open(&path).unwrap();
+        // Every column read back into its own field.
+        assert_eq!(
+            store.monitor_intervals("a", "cyclic", 1).unwrap(),
+            [interval(1, DAY_NS, 7)]
+        );
         let totals = store.monitor_totals("a", "cyclic").unwrap();
         assert_eq!(totals.len(), 2);
+        assert_eq!(
+            totals[1],
+            MonitorTotals {
+                cpu: 1,
+                intervals: 1,
+                max_ns: 7,
+                samples: 1000,
+                overruns: 1
+            }
+        );
         assert_eq!(totals[0].max_ns, 90_000);
         assert_eq!(totals[0].samples, 3000);
         assert_eq!(totals[0].intervals, 3);

@@ -606,22 +606,30 @@ pub struct JudgeArgs {
     #[arg(long, value_name = "RUN")]
     pub baseline: Vec<String>,
 
-    /// How much worse a statistic may get against --baseline (e.g. 10%).
-    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]
-    pub regress: f64,
-
-    /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, max.
-    #[arg(
-        long,
-        value_name = "STATS",
-        value_delimiter = ',',
-        default_value = "p99,max"
-    )]
-    pub regress_stats: Vec<String>,
+    #[command(flatten)]
+    pub regress: RegressArgs,
 
     /// Judge an interrupted or partial result on what it measured instead of failing it.
     #[arg(long)]
     pub allow_incomplete: bool,
+}
+
+/// What a regression against --baseline is (`check`, and the verdicts of `show --format
+/// lava` and `submit squad`).
+#[derive(Debug, Clone, Args)]
+pub struct RegressArgs {
+    /// How much worse a statistic may get against --baseline (e.g. 10%).
+    #[arg(long = "regress", value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]
+    pub percent: f64,
+
+    /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, p99.99, max.
+    #[arg(
+        long = "regress-stats",
+        value_name = "STATS",
+        value_delimiter = ',',
+        default_value = "p99,max"
+    )]
+    pub stats: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -711,18 +719,8 @@ pub struct CheckArgs {
     #[arg(long, value_enum, default_value = "status", value_name = "OUTCOME")]
     pub inconclusive: InconclusiveOutcome,
 
-    /// How much worse a statistic may get against --baseline (e.g. 10%).
-    #[arg(long, value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]
-    pub regress: f64,
-
-    /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, p99.99, max.
-    #[arg(
-        long,
-        value_name = "STATS",
-        value_delimiter = ',',
-        default_value = "p99,max"
-    )]
-    pub regress_stats: Vec<String>,
+    #[command(flatten)]
+    pub regress: RegressArgs,
 
     #[command(flatten)]
     pub store: StoreArgs,

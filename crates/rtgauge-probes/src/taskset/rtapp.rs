@@ -144,13 +144,6 @@ pub(super) fn to_file_text(text: &str) -> Result<super::spec::FileTextFromJson, 
 mod tests {
     use super::super::spec::{parse, Platform, TaskPolicy};
 
-    fn platform() -> Platform {
-        Platform {
-            min_period_ns: 10_000,
-            online_cpus: vec![0, 1],
-        }
-    }
-
     #[test]
     fn an_rt_app_periodic_set_reads_as_the_same_tasks() {
         let json = r#"{
@@ -162,7 +155,7 @@ mod tests {
                              "policy": "SCHED_FIFO", "priority": 20 }
             }
         }"#;
-        let set = parse(json, &platform()).unwrap();
+        let set = parse(json, &Platform::for_tests()).unwrap();
         let servo = set.tasks.iter().find(|t| t.name == "servo").unwrap();
         assert_eq!(
             (servo.work_ns, servo.period_ns, servo.priority, servo.cpu),
@@ -179,13 +172,13 @@ mod tests {
     #[test]
     fn rt_app_keys_rtgauge_does_not_run_are_refused_by_name() {
         let json = r#"{ "tasks": { "t": { "run": 10, "timer": { "period": 100 }, "priority": 5, "lock": "m" } } }"#;
-        let e = parse(json, &platform()).unwrap_err().to_string();
+        let e = parse(json, &Platform::for_tests()).unwrap_err().to_string();
         assert!(
             e.starts_with("task t: lock: rt-app key not run by rtgauge"),
             "{e}"
         );
         let json = r#"{ "tasks": { "t": { "run": 10, "priority": 5 } } }"#;
-        let e = parse(json, &platform()).unwrap_err().to_string();
+        let e = parse(json, &Platform::for_tests()).unwrap_err().to_string();
         assert!(e.starts_with("task t: timer.period: missing"), "{e}");
     }
 }

@@ -201,6 +201,16 @@ pub struct Platform {
 }
 
 impl Platform {
+    /// Two CPUs and periods down to 10 µs, whatever the machine: what the tests check task
+    /// sets against.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> Platform {
+        Platform {
+            min_period_ns: 10_000,
+            online_cpus: vec![0, 1],
+        }
+    }
+
     pub fn this_machine() -> Platform {
         let resolution = rtgauge_os::clock::resolution_ns(libc::CLOCK_MONOTONIC).unwrap_or(1);
         Platform {
@@ -622,13 +632,6 @@ pub fn check_capacity(set: &TaskSet, first_cpu: Option<usize>) -> Result<(), Tas
 mod tests {
     use super::*;
 
-    fn platform() -> Platform {
-        Platform {
-            min_period_ns: 10_000,
-            online_cpus: vec![0, 1],
-        }
-    }
-
     const GOOD: &str = r#"
 [[resource]]
 name = "bus"
@@ -653,12 +656,12 @@ after = "servo"
 "#;
 
     fn error(text: &str) -> String {
-        parse(text, &platform()).unwrap_err().to_string()
+        parse(text, &Platform::for_tests()).unwrap_err().to_string()
     }
 
     #[test]
     fn a_full_set_is_read_with_defaults_filled_in() {
-        let set = parse(GOOD, &platform()).unwrap();
+        let set = parse(GOOD, &Platform::for_tests()).unwrap();
         assert_eq!(set.tasks.len(), 2);
         let servo = &set.tasks[0];
         assert_eq!(
@@ -718,27 +721,13 @@ after = "servo"
 
     #[test]
     fn a_cycle_of_after_is_refused_naming_the_chain() {
-        let text = r#"
-[[task]]
-name = "a"
-period = "1ms"
-work = "10us"
-priority = 5
-after = "c"
-[[task]]
-name = "b"
-period = "1ms"
-work = "10us"
-priority = 5
-after = "a"
-[[task]]
-name = "c"
-period = "1ms"
-work = "10us"
-priority = 5
-after = "b"
-"#;
-        let e = error(text);
+        // Three tasks alike but for their names, each after another: a after c after b after a.
+        let text: String = [("a", "c"), ("b", "a"), ("c", "b")]
+            .map(|(name, after)| {
+                format!("[[task]]\nname = \"{name}\"\nperiod = \"1ms\"\nwork = \"10us\"\npriority = 5\nafter = \"{after}\"\n")
+            })
+            .concat();
+        let e = error(&text);
         assert!(
             e.starts_with("task a: after: the chain a -> c -> b -> a"),
             "{e}"
@@ -759,7 +748,7 @@ period = "2ms"
 work = "900us"
 priority = 4
 "#;
-        let set = parse(text, &platform()).unwrap();
+        let set = parse(text, &Platform::for_tests()).unwrap();
         let e = check_capacity(&set, Some(0)).unwrap_err().to_string();
         assert!(
             e.starts_with("task b: work: 900µs every 2ms brings CPU 0 to 105 % busy"),

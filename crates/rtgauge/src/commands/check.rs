@@ -18,7 +18,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
         output::ensure_distinct(&inputs, &[("the JUnit report", junit)])?;
         output::check(junit, Existing::Replace)?;
     }
-    if let Some(bad) = args.regress_stats.iter().find(|s| !is_regress_stat(s)) {
+    if let Some(bad) = args.regress.stats.iter().find(|s| !is_regress_stat(s)) {
         anyhow::bail!(
             "--regress-stats: '{bad}' is not a statistic; use median, mean, min, max or p90, p99, p99.9, p99.99, p99.999"
         );
@@ -43,8 +43,8 @@ pub fn check(args: CheckArgs) -> Result<u8> {
             names: &args.baseline,
             store: &args.store,
             imported: args.imported,
-            regress: args.regress,
-            stats: &args.regress_stats,
+            regress: args.regress.percent,
+            stats: &args.regress.stats,
         },
         args.allow_incomplete,
     )?

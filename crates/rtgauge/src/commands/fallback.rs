@@ -35,29 +35,14 @@ pub fn announce(reason: &str) -> String {
 /// None when every row got what it asked for.
 pub fn notice(result: &RunResult, command_line: &[String]) -> Option<String> {
     // `rt asked, normal obtained for cyclic, clock`: one group per label.
-    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for run in result
+    let short = result
         .runs
         .iter()
         .filter(|r| !r.obtained.shortfalls.is_empty())
-    {
-        let (label, title) = (run.mode_label(), run.title());
-        match groups.iter_mut().find(|(l, _)| *l == label) {
-            Some((_, titles)) if titles.contains(&title) => {}
-            Some((_, titles)) => titles.push(title),
-            None => groups.push((label, vec![title])),
-        }
-    }
-    if groups.is_empty() {
-        return None;
-    }
-    let rows: Vec<String> = groups
-        .iter()
-        .map(|(label, titles)| format!("{label} for {}", titles.join(", ")))
-        .collect();
+        .map(|run| (run.mode_label(), run.title()));
+    let rows = super::warnings::titles_by_label(short)?;
     Some(format!(
-        "NOT REAL-TIME: {}; run as root (or grant CAP_SYS_NICE and a memlock limit) for real-time numbers: sudo {}",
-        rows.join("; "),
+        "NOT REAL-TIME: {rows}; run as root (or grant CAP_SYS_NICE and a memlock limit) for real-time numbers: sudo {}",
         shell_command(&without_output(command_line))
     ))
 }

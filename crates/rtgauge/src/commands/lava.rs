@@ -24,8 +24,8 @@ pub fn verdict(
             names: &judge_args.baseline,
             store,
             imported,
-            regress: judge_args.regress,
-            stats: &judge_args.regress_stats,
+            regress: judge_args.regress.percent,
+            stats: &judge_args.regress.stats,
         },
         judge_args.allow_incomplete,
     )

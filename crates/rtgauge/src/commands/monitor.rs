@@ -383,22 +383,28 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
     let grace = 2 * args.period + 50_000_000;
     let mut next = now_ns() / interval;
     let mut counted: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
+    // Interval `n` read at `now`: whole, or (the last) as far as it went.
+    let mut close = |n: u64, now: u64, whole: bool| {
+        let elapsed = now - n * interval;
+        let partial = (!whole).then_some(elapsed);
+        let start_unix = unix_ns() - elapsed;
+        close_interval(
+            &shared,
+            &mut store,
+            &host,
+            n,
+            start_unix,
+            interval,
+            &mut counted,
+            partial,
+        );
+    };
     let mut next_textfile = 0;
     while !measuring.is_finished() {
         std::thread::sleep(Duration::from_millis(100));
         let now = now_ns();
         while (next + 1) * interval + grace <= now {
-            let start_unix = unix_ns() - (now - next * interval);
-            close_interval(
-                &shared,
-                &mut store,
-                &host,
-                next,
-                start_unix,
-                interval,
-                &mut counted,
-                None,
-            );
+            close(next, now, true);
             next += 1;
         }
         if let Some(dir) = &args.textfile {
@@ -416,18 +422,7 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
         .join()
         .expect("the measurement thread does not panic")?;
     // The unfinished interval is kept too (its width is what was measured of it).
-    let now = now_ns();
-    let start_unix = unix_ns() - (now - next * interval);
-    close_interval(
-        &shared,
-        &mut store,
-        &host,
-        next,
-        start_unix,
-        interval,
-        &mut counted,
-        Some(now - next * interval),
-    );
+    close(next, now_ns(), false);
     if let Some(dir) = &args.textfile {
         if let Err(e) = write_textfile(dir, &shared) {
             eprintln!("rtgauge monitor: {e}");

@@ -201,33 +201,36 @@ fn is_run_key(text: &str) -> bool {
 /// per series support percentiles up to p99.9 for cyclic, noise; up to p90 for alloc`.
 fn samples_line(result: &RunResult) -> Option<String> {
     const FULL: u64 = 100_000;
-    let mut groups: Vec<(&str, Vec<String>)> = Vec::new();
-    for run in &result.runs {
-        let Some(smallest) = run.series.iter().map(|s| s.stats.count).min() else {
-            continue;
-        };
-        if smallest == 0 || smallest >= FULL {
-            continue;
-        }
-        let label = highest_label(smallest);
-        let title = run.title();
+    let short = result.runs.iter().filter_map(|run| {
+        let smallest = run.series.iter().map(|s| s.stats.count).min()?;
+        (smallest > 0 && smallest < FULL)
+            .then(|| (format!("up to {}", highest_label(smallest)), run.title()))
+    });
+    let parts = titles_by_label(short)?;
+    Some(format!(
+        "too few samples for the highest percentiles: {parts}; p99.999 needs {FULL} per series (use a longer --duration or --loops)"
+    ))
+}
+
+/// `label for title, title; label for title`: each title once under its label, the labels in
+/// the order first seen, so that runs that have one thing to say share one sentence; None
+/// when there are none.
+pub(super) fn titles_by_label(
+    labelled: impl IntoIterator<Item = (String, String)>,
+) -> Option<String> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for (label, title) in labelled {
         match groups.iter_mut().find(|(l, _)| *l == label) {
             Some((_, titles)) if titles.contains(&title) => {}
             Some((_, titles)) => titles.push(title),
             None => groups.push((label, vec![title])),
         }
     }
-    if groups.is_empty() {
-        return None;
-    }
     let parts: Vec<String> = groups
         .iter()
-        .map(|(label, titles)| format!("up to {label} for {}", titles.join(", ")))
+        .map(|(label, titles)| format!("{label} for {}", titles.join(", ")))
         .collect();
-    Some(format!(
-        "too few samples for the highest percentiles: {}; p99.999 needs {FULL} per series (use a longer --duration or --loops)",
-        parts.join("; ")
-    ))
+    (!parts.is_empty()).then(|| parts.join("; "))
 }
 
 /// The highest percentile `count` samples support.
@@ -308,4 +311,25 @@ pub(super) fn short_text(result: &RunResult, mode_left_to_rtgauge: bool, output:
     }
     out.push_str(&block);
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_are_said_once_under_their_label_in_the_order_first_seen() {
+        let pairs = [
+            ("rt", "cyclic"),
+            ("normal", "clock"),
+            ("rt", "switch"),
+            ("rt", "cyclic"),
+        ];
+        let text = titles_by_label(pairs.map(|(l, t)| (l.to_string(), t.to_string())));
+        assert_eq!(
+            text.as_deref(),
+            Some("rt for cyclic, switch; normal for clock")
+        );
+        assert_eq!(titles_by_label(Vec::new()), None);
+    }
 }
