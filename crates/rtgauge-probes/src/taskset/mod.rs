@@ -220,7 +220,13 @@ impl TypedProbe for TaskSetProbe {
             .iter()
             .map(|(&c, m)| (c, m.ns_per_iteration))
             .collect();
-        let runs = run_tasks(ctx, set, first_cpu, &calibration)?;
+        // With --trace, each response beyond its prediction or its deadline is read from the
+        // kernel's trace: what made it longer than the analysis allowed for.
+        let explain_above: Vec<u64> = predictions[cfg.figure]
+            .iter()
+            .map(|p| p.wcrt_ns.unwrap_or(u64::MAX).min(p.deadline_ns))
+            .collect();
+        let runs = run_tasks(ctx, set, first_cpu, &calibration, &explain_above)?;
         let mut task_obtained = Vec::new();
         for (i, (o, run)) in runs.into_iter().enumerate() {
             let task = &set.tasks[i];
@@ -597,12 +603,14 @@ fn work_for(ns: u64, cpu_start: u64, chunk: u64) -> u64 {
 }
 
 /// Runs every task on its own thread from a common first release and returns, per task,
-/// what its thread obtained and measured.
+/// what its thread obtained and measured. With `--trace`, task i's responses longer than
+/// `explain_above[i]` are handed to the trace.
 fn run_tasks(
     ctx: &ProbeContext,
     set: &TaskSet,
     first_cpu: usize,
     calibration: &BTreeMap<usize, f64>,
+    explain_above: &[u64],
 ) -> Result<Vec<(Obtained, TaskRun)>, ProbeError> {
     let n = set.tasks.len();
     let mutexes: Vec<PriorityMutex> = set
@@ -681,7 +689,10 @@ fn run_tasks(
                             ctx,
                             set,
                             i,
-                            spike_ring(i),
+                            Explained {
+                                late_starts_ring: spike_ring(i),
+                                responses_above_ns: explain_above[i],
+                            },
                             ns_per_iteration,
                             start_at.load(Ordering::Acquire),
                             mutexes,
@@ -715,6 +726,14 @@ fn run_tasks(
     })
 }
 
+/// What a task's thread hands to the trace (`--trace`): its late starts on ring
+/// `late_starts_ring` (the highest task of each CPU only), and its responses longer than
+/// `responses_above_ns` (its prediction or deadline, whichever is shorter) on its own ring.
+struct Explained {
+    late_starts_ring: Option<usize>,
+    responses_above_ns: u64,
+}
+
 /// One task's thread, from the first release to the end of the budget. Everything is
 /// allocated before the loop; the loop sleeps (or waits for its predecessor), reads the
 /// clock, runs the job's work and records.
@@ -723,7 +742,7 @@ fn run_task(
     ctx: &ProbeContext,
     set: &TaskSet,
     i: usize,
-    spike_ring: Option<usize>,
+    explained: Explained,
     ns_per_iteration: f64,
     start: u64,
     mutexes: &[PriorityMutex],
@@ -747,8 +766,10 @@ fn run_task(
     // Whether a task waits for this one's completions (after): only then are they published.
     let released_by_me = set.tasks.iter().any(|t| t.after == Some(i));
     let cpu = task.cpu.unwrap_or(ctx.cpus[0]);
-    let mut spikes = spike_ring.and_then(|k| ctx.spikes.and_then(|tap| tap.producer(k, cpu)));
-    let mut miss_spikes = ctx.spikes.and_then(|tap| tap.producer_of_every(i, cpu));
+    let mut spikes = explained
+        .late_starts_ring
+        .and_then(|k| ctx.spikes.and_then(|tap| tap.producer(k, cpu)));
+    let mut long_responses = ctx.spikes.and_then(|tap| tap.producer_of_every(i, cpu));
     let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
     rtgauge_core::rt::prefault_stack();
     loop {
@@ -817,10 +838,12 @@ fn run_task(
             start_latency.record(woke.saturating_sub(release), release - measure_start);
             if r > task.deadline_ns {
                 misses += 1;
-                // Explained by the trace reader (release → completion, this thread's own
-                // time excluded from the dominant cause).
-                if let Some(m) = miss_spikes.as_mut() {
-                    m.offer(release, end);
+            }
+            // Explained by the trace reader (release → completion, this thread's own time
+            // excluded from the dominant cause).
+            if r > explained.responses_above_ns {
+                if let Some(l) = long_responses.as_mut() {
+                    l.offer(release, end);
                 }
             }
             if end > release + task.period_ns {
@@ -872,15 +895,21 @@ pub fn thread_names<'a>(tasks: impl IntoIterator<Item = &'a str>) -> Vec<String>
         .collect()
 }
 
-/// Why a task's deadlines were missed, from the trace (`--trace`): of its misses that were
-/// read, what ran on its CPU besides the set's own tasks (whose interference the analysis
-/// counts), grouped by the largest such cause of each miss. None without explained misses.
-fn miss_line(run: &ProbeRun, names: &[String], task: usize, deadline_ns: u64) -> Option<String> {
+/// Why a task's responses ran past its prediction or its deadline (`above_ns`, the shorter),
+/// from the trace (`--trace`): of those that were read, what ran on its CPU besides the set's
+/// own tasks (whose interference the analysis counts), grouped by the largest such cause of
+/// each. None when none was read.
+fn long_response_line(
+    run: &ProbeRun,
+    names: &[String],
+    task: usize,
+    above_ns: u64,
+) -> Option<String> {
     use rtgauge_result::spike::{cause_kind, Cause};
     let own = |c: &Cause| matches!(c, Cause::Thread { comm, .. } if names.contains(comm));
     let mut read = 0;
     let mut groups: Vec<(String, u64, u64)> = Vec::new();
-    for spike in run.spikes.iter().filter(|s| s.latency_ns > deadline_ns) {
+    for spike in run.spikes.iter().filter(|s| s.latency_ns > above_ns) {
         // The thread running when the window closes is the one that completed late.
         let Some(last) = spike.segments.last() else {
             continue;
@@ -921,8 +950,10 @@ fn miss_line(run: &ProbeRun, names: &[String], task: usize, deadline_ns: u64) ->
         })
         .collect();
     Some(format!(
-        "{}: {read} of its misses read from the trace; besides the set's tasks: {}",
+        "{}: {read} response{} beyond {} read from the trace; besides the set's tasks: {}",
         names[task],
+        if read == 1 { "" } else { "s" },
+        format_duration_ns(above_ns),
         causes.join(", ")
     ))
 }
@@ -979,9 +1010,14 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
             ns("work_ns").unwrap_or_default(),
             s.counters.get("jobs").copied().unwrap_or(0),
         ));
-        if misses > 0 {
-            let deadline = metric("deadline_ns").map_or(u64::MAX, |d| d as u64);
-            explained.extend(miss_line(run, &names, task, deadline));
+        // The same bound the probe used to choose what to read: prediction or deadline.
+        let above = [metric("predicted_wcrt_ns"), metric("deadline_ns")]
+            .into_iter()
+            .flatten()
+            .map(|v| v as u64)
+            .min();
+        if let Some(above) = above {
+            explained.extend(long_response_line(run, &names, task, above));
         }
     }
     lines.extend(explained);
