@@ -8,6 +8,7 @@ use crate::{
     document, json_histogram, malformed, rfc2822_ns, series_of, strip_escapes, to_ns, ImportError,
     Reported, Shell,
 };
+use rtgauge_probes::names::{CYCLIC, RESPONSE};
 use rtgauge_result::{RunResult, Warning};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -356,8 +357,8 @@ pub fn parse_json(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         .find_map(|t| t.get("rtgauge")?.get("probe")?.as_str());
     let probe = match exported_probe {
         Some(p) => p,
-        None if pairs => "response",
-        None => "cyclic",
+        None if pairs => RESPONSE,
+        None => CYCLIC,
     };
     let mut shell = shell_of(&doc, &tool, &args);
     // rtgauge's export writes "rtgauge 0.1.0" there.
@@ -646,7 +647,7 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             .params
             .insert("period".into(), format!("{interval}us"));
     }
-    Ok(document(path, shell, "cyclic", series, warnings))
+    Ok(document(path, shell, CYCLIC, series, warnings))
 }
 
 /// `T: 0 (17745) P:95 I:500 C:   2000 Min: 7 Act: 9 Avg: 24 Max: 2250` → (thread, priority,

@@ -4,6 +4,7 @@
 //! per-interval maxima are real, as for a measured run.
 
 use crate::{document, json_histogram, malformed, series_of, to_ns, ImportError, Reported, Shell};
+use rtgauge_probes::names::CYCLIC;
 use rtgauge_result::{RunResult, Series};
 use rtgauge_stats::Recorder;
 use serde_json::Value;
@@ -66,7 +67,7 @@ pub fn parse_results(path: &Path, text: &str) -> Result<RunResult, ImportError> 
             &what,
         ));
     }
-    Ok(document(path, shell(None), "cyclic", series, warnings))
+    Ok(document(path, shell(None), CYCLIC, series, warnings))
 }
 
 pub fn parse_samples(path: &Path, text: &str) -> Result<RunResult, ImportError> {
@@ -116,7 +117,7 @@ pub fn parse_samples(path: &Path, text: &str) -> Result<RunResult, ImportError> 
     Ok(document(
         path,
         shell(Some(end - start)),
-        "cyclic",
+        CYCLIC,
         series,
         Vec::new(),
     ))

@@ -4,6 +4,7 @@
 //! `Average:`, `Maximum:` in µs and `Duration:` in seconds.
 
 use crate::{document, malformed, series_of, to_ns, ImportError, Reported, Shell};
+use rtgauge_probes::names::CYCLIC;
 use rtgauge_result::RunResult;
 use std::path::Path;
 
@@ -140,5 +141,5 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         .filter_map(|c| figure("duration", c))
         .fold(None, |a: Option<f64>, d| Some(a.map_or(d, |a| a.max(d))))
         .map(|s| (s * 1e9).round() as u64);
-    Ok(document(path, shell, "cyclic", series, warnings))
+    Ok(document(path, shell, CYCLIC, series, warnings))
 }

@@ -14,11 +14,12 @@
 //! min, max and mean exactly.
 //! `return_code` is 1 when the run did not complete or a probe failed, else 0.
 
+use rtgauge_probes::names::RESPONSE;
 use rtgauge_result::{ProbeStatus, RunResult, RunStatus, Series};
 use serde_json::{json, Map, Value};
 
 /// The probes whose series take the sender/receiver layout.
-const PAIRED: &[&str] = &["response"];
+const PAIRED: &[&str] = &[RESPONSE];
 
 fn rfc2822(ns: u64) -> Option<String> {
     (ns > 0).then(|| {

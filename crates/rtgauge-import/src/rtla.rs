@@ -12,9 +12,25 @@
 //!   Only min/avg/max exist there: no percentiles.
 
 use crate::{dhms_ns, document, malformed, series_of, strip_escapes, ImportError, Reported, Shell};
+use rtgauge_probes::names::TIMERLAT;
 use rtgauge_result::{RunResult, Series};
 use std::collections::BTreeMap;
 use std::path::Path;
+
+/// rtla's timer latency tool, as its command line and output name it. Its results become runs
+/// of rtgauge's probe on the same tracer ([`TIMERLAT`]); rtla osnoise's keep rtla's name.
+const RTLA_TIMERLAT: &str = "timerlat";
+/// The series of an osnoise CPU column: the noise rtla measured on that CPU.
+const OSNOISE_SERIES: &str = "noise";
+
+/// The probe an rtla tool's results are runs of.
+fn probe_of(tool: &str) -> &str {
+    if tool == RTLA_TIMERLAT {
+        TIMERLAT
+    } else {
+        tool
+    }
+}
 
 pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
     let clean: Vec<String> = text.lines().map(strip_escapes).collect();
@@ -78,8 +94,8 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
             if comment.contains("nanoseconds") {
                 scale = 1;
             }
-            if comment.contains("timerlat") {
-                kind = Some("timerlat");
+            if comment.contains(RTLA_TIMERLAT) {
+                kind = Some(RTLA_TIMERLAT);
             } else if comment.contains("osnoise") {
                 kind = Some("osnoise");
             }
@@ -104,7 +120,7 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
                     "IRQ" => "irq",
                     "Thr" => "thread",
                     "Usr" => "user",
-                    "CPU" => "noise",
+                    "CPU" => OSNOISE_SERIES,
                     other => {
                         return Err(malformed(
                             path,
@@ -113,10 +129,10 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
                         ))
                     }
                 };
-                if series == "noise" {
+                if series == OSNOISE_SERIES {
                     kind = Some("osnoise");
                 } else {
-                    kind = kind.or(Some("timerlat"));
+                    kind = kind.or(Some(RTLA_TIMERLAT));
                 }
                 let cpu = cpu.parse::<u32>().map_err(|_| {
                     malformed(
@@ -147,11 +163,12 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
             continue;
         }
         let Some(cols) = columns.as_ref() else {
-            if line.contains(" hist") && (line.contains("timerlat") || line.contains("osnoise")) {
+            if line.contains(" hist") && (line.contains(RTLA_TIMERLAT) || line.contains("osnoise"))
+            {
                 // The command, as a shell prompt or a log shows it.
                 let at = line
                     .find("rtla")
-                    .or_else(|| line.find("timerlat"))
+                    .or_else(|| line.find(RTLA_TIMERLAT))
                     .or_else(|| line.find("osnoise"))
                     .unwrap_or(0);
                 command = line[at..].split_whitespace().map(str::to_string).collect();
@@ -254,7 +271,7 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
             mean_ns: figure("avg", c),
             max_ns: figure("max", c),
         };
-        let kind_name = kind.unwrap_or("timerlat");
+        let kind_name = kind.unwrap_or(RTLA_TIMERLAT);
         let what = format!("{kind_name} {name} cpu {cpu}");
         series.push(series_of(
             name.as_str(),
@@ -264,7 +281,7 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
             &what,
         ));
     }
-    let kind = kind.unwrap_or("timerlat");
+    let kind = kind.unwrap_or(RTLA_TIMERLAT);
     if series.is_empty() {
         warnings.push(rtgauge_result::Warning::new(
             "imported_no_samples",
@@ -313,7 +330,7 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
             .notes
             .push(format!("rtla's analysis: {}", notes.join("\n")));
     }
-    Ok(document(path, shell, kind, series, warnings))
+    Ok(document(path, shell, probe_of(kind), series, warnings))
 }
 
 fn key_name(head: &str) -> &'static str {
@@ -436,7 +453,7 @@ fn timerlat_top(path: &Path, lines: &[String]) -> Result<RunResult, ImportError>
     }
     let mut shell = Shell {
         tool: "rtla timerlat".into(),
-        command_line: vec!["rtla".into(), "timerlat".into(), "top".into()],
+        command_line: vec!["rtla".into(), RTLA_TIMERLAT.into(), "top".into()],
         duration_ns,
         ..Default::default()
     };
@@ -451,7 +468,7 @@ fn timerlat_top(path: &Path, lines: &[String]) -> Result<RunResult, ImportError>
         "imported_without_histogram",
         "rtla timerlat top gives count, min, average and max only: median and percentiles are absent (rtla timerlat hist has them)",
     ));
-    Ok(document(path, shell, "timerlat", series, warnings))
+    Ok(document(path, shell, TIMERLAT, series, warnings))
 }
 
 fn osnoise_top(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {

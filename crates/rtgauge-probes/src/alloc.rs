@@ -38,7 +38,7 @@ use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 
-const PROBE: &str = "alloc";
+const PROBE: &str = crate::names::ALLOC;
 pub const ALLOCATORS: [&str; 3] = ["malloc", "tlsf", "mmap"];
 pub const SCENARIOS: [&str; 2] = ["sweep", "fragment"];
 const DESCRIPTION: &str =

@@ -36,7 +36,7 @@ use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
 
-const PROBE: &str = "clock";
+const PROBE: &str = crate::names::CLOCK;
 pub const CLOCKS: [&str; 6] = [
     "monotonic",
     "monotonic-raw",

@@ -30,7 +30,7 @@ pub const TIMER_HELP: [&str; 4] = [
 pub const DEFAULT_TIMER: &str = "abs";
 const DESCRIPTION: &str =
     "periodic task wake-up latency, period and jitter, with every missed period counted";
-const ABOUT: About = About::new("cyclic", DESCRIPTION, &PARAMS);
+const ABOUT: About = About::new(crate::names::CYCLIC, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 5] = [
     ParamSpec::new("period", "1ms (--period)", "wake-up period from 10us to 10s, with a unit: 25us, 997us, 1ms; at most the run's duration"),
     ParamSpec::new("timer", "abs (--timer)", "how the thread sleeps: abs (clock_nanosleep to an absolute deadline), rel (relative sleep re-armed each cycle, drifts), timerfd, posix-timer"),

@@ -26,7 +26,7 @@ use {
     rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS},
 };
 
-const PROBE: &str = "ioport";
+const PROBE: &str = crate::names::IOPORT;
 /// The POST-code port.
 pub const PORT: u16 = 0x80;
 const DESCRIPTION: &str =

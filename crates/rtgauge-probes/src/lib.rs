@@ -8,6 +8,7 @@ pub mod clocks;
 pub mod cyclic;
 pub mod ioport;
 pub mod memop;
+pub mod names;
 pub mod noise;
 pub mod primitive;
 pub mod response;
@@ -88,6 +89,34 @@ mod tests {
 
     fn all() -> Vec<&'static dyn Probe> {
         BUILT_IN.iter().map(|b| b.probe).collect()
+    }
+
+    /// Every constant of [`names`] is the name of a built-in probe, in `BUILT_IN`'s order
+    /// (today every built-in probe has one; a new probe needs one only when code outside
+    /// this crate must name it).
+    #[test]
+    fn every_name_in_names_is_a_built_in_probe() {
+        let listed = [
+            names::CYCLIC,
+            names::RESPONSE,
+            names::SWITCH,
+            names::PRIMITIVE,
+            names::ALLOC,
+            names::MEMOP,
+            names::CLOCK,
+            names::IOPORT,
+            names::NOISE,
+            names::TIMERLAT,
+            names::APP,
+            names::TASKSET,
+        ];
+        let built_in: Vec<&str> = BUILT_IN.iter().map(|p| p.name()).collect();
+        let in_order: Vec<&str> = built_in
+            .iter()
+            .copied()
+            .filter(|n| listed.contains(n))
+            .collect();
+        assert_eq!(in_order, listed);
     }
 
     fn find(name: &str) -> Option<&'static dyn Probe> {

@@ -22,7 +22,7 @@ use rtgauge_result::Series;
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::collections::BTreeMap;
 
-const PROBE: &str = "memop";
+const PROBE: &str = crate::names::MEMOP;
 pub const OPS: [&str; 2] = ["memcpy", "memset"];
 const DESCRIPTION: &str =
     "memcpy and memset time vs size, cache-resident to beyond the last-level cache, with bandwidth";

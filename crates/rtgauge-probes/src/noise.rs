@@ -35,7 +35,7 @@ use rtgauge_trace::{
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-const PROBE: &str = "noise";
+const PROBE: &str = crate::names::NOISE;
 const DESCRIPTION: &str =
     "every stall of a CPU: a thread polls the clock and counts each gap between reads above a threshold";
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);

@@ -43,7 +43,7 @@ use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 
-const PROBE: &str = "response";
+const PROBE: &str = crate::names::RESPONSE;
 pub const SOURCES: [&str; 7] = [
     "signal", "pipe", "eventfd", "futex", "mqueue", "udp", "gpio",
 ];
@@ -630,7 +630,7 @@ impl Channel {
                     .map_err(|e| fail("connecting the UDP socket", e))?;
                 Channel::Udp { rx, tx }
             }
-            Source::Gpio => Channel::Gpio(gpio::Wire::open(cfg.gpio.as_ref())?),
+            Source::Gpio => Channel::Gpio(gpio::Wire::open(PROBE, cfg.gpio.as_ref())?),
         })
     }
 

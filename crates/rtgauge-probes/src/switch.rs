@@ -33,7 +33,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-const PROBE: &str = "switch";
+const PROBE: &str = crate::names::SWITCH;
 pub const MECHANISMS: [&str; 3] = ["sem", "futex", "pipe"];
 pub use rtgauge_core::threads::PLACEMENTS;
 const DESCRIPTION: &str =

@@ -28,7 +28,7 @@ use rtgauge_trace::{
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-const PROBE: &str = "timerlat";
+const PROBE: &str = crate::names::TIMERLAT;
 const DESCRIPTION: &str =
     "the kernel's own timer latency (timerlat tracer): IRQ and kernel-thread context, per CPU";
 // The tracer's kernel threads do not run in rtgauge's mode.

@@ -9,14 +9,10 @@ use std::mem::{offset_of, size_of};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The probe whose parameters name GPIO lines; errors are reported as its own.
-const PROBE: &str = "response";
-
-fn invalid(message: String) -> ProbeError {
-    ProbeError::Invalid {
-        probe: PROBE,
-        message,
-    }
+// The core knows no probe: the probe that opens a wire names itself (`Wire::open`), and
+// errors are reported as that probe's own.
+fn invalid(probe: &'static str, message: String) -> ProbeError {
+    ProbeError::Invalid { probe, message }
 }
 
 /// A GPIO line named by the user: `/dev/gpiochipN:LINE`.
@@ -157,6 +153,8 @@ pub struct Wire {
     level: AtomicU64,
     pub out_name: String,
     pub in_name: String,
+    /// The probe that opened the wire, whose errors these are.
+    probe: &'static str,
 }
 
 fn chips() -> Vec<String> {
@@ -173,18 +171,21 @@ fn chips() -> Vec<String> {
     chips
 }
 
-fn request(line: &LineName, flags: u64, what: &str) -> Result<OwnedFd, Open> {
+fn request(probe: &'static str, line: &LineName, flags: u64, what: &str) -> Result<OwnedFd, Open> {
     let chip = std::fs::File::open(&line.chip).map_err(|e| {
         let here = chips();
-        Open::Fail(invalid(format!(
-            "{what} {line}: cannot open {}: {e}; GPIO chips here: {}",
-            line.chip,
-            if here.is_empty() {
-                "none".into()
-            } else {
-                here.join(", ")
-            }
-        )))
+        Open::Fail(invalid(
+            probe,
+            format!(
+                "{what} {line}: cannot open {}: {e}; GPIO chips here: {}",
+                line.chip,
+                if here.is_empty() {
+                    "none".into()
+                } else {
+                    here.join(", ")
+                }
+            ),
+        ))
     })?;
     // SAFETY: LineRequest is plain data; all-zero is a valid empty request.
     let mut req: LineRequest = unsafe { std::mem::zeroed() };
@@ -204,7 +205,7 @@ fn request(line: &LineName, flags: u64, what: &str) -> Result<OwnedFd, Open> {
             _ => "",
         };
         return Err(Open::Fail(os_error(
-            PROBE,
+            probe,
             &format!("requesting GPIO line {line} as {what}{hint}"),
             e,
         )));
@@ -214,16 +215,19 @@ fn request(line: &LineName, flags: u64, what: &str) -> Result<OwnedFd, Open> {
 }
 
 impl Wire {
-    pub fn open(lines: Option<&(LineName, LineName)>) -> Result<Wire, Open> {
+    /// Opens the lines `probe` was given (its `gpio-out` and `gpio-in` parameters), or says
+    /// why it cannot (a skip when no lines are named or none exist here).
+    pub fn open(probe: &'static str, lines: Option<&(LineName, LineName)>) -> Result<Wire, Open> {
         let Some((out_line, in_line)) = lines else {
             return Err(Open::Skip(if chips().is_empty() {
                 "no GPIO chip (/dev/gpiochip*) on this machine".into()
             } else {
-                "no GPIO lines named: wire an output line to an input line and pass --set response.gpio-out=/dev/gpiochipN:LINE --set response.gpio-in=/dev/gpiochipM:LINE".into()
+                format!("no GPIO lines named: wire an output line to an input line and pass --set {probe}.gpio-out=/dev/gpiochipN:LINE --set {probe}.gpio-in=/dev/gpiochipM:LINE")
             }));
         };
-        let output = request(out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
+        let output = request(probe, out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
         let input = request(
+            probe,
             in_line,
             GPIO_V2_LINE_FLAG_INPUT
                 | GPIO_V2_LINE_FLAG_EDGE_RISING
@@ -232,7 +236,7 @@ impl Wire {
         )?;
         // SAFETY: plain syscall; the descriptor is owned below.
         let quit = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) } as isize)
-            .map_err(|e| Open::Fail(os_error(PROBE, "eventfd", e)))?;
+            .map_err(|e| Open::Fail(os_error(probe, "eventfd", e)))?;
         let wire = Wire {
             output,
             input,
@@ -241,6 +245,7 @@ impl Wire {
             level: AtomicU64::new(0),
             out_name: out_line.to_string(),
             in_name: in_line.to_string(),
+            probe,
         };
         wire.check()?;
         Ok(wire)
@@ -250,16 +255,16 @@ impl Wire {
     /// words, instead of as a timeout later. Drains the events so measuring starts clean.
     fn check(&self) -> Result<(), Open> {
         self.toggle()
-            .map_err(|e| Open::Fail(os_error(PROBE, "setting the GPIO output", e)))?;
+            .map_err(|e| Open::Fail(os_error(self.probe, "setting the GPIO output", e)))?;
         if !self.poll_input(WIRE_CHECK_MS) {
-            return Err(Open::Fail(invalid(format!(
+            return Err(Open::Fail(invalid(self.probe, format!(
                 "no edge on gpio-in {} within {WIRE_CHECK_MS}ms of toggling gpio-out {}: wire the output line to the input line",
                 self.in_name, self.out_name
             ))));
         }
         while self.poll_input(0) {
             self.read_event()
-                .map_err(|e| Open::Fail(os_error(PROBE, "reading a GPIO edge event", e)))?;
+                .map_err(|e| Open::Fail(os_error(self.probe, "reading a GPIO edge event", e)))?;
         }
         Ok(())
     }
@@ -359,9 +364,10 @@ mod tests {
             chip: "/dev/gpiochip-does-not-exist".into(),
             offset: 3,
         };
-        match request(&line, GPIO_V2_LINE_FLAG_OUTPUT, "output") {
+        match request("some-probe", &line, GPIO_V2_LINE_FLAG_OUTPUT, "output") {
             Err(Open::Fail(e)) => {
                 let e = e.to_string();
+                assert!(e.starts_with("probe some-probe: "), "{e}");
                 assert!(e.contains("GPIO chips here"), "{e}");
                 assert!(e.contains("gpiochip-does-not-exist:3"), "{e}");
             }

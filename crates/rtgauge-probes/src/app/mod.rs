@@ -45,7 +45,7 @@ pub struct App;
 pub const NO_APPLICATION: &str = "no application: start one with `rtgauge run app -- ./my-loop args` or join one with `rtgauge attach PID`";
 
 impl TypedProbe for App {
-    const ABOUT: About = About::new("app", DESCRIPTION, &PARAMS);
+    const ABOUT: About = About::new(crate::names::APP, DESCRIPTION, &PARAMS);
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {

@@ -96,7 +96,7 @@ pub const DEFAULT_MSG_SIZE: u64 = 8;
 pub const MAX_MSG_SIZE: u64 = 4096;
 const DESCRIPTION: &str =
     "execution time of single calls (semaphore, mutex, message queue, pipe, FIFO, shared memory, eventfd, futex, priority change), per call and batched";
-const ABOUT: About = About::new("primitive", DESCRIPTION, &PARAMS);
+const ABOUT: About = About::new(crate::names::PRIMITIVE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 4] = [
     ParamSpec::new("ops", "all", "calls to time: sem_post, sem_wait, mutex_lock, mutex_unlock, pi_mutex_lock, pi_mutex_unlock, mq_send, mq_receive, pipe_write, pipe_read, fifo_write, fifo_read, shm_write, shm_read, eventfd_write, eventfd_read, futex_wake, setschedparam, sched_setattr; a list or all"),
     ParamSpec::new("batch", "100", "calls timed together for the batched method (at most 10000; message queues use what fits)"),

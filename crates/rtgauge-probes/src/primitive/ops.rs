@@ -10,7 +10,7 @@ use std::ffi::CString;
 use std::io;
 use std::sync::atomic::AtomicU32;
 
-const PROBE: &str = "primitive";
+const PROBE: &str = crate::names::PRIMITIVE;
 
 /// One measured operation as the timing loops see it.
 ///

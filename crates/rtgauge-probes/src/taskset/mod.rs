@@ -34,7 +34,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Barrier;
 
-const PROBE: &str = "taskset";
+const PROBE: &str = crate::names::TASKSET;
 const DESCRIPTION: &str =
     "your own periodic tasks: predicted from this machine's overheads, then run and measured";
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);

@@ -4,12 +4,11 @@
 
 use crate::cli::{AttachArgs, RunArgs};
 use anyhow::{bail, Result};
+use rtgauge_probes::names::{self, APP};
 
 /// Whether the run's probes include the app probe (`app` or `app@variant`).
 fn runs_app(args: &RunArgs) -> bool {
-    args.probes
-        .iter()
-        .any(|p| p == "app" || p.starts_with("app@"))
+    args.probes.iter().any(|p| names::selects(p, APP))
 }
 
 /// The run's `--set` values, plus `app.command` from the words after `--`.
@@ -19,7 +18,7 @@ pub fn settings(args: &RunArgs) -> Result<Vec<String>> {
         let given = |key: &str| {
             settings
                 .iter()
-                .any(|s| s.starts_with(&format!("app.{key}=")))
+                .any(|s| s.starts_with(&format!("{APP}.{key}=")))
         };
         if runs_app(args) && !given("command") && !given("pid") {
             bail!(rtgauge_probes::app::NO_APPLICATION);
@@ -36,7 +35,7 @@ pub fn settings(args: &RunArgs) -> Result<Vec<String>> {
     let Ok(command) = shlex::try_join(words) else {
         bail!("the application's arguments hold a NUL byte; remove it");
     };
-    settings.push(format!("app.command={command}"));
+    settings.push(format!("{APP}.command={command}"));
     Ok(settings)
 }
 
@@ -56,7 +55,7 @@ pub fn attach(args: AttachArgs) -> Result<RunArgs> {
         );
     }
     rtgauge_probes::app::check_attachable(args.pid).map_err(anyhow::Error::msg)?;
-    run.probes = vec!["app".into()];
-    run.settings.push(format!("app.pid={}", args.pid));
+    run.probes = vec![APP.into()];
+    run.settings.push(format!("{APP}.pid={}", args.pid));
     Ok(run)
 }

@@ -22,7 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-const PROBE: &str = "cyclic";
+/// The probe a monitor runs (its intervals are the cyclic probe's maxima over time).
+const PROBE: &str = rtgauge_probes::names::CYCLIC;
 /// How often the textfile is rewritten (node_exporter reads it at its own scrape).
 const TEXTFILE_EVERY_NS: u64 = 5_000_000_000;
 

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use rtgauge_core::plan::{self, Plan, PlanOptions};
 use rtgauge_core::runner::{self, RunInputs, RunObserver};
 use rtgauge_core::units;
+use rtgauge_probes::names::{self, TASKSET};
 use rtgauge_report::{Format, Render, Summary, Tables};
 use rtgauge_result::output::{self, Existing};
 use rtgauge_result::{write_atomically, RunResult, RunStatus};
@@ -356,7 +357,12 @@ fn report(
         };
         print!("{}", text?);
         // The task set's verdicts, one line per task (see rtgauge_probes::taskset).
-        let several = result.runs.iter().filter(|r| r.probe == "taskset").count() > 1;
+        let several = result
+            .runs
+            .iter()
+            .filter(|r| r.probe == names::TASKSET)
+            .count()
+            > 1;
         let lines: Vec<String> = result
             .runs
             .iter()
@@ -514,23 +520,22 @@ fn task_set(args: &RunArgs) -> Result<(Vec<String>, Vec<String>)> {
     let mut probes = args.probes.clone();
     let mut settings = super::app::settings(args)?;
     if let Some(path) = &args.tasks {
-        let runs_taskset = |p: &String| p == "taskset" || p.starts_with("taskset@");
+        let runs_taskset = |p: &String| names::selects(p, TASKSET);
         if probes.is_empty() && args.suite.is_none() {
-            probes.push("taskset".into());
+            probes.push(TASKSET.into());
         } else if !probes.is_empty() && !probes.iter().any(runs_taskset) {
             anyhow::bail!(
                 "--tasks is the task set of the taskset probe; add taskset to the probes (`rtgauge run taskset --tasks {}`)",
                 path.display()
             );
         }
-        settings.push(format!("taskset.tasks={}", path.display()));
+        settings.push(format!("{TASKSET}.tasks={}", path.display()));
     }
-    let runs_taskset = probes
-        .iter()
-        .any(|p| p == "taskset" || p.starts_with("taskset@"));
+    let runs_taskset = probes.iter().any(|p| names::selects(p, TASKSET));
+    let tasks_key = format!("{TASKSET}.tasks=");
     let given = settings
         .iter()
-        .any(|s| s.starts_with("taskset.tasks=") || s.starts_with("tasks="));
+        .any(|s| s.starts_with(&tasks_key) || s.starts_with("tasks="));
     if runs_taskset && args.suite.is_none() && !given {
         anyhow::bail!(rtgauge_probes::taskset::NO_TASKS);
     }

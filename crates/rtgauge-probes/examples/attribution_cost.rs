@@ -14,9 +14,10 @@
 //! once ([`attribute_all`]; windows found by binary search).
 //!
 //! Prints the time per measured second and a digest of the results (so two builds can be
-//! checked to explain the same trace the same way).
+//! checked to explain the same trace the same way). It lives with the probes because it
+//! explains stalls the way each of them does (the argument names the probe imitated).
 //!
-//! cargo run --release -p rtgauge-trace --example attribution_cost -- noise|cyclic|response SECONDS RATE one-pass|per-spike
+//! cargo run --release -p rtgauge-probes --example attribution_cost -- noise|cyclic|response SECONDS RATE one-pass|per-spike
 
 use std::fmt::Write as _;
 use std::time::Instant;
