@@ -110,7 +110,7 @@ mod tests {
             names::APP,
             names::TASKSET,
         ];
-        let built_in: Vec<&str> = BUILT_IN.iter().map(|p| p.name()).collect();
+        let built_in: Vec<&str> = BUILT_IN.iter().map(|b| b.probe.name()).collect();
         let in_order: Vec<&str> = built_in
             .iter()
             .copied()

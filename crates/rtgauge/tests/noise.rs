@@ -351,7 +351,7 @@ fn named_stalls_attempt() -> Result<String, String> {
     const SLOT_NS: u64 = 70_000_000;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
         .args([
             "run",
             "noise",

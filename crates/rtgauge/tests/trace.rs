@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{exclusive, is_root, read_json, rtgauge, scratch_result};
+use common::{exclusive, read_json, rtgauge, scratch_result};
 use rtgauge_trace::testing::CulpritSpins;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
