@@ -170,6 +170,7 @@ mod tests {
             events_lost: false,
             recording_stopped: false,
             events_in_window: 9,
+            thread_pid: None,
         };
         let svg = spike_svg(&a);
         assert_eq!(svg.matches("<rect").count(), 1);

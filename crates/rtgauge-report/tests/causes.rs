@@ -30,6 +30,7 @@ fn spike(latency_us: u64, cause: Cause, held_us: u64) -> Attribution {
         events_lost: false,
         recording_stopped: false,
         events_in_window: 12,
+        thread_pid: None,
     }
 }
 

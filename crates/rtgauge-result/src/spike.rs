@@ -92,6 +92,11 @@ pub struct Attribution {
     pub recording_stopped: bool,
     /// Events recorded on the CPU inside the window.
     pub events_in_window: u32,
+    /// The measuring thread whose sample this is: the thread contributor with this pid is
+    /// its own time (never the dominant cause). Absent in documents written before rtgauge
+    /// recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_pid: Option<u32>,
 }
 
 impl Attribution {

@@ -551,6 +551,7 @@ impl Context<'_> {
             events_lost: self.events_lost,
             recording_stopped: false,
             events_in_window,
+            thread_pid: (spike.thread_pid != 0).then_some(spike.thread_pid),
         }
     }
 

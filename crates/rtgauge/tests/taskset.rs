@@ -346,5 +346,5 @@ fn traced_misses_are_read_per_task_and_named_by_task() {
         .lines()
         .find(|l| l.trim_start().starts_with("slow:") && l.contains("read from the trace"))
         .unwrap_or_else(|| panic!("no explanation of slow's misses: {stdout}"));
-    assert!(explained.contains("besides the set's tasks"), "{explained}");
+    assert!(explained.contains("longer because of"), "{explained}");
 }

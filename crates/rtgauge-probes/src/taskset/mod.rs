@@ -896,40 +896,79 @@ pub fn thread_names<'a>(tasks: impl IntoIterator<Item = &'a str>) -> Vec<String>
 }
 
 /// Why a task's responses ran past its prediction or its deadline (`above_ns`, the shorter),
-/// from the trace (`--trace`): of those that were read, what ran on its CPU besides the set's
-/// own tasks (whose interference the analysis counts), grouped by the largest such cause of
-/// each. None when none was read.
+/// from the trace (`--trace`). Each response read is split into the task's own running, the
+/// set's tasks above it (whose interference the analysis counts), the set's tasks below it
+/// (they can run in its window only while it has not been woken: a late release) and
+/// everything else; its overshoot is put down to the first part that covers at least half of
+/// it: the largest other cause, the task's own run stretched beyond its `work_ns` while the
+/// kernel saw it running (the CPU taken without the kernel knowing: a vCPU stall, an SMI),
+/// a late release, or else the tasks above it. The reasons are grouped with their count and
+/// largest share. None when no response was read.
 fn long_response_line(
     run: &ProbeRun,
     names: &[String],
     task: usize,
     above_ns: u64,
+    work_ns: u64,
 ) -> Option<String> {
     use rtgauge_result::spike::{cause_kind, Cause};
-    let own = |c: &Cause| matches!(c, Cause::Thread { comm, .. } if names.contains(comm));
+    let of_set = |c: &Cause| matches!(c, Cause::Thread { comm, .. } if names.contains(comm));
     let mut read = 0;
     let mut groups: Vec<(String, u64, u64)> = Vec::new();
     for spike in run.spikes.iter().filter(|s| s.latency_ns > above_ns) {
-        // The thread running when the window closes is the one that completed late.
-        let Some(last) = spike.segments.last() else {
-            continue;
-        };
-        let completed_by = spike.contributors.get(last.contributor).map(|c| &c.cause);
-        if !matches!(completed_by, Some(Cause::Thread { comm, .. }) if *comm == names[task]) {
+        // The sample's own thread, and whether it is this task's.
+        let is_own =
+            |c: &Cause| matches!(c, Cause::Thread { pid, .. } if Some(*pid) == spike.thread_pid);
+        let task_of_spike = spike.contributors.iter().find_map(|c| match &c.cause {
+            Cause::Thread { comm, .. } if is_own(&c.cause) => Some(comm),
+            _ => None,
+        });
+        if task_of_spike != Some(&names[task]) {
             continue;
         }
         read += 1;
-        let other = spike
+        let overshoot = spike.latency_ns - above_ns;
+        let sum = |keep: &dyn Fn(&Cause) -> bool| -> u64 {
+            spike
+                .contributors
+                .iter()
+                .filter(|c| keep(&c.cause))
+                .map(|c| c.duration_ns)
+                .sum()
+        };
+        let own_ns = sum(&is_own);
+        // Kernel priorities: a smaller number runs first.
+        let own_prio = spike.contributors.iter().find_map(|c| match &c.cause {
+            Cause::Thread { prio, .. } if is_own(&c.cause) => *prio,
+            _ => None,
+        });
+        let below = |c: &Cause| match (c, own_prio) {
+            (Cause::Thread { prio: Some(p), .. }, Some(own)) => *p >= own,
+            _ => false,
+        };
+        let lower_ns = sum(&|c| of_set(c) && !is_own(c) && below(c));
+        let higher_ns = sum(&|c| of_set(c) && !is_own(c) && !below(c));
+        let platform = spike
             .contributors
             .iter()
-            .filter(|c| !own(&c.cause) && !matches!(c.cause, Cause::Idle))
+            .filter(|c| !of_set(&c.cause) && !matches!(c.cause, Cause::Idle))
             .max_by_key(|c| c.duration_ns);
-        let label = match other {
-            Some(c) if cause_kind(&c.cause) == "gap" => "gap outside Linux".to_string(),
-            Some(c) => rtgauge_result::spike::cause_name(&c.cause),
-            None => "the set's tasks alone".to_string(),
+        let (label, held) = match platform {
+            Some(c) if c.duration_ns * 2 >= overshoot => match cause_kind(&c.cause) {
+                "gap" => ("gap outside Linux".to_string(), c.duration_ns),
+                _ => (rtgauge_result::spike::cause_name(&c.cause), c.duration_ns),
+            },
+            _ if own_ns.saturating_sub(work_ns) * 2 >= overshoot => (
+                "its own run stretched while the kernel saw it running (a vCPU stall or SMI)"
+                    .to_string(),
+                own_ns - work_ns,
+            ),
+            _ if lower_ns * 2 >= overshoot => (
+                "a late release (tasks below it ran before it woke)".to_string(),
+                lower_ns,
+            ),
+            _ => ("the tasks above it".to_string(), higher_ns),
         };
-        let held = other.map_or(0, |c| c.duration_ns);
         match groups.iter_mut().find(|g| g.0 == label) {
             Some(g) => {
                 g.1 += 1;
@@ -950,7 +989,7 @@ fn long_response_line(
         })
         .collect();
     Some(format!(
-        "{}: {read} response{} beyond {} read from the trace; besides the set's tasks: {}",
+        "{}: {read} response{} beyond {} read from the trace, longer because of: {}",
         names[task],
         if read == 1 { "" } else { "s" },
         format_duration_ns(above_ns),
@@ -1017,7 +1056,8 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
             .map(|v| v as u64)
             .min();
         if let Some(above) = above {
-            explained.extend(long_response_line(run, &names, task, above));
+            let work = metric("work_ns").map_or(0, |w| w as u64);
+            explained.extend(long_response_line(run, &names, task, above, work));
         }
     }
     lines.extend(explained);
