@@ -68,6 +68,20 @@ fn inject_stalls_every(
         .unwrap()
 }
 
+/// Starts `rtgauge run noise` in rt mode on CPU [`CPU`] with `timing` and `extra` flags,
+/// writing its result to `out`, and returns at once (the test injects stalls meanwhile).
+fn start_rt_noise_run(out: &Path, timing: &[&str], extra: &[&str]) -> std::process::Child {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .args(["run", "noise", "--mode", "rt", "--cpus", &CPU.to_string()])
+        .args(timing)
+        .args(extra)
+        .args(["--no-report", "-q", "-o"])
+        .arg(out)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// A short noise run on CPU 0 in the normal mode with `settings` (`--set noise.KEY=VALUE`).
 fn short_run(duration: &str, settings: &[&str]) -> Value {
     let mut args = vec![
@@ -133,23 +147,18 @@ fn injected_stalls_are_all_detected_with_their_duration() {
     let _serial = exclusive();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args([
-            "run",
-            "noise",
-            "--mode",
-            "rt",
-            "--cpus",
-            "1",
+    let mut child = start_rt_noise_run(
+        &out,
+        &[
             "--duration",
             "16s",
-        ])
-        .args(["--warmup", "200ms", "--set", "noise.threshold=2us"])
-        .args(["--record", "noise", "--no-report", "-q", "-o"])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+            "--warmup",
+            "200ms",
+            "--set",
+            "noise.threshold=2us",
+        ],
+        &["--record", "noise"],
+    );
     // The probe has started polling well before the first stall (start-up takes < 1 s); the
     // check below fails the test if not.
     let first_window = monotonic_ns() / PERIOD_NS + 30;
@@ -351,29 +360,11 @@ fn named_stalls_attempt() -> Result<String, String> {
     const SLOT_NS: u64 = 70_000_000;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("r.json");
-    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
-        .args([
-            "run",
-            "noise",
-            "--mode",
-            "rt",
-            "--cpus",
-            "1",
-            "--duration",
-            "12s",
-        ])
-        .args([
-            "--warmup",
-            "200ms",
-            "--set",
-            "noise.runtime=100%",
-            "--trace",
-        ])
-        .args(["--no-report", "-q", "-o"])
-        .arg(&out)
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = start_rt_noise_run(
+        &out,
+        &["--duration", "12s", "--warmup", "200ms"],
+        &["--set", "noise.runtime=100%", "--trace"],
+    );
     // Start-up (tracing set up, buffers sized) takes well under 1.5 s; 150 slots of 70 ms
     // end 1.5 + 10.5 s after now, before the run's 12 s (plus warm-up) are over.
     let first_ns = monotonic_ns() + 1_500_000_000;
