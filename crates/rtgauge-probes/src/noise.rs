@@ -440,6 +440,8 @@ struct Events {
     noise_ticks: u64,
     longest: u64,
     longest_at: u64,
+    /// The longest gap since the current polling window began (reset between windows).
+    window_longest: u64,
     shortest_gap: u64,
     reads: u64,
     polled_ticks: u64,
@@ -457,6 +459,7 @@ impl Events {
             noise_ticks: 0,
             longest: 0,
             longest_at: 0,
+            window_longest: 0,
             shortest_gap: u64::MAX,
             reads: 0,
             polled_ticks: 0,
@@ -477,6 +480,7 @@ impl Events {
             self.longest = gap;
             self.longest_at = start;
         }
+        self.window_longest = self.window_longest.max(gap);
     }
 
     fn count(&self) -> u64 {
@@ -626,7 +630,10 @@ fn poll_cpu(
         };
         events.polled_ticks += last.wrapping_sub(start);
         let now = now_ns();
-        live.publish((events.longest as f64 / rate) as u64, events.count());
+        // One sample per window, its longest stall (0: none above the threshold): the live
+        // display's maximum is the run's, a monitor's histogram counts windows.
+        let window_longest = std::mem::take(&mut events.window_longest);
+        live.publish_at((window_longest as f64 / rate) as u64, events.count(), now);
         window += cfg.period_ns;
         if ctx.stopped() || ctx.budget.done(first_window, now, events.count()) {
             break;

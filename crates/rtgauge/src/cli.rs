@@ -513,6 +513,13 @@ pub struct StoreArgs {
     pub store: Option<PathBuf>,
 }
 
+/// The probes `rtgauge monitor` can keep measuring.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MonitorProbe {
+    Cyclic,
+    Noise,
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct MonitorArgs {
     /// Serve the metrics at http://ADDR/metrics for Prometheus (e.g. 0.0.0.0:9808,
@@ -530,9 +537,21 @@ pub struct MonitorArgs {
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration)]
     pub interval: u64,
 
-    /// Period of the measuring thread on each CPU (the duty: one wake-up per period).
-    #[arg(short, long, value_name = "PERIOD", default_value = "1ms", value_parser = period)]
-    pub period: u64,
+    /// What is measured on each CPU: `cyclic`, the wake-up latency of a periodic thread (one
+    /// wake-up per period); `noise`, the longest stall of each polling window (the CPU taken
+    /// from a thread that polls the clock for --runtime of each period).
+    #[arg(long, value_enum, value_name = "PROBE", default_value = "cyclic")]
+    pub probe: MonitorProbe,
+
+    /// Period of the measuring thread on each CPU (the duty: one wake-up, or one polling
+    /// window, per period) [default: 1ms for cyclic, 100ms for noise].
+    #[arg(short, long, value_name = "PERIOD", value_parser = period)]
+    pub period: Option<u64>,
+
+    /// With --probe noise: polling time in each period, a share (10%) or a duration (5ms);
+    /// the rest of the period the CPU is left to its work [default: 10%].
+    #[arg(long, value_name = "SHARE")]
+    pub runtime: Option<String>,
 
     /// CPUs to measure on: `all` or a list like 2-3.
     #[arg(short, long, value_name = "CPUS", default_value = "all")]

@@ -393,6 +393,8 @@ fn a_port_in_use_or_an_unusable_textfile_directory_fails_at_once_in_one_line() {
         ("--textfile", not_a_dir.to_str().unwrap()),
         // Not writable even for root.
         ("--textfile", "/proc/sys"),
+        // A noise setting given to the cyclic monitor.
+        ("--runtime", "10%"),
     ] {
         let start = Instant::now();
         let out = common::rtgauge()
@@ -488,4 +490,76 @@ fn shipped_manifests_and_dashboard_parse() {
     ] {
         assert!(unit.contains(needed), "unit lacks {needed}");
     }
+}
+
+/// `monitor --probe noise`: the longest stall of each polling window, exported under names of
+/// its own; the windows counted, the histogram and the interval maxima agree with the final
+/// document's gap series (its stalls, its longest one).
+#[test]
+fn a_noise_monitor_exports_its_windows_and_stalls_consistently_with_its_final_document() {
+    let _turn = common::exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("h.sqlite"), dir.path().join("final.json"));
+    let port = free_port();
+    let mut child = Killed(
+        Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+            .args([
+                "monitor",
+                "--probe",
+                "noise",
+                "--listen",
+                &format!("127.0.0.1:{port}"),
+            ])
+            .args([
+                "--interval",
+                "1s",
+                "--cpus",
+                "1",
+                "--warmup",
+                "200ms",
+                "--store",
+            ])
+            .arg(&store)
+            .arg("-o")
+            .arg(&output)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // An interval finished (its maximum is exported) and 20 windows were counted.
+    let mut metrics = String::new();
+    wait_until("two noise intervals", Duration::from_secs(30), || {
+        metrics = get(port, "/metrics", "*/*")
+            .map(|(_, b)| b)
+            .unwrap_or_default();
+        gauge(&metrics, "rtgauge_noise_interval_max_seconds").is_some()
+            && gauge(&metrics, "rtgauge_noise_windows_total").is_some_and(|w| w >= 20.0)
+    });
+    assert!(metrics.contains("probe=\"noise\""), "{metrics}");
+    assert!(!metrics.contains("rtgauge_latency_seconds"), "{metrics}");
+    // One histogram sample per window.
+    let count = gauge(&metrics, "rtgauge_noise_window_max_seconds_count").unwrap();
+    assert_eq!(Some(count), gauge(&metrics, "rtgauge_noise_windows_total"));
+    let alltime = gauge(&metrics, "rtgauge_noise_interval_max_alltime_seconds").unwrap();
+    assert!(sigterm(&mut child).success());
+    let result: Value = common::read_json(&output);
+    let gap = result["runs"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "gap")
+        .expect("the final document has the noise probe's gap series");
+    assert_eq!(
+        result["runs"][0]["params"]["runtime"], "10%",
+        "the stated duty"
+    );
+    // The exported maxima are stalls the document holds: never above its longest.
+    let longest = gap["stats"]["max_ns"].as_u64().unwrap_or(0) as f64 / 1e9;
+    assert!(alltime <= longest + 1e-9, "{alltime} > {longest}");
+    // Every stall the windows exported is one the document counted.
+    let stalls = gauge(&metrics, "rtgauge_noise_stalls_total").unwrap();
+    assert!(
+        stalls <= gap["stats"]["count"].as_f64().unwrap(),
+        "{stalls}"
+    );
 }

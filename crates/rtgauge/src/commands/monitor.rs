@@ -7,7 +7,7 @@
 //! cells after each interval ends and keeps the interval in the store; the HTTP thread renders
 //! the cells and this state on each scrape. Neither touches a measuring thread.
 
-use crate::cli::MonitorArgs;
+use crate::cli::{MonitorArgs, MonitorProbe};
 use anyhow::{Context, Result};
 use rtgauge_core::clock::{now_ns, unix_ns};
 use rtgauge_core::live::{LiveBoard, LiveCell, EXPORT_BOUNDS_NS};
@@ -23,7 +23,71 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// The probe a monitor runs (its intervals are the cyclic probe's maxima over time).
-const PROBE: &str = rtgauge_probes::names::CYCLIC;
+/// What a monitor's metric families are called and say, per probe: one meaning per name,
+/// so a fleet mixing cyclic and noise monitors never adds one to the other.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Families {
+    probe: &'static str,
+    histogram: (&'static str, &'static str),
+    interval_max: (&'static str, &'static str),
+    alltime_max: (&'static str, &'static str),
+    samples: (&'static str, &'static str),
+    overruns: (&'static str, &'static str),
+}
+
+const CYCLIC: Families = Families {
+    probe: rtgauge_probes::names::CYCLIC,
+    histogram: (
+        "rtgauge_latency_seconds",
+        "Wake-up latency of the periodic measuring thread, since this monitor started.",
+    ),
+    interval_max: (
+        "rtgauge_interval_max_seconds",
+        "Highest wake-up latency of the last finished interval (rtgauge_info's interval_seconds).",
+    ),
+    alltime_max: (
+        "rtgauge_interval_max_alltime_seconds",
+        "Highest interval maximum over the whole uptime, across restarts (kept in the run history).",
+    ),
+    samples: ("rtgauge_samples_total", "Wake-ups measured, across restarts."),
+    overruns: (
+        "rtgauge_overruns_total",
+        "Periods missed (a wake-up later than a whole period), across restarts.",
+    ),
+};
+
+const NOISE: Families = Families {
+    probe: rtgauge_probes::names::NOISE,
+    histogram: (
+        "rtgauge_noise_window_max_seconds",
+        "Longest stall of each polling window (the CPU taken from the polling thread), since this monitor started.",
+    ),
+    interval_max: (
+        "rtgauge_noise_interval_max_seconds",
+        "Longest stall of the last finished interval (rtgauge_info's interval_seconds).",
+    ),
+    alltime_max: (
+        "rtgauge_noise_interval_max_alltime_seconds",
+        "Longest interval stall over the whole uptime, across restarts (kept in the run history).",
+    ),
+    samples: (
+        "rtgauge_noise_windows_total",
+        "Polling windows measured, across restarts.",
+    ),
+    overruns: (
+        "rtgauge_noise_stalls_total",
+        "Stalls above the noise threshold, across restarts.",
+    ),
+};
+
+impl Families {
+    fn of(probe: MonitorProbe) -> Families {
+        match probe {
+            MonitorProbe::Cyclic => CYCLIC,
+            MonitorProbe::Noise => NOISE,
+        }
+    }
+}
 /// How often the textfile is rewritten (node_exporter reads it at its own scrape).
 const TEXTFILE_EVERY_NS: u64 = 5_000_000_000;
 
@@ -39,9 +103,10 @@ struct CpuState {
     overruns_before: u64,
 }
 
-/// The `rtgauge_info` labels.
-#[derive(Debug, Clone, Default)]
+/// The `rtgauge_info` labels, and the families they describe.
+#[derive(Debug, Clone)]
 struct Info {
+    families: Families,
     host: String,
     kernel: String,
     preemption: String,
@@ -50,6 +115,22 @@ struct Info {
     period_seconds: f64,
     interval_seconds: f64,
     version: String,
+}
+
+impl Default for Info {
+    fn default() -> Info {
+        Info {
+            families: CYCLIC,
+            host: String::new(),
+            kernel: String::new(),
+            preemption: String::new(),
+            mode: String::new(),
+            probe: String::new(),
+            period_seconds: 0.0,
+            interval_seconds: 0.0,
+            version: String::new(),
+        }
+    }
 }
 
 /// One CPU's figures at the moment of a scrape.
@@ -159,6 +240,7 @@ fn render(info: &Info, figures: &[CpuFigures], format: Format) -> String {
             "What is measured, and on which system (always 1).",
         );
     }
+    let names = &info.families;
     let _ = writeln!(
         out,
         "rtgauge_info{{host=\"{}\",kernel=\"{}\",preemption=\"{}\",mode=\"{}\",probe=\"{}\",period_seconds=\"{}\",interval_seconds=\"{}\",version=\"{}\"}} 1",
@@ -171,12 +253,8 @@ fn render(info: &Info, figures: &[CpuFigures], format: Format) -> String {
         info.interval_seconds,
         label_value(&info.version),
     );
-    family(
-        &mut out,
-        "rtgauge_latency_seconds",
-        "histogram",
-        "Wake-up latency of the periodic measuring thread, since this monitor started.",
-    );
+    let (histogram, help) = names.histogram;
+    family(&mut out, histogram, "histogram", help);
     for f in figures {
         let mut cumulative = 0;
         for (i, count) in f.buckets.iter().enumerate() {
@@ -186,21 +264,17 @@ fn render(info: &Info, figures: &[CpuFigures], format: Format) -> String {
                 .map_or("+Inf".to_string(), |&b| seconds(b));
             let _ = writeln!(
                 out,
-                "rtgauge_latency_seconds_bucket{{cpu=\"{}\",le=\"{le}\"}} {cumulative}",
+                "{histogram}_bucket{{cpu=\"{}\",le=\"{le}\"}} {cumulative}",
                 f.cpu
             );
         }
         let _ = writeln!(
             out,
-            "rtgauge_latency_seconds_sum{{cpu=\"{}\"}} {}",
+            "{histogram}_sum{{cpu=\"{}\"}} {}",
             f.cpu,
             seconds(f.sum_ns)
         );
-        let _ = writeln!(
-            out,
-            "rtgauge_latency_seconds_count{{cpu=\"{}\"}} {cumulative}",
-            f.cpu
-        );
+        let _ = writeln!(out, "{histogram}_count{{cpu=\"{}\"}} {cumulative}", f.cpu);
     }
     let gauge =
         |out: &mut String, name: &str, help: &str, value: &dyn Fn(&CpuState) -> Option<u64>| {
@@ -212,18 +286,11 @@ fn render(info: &Info, figures: &[CpuFigures], format: Format) -> String {
                 }
             }
         };
-    gauge(
-        &mut out,
-        "rtgauge_interval_max_seconds",
-        "Highest wake-up latency of the last finished interval (rtgauge_info's interval_seconds).",
-        &|s| s.last_interval_max_ns,
-    );
-    gauge(
-        &mut out,
-        "rtgauge_interval_max_alltime_seconds",
-        "Highest interval maximum over the whole uptime, across restarts (kept in the run history).",
-        &|s| s.alltime_interval_max_ns,
-    );
+    let ((last, last_help), (alltime, alltime_help)) = (names.interval_max, names.alltime_max);
+    gauge(&mut out, last, last_help, &|s| s.last_interval_max_ns);
+    gauge(&mut out, alltime, alltime_help, &|s| {
+        s.alltime_interval_max_ns
+    });
     let counter = |out: &mut String, name: &str, help: &str, value: &dyn Fn(&CpuFigures) -> u64| {
         let family_name = if om {
             name.trim_end_matches("_total")
@@ -236,18 +303,13 @@ fn render(info: &Info, figures: &[CpuFigures], format: Format) -> String {
             let _ = writeln!(out, "{name}{{cpu=\"{}\"}} {}", f.cpu, value(f));
         }
     };
-    counter(
-        &mut out,
-        "rtgauge_samples_total",
-        "Wake-ups measured, across restarts.",
-        &|f| f.state.samples_before + f.buckets.iter().sum::<u64>(),
-    );
-    counter(
-        &mut out,
-        "rtgauge_overruns_total",
-        "Periods missed (a wake-up later than a whole period), across restarts.",
-        &|f| f.state.overruns_before + f.overruns,
-    );
+    let ((samples, samples_help), (overruns, overruns_help)) = (names.samples, names.overruns);
+    counter(&mut out, samples, samples_help, &|f| {
+        f.state.samples_before + f.buckets.iter().sum::<u64>()
+    });
+    counter(&mut out, overruns, overruns_help, &|f| {
+        f.state.overruns_before + f.overruns
+    });
     if om {
         out.push_str("# EOF\n");
     }
@@ -296,23 +358,50 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
             },
         )?;
     }
+    let families = Families::of(args.probe);
+    let probe = families.probe;
+    let (period, mut settings) = match args.probe {
+        MonitorProbe::Cyclic => {
+            if args.runtime.is_some() {
+                anyhow::bail!(
+                    "--runtime is for --probe noise; cyclic's duty is one wake-up per --period"
+                );
+            }
+            (args.period.unwrap_or(1_000_000), Vec::new())
+        }
+        MonitorProbe::Noise => {
+            let period = args.period.unwrap_or(100_000_000);
+            let runtime = args.runtime.as_deref().unwrap_or("10%");
+            (
+                period,
+                vec![
+                    format!(
+                        "{probe}.period={}",
+                        rtgauge_core::units::format_duration_exact(period)
+                    ),
+                    format!("{probe}.runtime={runtime}"),
+                ],
+            )
+        }
+    };
+    // The final document's maxima-over-time are the monitor's intervals.
+    settings.push(format!(
+        "{probe}.interval={}",
+        rtgauge_core::units::format_duration_exact(args.interval)
+    ));
     let store_path = super::history::store_path(&args.store)?;
     let mut store = Store::open(&store_path)?;
     let options = PlanOptions {
-        probes: vec![PROBE.into()],
+        probes: vec![probe.into()],
         // Forever: the run ends on SIGTERM or SIGINT.
         duration_ns: Some(u64::MAX / 4),
         warmup_ns: args.warmup,
-        period_ns: Some(args.period),
+        period_ns: (args.probe == MonitorProbe::Cyclic).then_some(period),
         cpus: args.cpus.clone(),
         modes: args.mode.clone(),
         priority: args.priority,
         best_effort: args.best_effort,
-        // The final document's maxima-over-time are the monitor's intervals.
-        settings: vec![format!(
-            "{PROBE}.interval={}",
-            rtgauge_core::units::format_duration_exact(args.interval)
-        )],
+        settings,
         ..PlanOptions::default()
     };
     let plan = plan::build(&options, &rtgauge_sysinfo::online_cpus())?;
@@ -328,7 +417,7 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
         .iter()
         .map(|&c| (c, CpuState::default()))
         .collect();
-    for t in store.monitor_totals(&host, PROBE)? {
+    for t in store.monitor_totals(&host, probe)? {
         if let Some(s) = states.get_mut(&t.cpu) {
             s.alltime_interval_max_ns = Some(t.max_ns);
             s.samples_before = t.samples;
@@ -339,6 +428,7 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
     let shared = Arc::new(Shared {
         board: board.clone(),
         info: Info {
+            families,
             host: host.clone(),
             kernel: fingerprint.kernel_release.clone(),
             preemption: fingerprint.preemption_model.clone(),
@@ -347,8 +437,8 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
                 .first()
                 .map(|m| m.name.to_string())
                 .unwrap_or_default(),
-            probe: PROBE.into(),
-            period_seconds: args.period as f64 / 1e9,
+            probe: probe.into(),
+            period_seconds: period as f64 / 1e9,
             interval_seconds: args.interval as f64 / 1e9,
             version: env!("CARGO_PKG_VERSION").into(),
         },
@@ -381,7 +471,7 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
 
     let interval = args.interval;
     // Read an interval once every thread has surely published its last wake-up in it.
-    let grace = 2 * args.period + 50_000_000;
+    let grace = 2 * period + 50_000_000;
     let mut next = now_ns() / interval;
     let mut counted: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
     // Interval `n` read at `now`: whole, or (the last) as far as it went.
@@ -472,7 +562,7 @@ fn close_interval(
             samples: live.count.saturating_sub(before.0),
             overruns: live.overruns.saturating_sub(before.1),
         };
-        if let Err(e) = store.monitor_record(host, PROBE, &row) {
+        if let Err(e) = store.monitor_record(host, shared.info.families.probe, &row) {
             eprintln!("rtgauge monitor: interval not kept: {e}");
         }
         if let Ok(mut state) = shared.state.lock() {
@@ -566,8 +656,33 @@ mod tests {
     }
 
     #[test]
+    fn a_noise_monitor_exports_families_of_its_own() {
+        let info = Info {
+            families: NOISE,
+            probe: "noise".into(),
+            ..Info::default()
+        };
+        for format in [Format::Text, Format::OpenMetrics] {
+            let body = render(&info, &figures(), format);
+            assert!(
+                body.contains("rtgauge_noise_window_max_seconds_bucket{cpu=\"1\",le=\"+Inf\"} 6\n")
+            );
+            assert!(body.contains("rtgauge_noise_windows_total{cpu=\"1\"} 16\n"));
+            assert!(body.contains("rtgauge_noise_stalls_total{cpu=\"1\"} 3\n"));
+            assert!(
+                body.contains("rtgauge_noise_interval_max_alltime_seconds{cpu=\"1\"} 0.000045\n")
+            );
+            assert!(body.contains("probe=\"noise\""));
+            // No family of the cyclic monitor: one meaning per metric name.
+            assert!(!body.contains("rtgauge_latency_seconds"), "{body}");
+            assert!(!body.contains("rtgauge_samples"), "{body}");
+        }
+    }
+
+    #[test]
     fn expositions_are_stable() {
         let info = Info {
+            families: CYCLIC,
             host: "rt-host-1".into(),
             kernel: "6.12.0-rt".into(),
             preemption: "PREEMPT_RT".into(),
