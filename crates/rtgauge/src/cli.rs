@@ -540,7 +540,7 @@ pub struct MonitorArgs {
     /// What is measured on each CPU: `cyclic`, the wake-up latency of a periodic thread (one
     /// wake-up per period); `noise`, the longest stall of each polling window (the CPU taken
     /// from a thread that polls the clock for --runtime of each period).
-    #[arg(long, value_enum, value_name = "PROBE", default_value = "cyclic")]
+    #[arg(long, value_enum, value_name = "PROBE", default_value_t = MonitorProbe::Cyclic)]
     pub probe: MonitorProbe,
 
     /// Period of the measuring thread on each CPU (the duty: one wake-up, or one polling
