@@ -900,9 +900,11 @@ pub fn thread_names<'a>(tasks: impl IntoIterator<Item = &'a str>) -> Vec<String>
 /// set's tasks above it (whose interference the analysis counts), the set's tasks below it
 /// (they can run in its window only while it has not been woken: a late release) and
 /// everything else; its overshoot is put down to the first part that covers at least half of
-/// it: the largest other cause, the task's own run stretched beyond its `work_ns` while the
-/// kernel saw it running (the CPU taken without the kernel knowing: a vCPU stall, an SMI),
-/// a late release, or else the tasks above it. The reasons are grouped with their count and
+/// it: the largest other cause, its previous jobs (its thread was already running when the
+/// window opened: it had fallen behind), the task's own run stretched beyond its `work_ns`
+/// while the kernel saw it running (the CPU taken without the kernel knowing: a vCPU stall,
+/// an SMI; when the task `fell_behind` at times, earlier jobs may be what ran, and the line
+/// says both), a late release, or else the tasks above it. The reasons are grouped with their count and
 /// largest share. None when no response was read.
 fn long_response_line(
     run: &ProbeRun,
@@ -910,6 +912,7 @@ fn long_response_line(
     task: usize,
     above_ns: u64,
     work_ns: u64,
+    fell_behind: bool,
 ) -> Option<String> {
     use rtgauge_result::spike::{cause_kind, Cause};
     let of_set = |c: &Cause| matches!(c, Cause::Thread { comm, .. } if names.contains(comm));
@@ -947,6 +950,13 @@ fn long_response_line(
             _ => false,
         };
         let lower_ns = sum(&|c| of_set(c) && !is_own(c) && below(c));
+        // Its thread already running when the window opens: the previous job was not done
+        // at this one's release, and the window holds the rest of its work too.
+        let behind = spike
+            .segments
+            .first()
+            .and_then(|first| spike.contributors.get(first.contributor))
+            .is_some_and(|c| is_own(&c.cause));
         let higher_ns = sum(&|c| of_set(c) && !is_own(c) && !below(c));
         let platform = spike
             .contributors
@@ -958,6 +968,16 @@ fn long_response_line(
                 "gap" => ("gap outside Linux".to_string(), c.duration_ns),
                 _ => (rtgauge_result::spike::cause_name(&c.cause), c.duration_ns),
             },
+            _ if behind && own_ns.saturating_sub(work_ns) * 2 >= overshoot => (
+                "its previous jobs still running at its release (it had fallen behind)".to_string(),
+                own_ns - work_ns,
+            ),
+            // A task that fell behind at times may be running an earlier job here too.
+            _ if own_ns.saturating_sub(work_ns) * 2 >= overshoot && fell_behind => (
+                "its own thread's run (earlier jobs still due, or the CPU taken unseen)"
+                    .to_string(),
+                own_ns - work_ns,
+            ),
             _ if own_ns.saturating_sub(work_ns) * 2 >= overshoot => (
                 "its own run stretched while the kernel saw it running (a vCPU stall or SMI)"
                     .to_string(),
@@ -1057,7 +1077,15 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
             .min();
         if let Some(above) = above {
             let work = metric("work_ns").map_or(0, |w| w as u64);
-            explained.extend(long_response_line(run, &names, task, above, work));
+            let fell_behind = s.counters.get("overruns").is_some_and(|&o| o > 0);
+            explained.extend(long_response_line(
+                run,
+                &names,
+                task,
+                above,
+                work,
+                fell_behind,
+            ));
         }
     }
     lines.extend(explained);
