@@ -626,9 +626,9 @@ fn run_tasks(
     let completed: Vec<AtomicU32> = (0..n).map(|_| AtomicU32::new(0)).collect();
     let released_at: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
     let finished: Vec<AtomicBool> = (0..n).map(|_| AtomicBool::new(false)).collect();
-    // --trace / --break: every task reports its deadline misses on ring i (`miss_ring`), and
-    // the highest fixed-priority task of each measured CPU its late starts (what delayed it
-    // is the platform's, not another task's) on ring n + that CPU's index.
+    // --trace / --break: every task reports its responses beyond its prediction or deadline
+    // on ring i, and the highest fixed-priority task of each measured CPU its late starts
+    // (what delayed it is the platform's, not another task's) on ring n + that CPU's index.
     let spike_ring = |i: usize| -> Option<usize> {
         let task = &set.tasks[i];
         let cpu = task.cpu.unwrap_or(first_cpu);
@@ -1120,6 +1120,21 @@ pub fn failures(run: &ProbeRun) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn threads_take_their_tasks_names_cut_to_the_kernels_15_bytes_unless_two_would_clash() {
+        let names = thread_names([
+            "servo",
+            "a-name-much-longer-than-fifteen",
+            "ünïcödé-ünïcödé",
+        ]);
+        assert_eq!(names[0], "servo");
+        assert_eq!(names[1], "a-name-much-lon");
+        // Cut on a character boundary: never half a character.
+        assert!(names[2].len() <= 15 && "ünïcödé-ünïcödé".starts_with(&names[2]));
+        let clash = thread_names(["sensor-fusion-1-left", "sensor-fusion-1-right", "x"]);
+        assert_eq!(clash, ["rtgauge-task0", "rtgauge-task1", "x"]);
+    }
 
     #[test]
     fn the_busy_loop_is_calibrated_and_the_work_is_cpu_time() {
