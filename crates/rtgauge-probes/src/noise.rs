@@ -33,6 +33,7 @@ use rtgauge_trace::{
     attribute_each, cause_name, AttributionConfig, Cause, Spike, TraceConfig, TraceSession,
 };
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 const PROBE: &str = crate::names::NOISE;
@@ -115,7 +116,7 @@ impl TypedProbe for Noise {
         let fit = match (session, ctx.budget.duration_ns) {
             (Some(session), Some(duration)) => {
                 let span = Duration::from_nanos(ctx.warmup_ns.max(MIN_CALIBRATION_NS) + duration);
-                match session.fit_buffer_to(span, TRACE_RATE_SAMPLE) {
+                match fit_while_busy(session, ctx.cpus, span) {
                     Ok(fit) => Some(fit),
                     Err(e) => {
                         out_warnings.push(format!(
@@ -185,6 +186,34 @@ impl TypedProbe for Noise {
             .insert("threshold-used".into(), thresholds.join(", "));
         Ok(out)
     }
+}
+
+/// Sizes the trace buffers for `span` while a thread spins on each measured CPU, as the
+/// polling will. An idle CPU records almost nothing (no tick, no switches): sized from an idle
+/// sample, the buffers of a run on an idle machine held the last third of it, and the first
+/// two thirds of its stalls went unexplained.
+fn fit_while_busy(
+    session: &TraceSession,
+    cpus: &[usize],
+    span: Duration,
+) -> Result<rtgauge_trace::BufferFit, rtgauge_trace::TraceError> {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for &cpu in cpus {
+            let stop = &stop;
+            scope.spawn(move || {
+                // Not pinned (a CPU outside this process's set): the sample reads low and the
+                // coverage warning says so after the run.
+                let _ = rtgauge_os::sched::set_affinity(&[cpu]);
+                while !stop.load(Ordering::Relaxed) {
+                    std::hint::spin_loop();
+                }
+            });
+        }
+        let fit = session.fit_buffer_to(span, TRACE_RATE_SAMPLE);
+        stop.store(true, Ordering::Relaxed);
+        fit
+    })
 }
 
 /// Which clock the polling loop reads.

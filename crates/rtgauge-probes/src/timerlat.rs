@@ -105,7 +105,14 @@ impl TypedProbe for Timerlat {
         };
         let mut session = TimerlatSession::start(&config).map_err(unavailable_or_failed)?;
         let mut recorders = PerCpu::new(ctx.cpus, cfg.interval_ns);
-        let live = ctx.live.register(PROBE.into());
+        // One cell per CPU, as the per-thread probes have (progress, and `rtgauge monitor`'s
+        // per-CPU histograms): this thread is the only one writing them.
+        let live: Vec<_> = ctx
+            .cpus
+            .iter()
+            .map(|cpu| ctx.live.register(format!("cpu{cpu}")))
+            .collect();
+        let mut late = vec![0u64; ctx.cpus.len()];
         let mut batch = Vec::with_capacity(4096);
         // The tracer's first wake-ups are the warm-up (its threads start, caches fill).
         let start = now_ns() + ctx.warmup_ns;
@@ -131,7 +138,14 @@ impl TypedProbe for Timerlat {
                 .map_err(unavailable_or_failed)?;
             for sample in batch.iter().filter(|s| (start..end).contains(&s.ts_ns)) {
                 recorders.record(sample, start);
-                live.publish(sample.latency_ns, 0);
+                // The thread's latency is what a periodic task gets; a whole period late is
+                // a missed period, as cyclic counts it.
+                if sample.context == TimerlatContext::Thread {
+                    if let Some(i) = ctx.cpus.iter().position(|&c| c == sample.cpu as usize) {
+                        late[i] += u64::from(sample.latency_ns >= cfg.period_ns);
+                        live[i].publish_at(sample.latency_ns, late[i], sample.ts_ns);
+                    }
+                }
             }
         }
         let measured_ns = now.min(end).saturating_sub(start);

@@ -518,6 +518,7 @@ pub struct StoreArgs {
 pub enum MonitorProbe {
     Cyclic,
     Noise,
+    Timerlat,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -539,12 +540,14 @@ pub struct MonitorArgs {
 
     /// What is measured on each CPU: `cyclic`, the wake-up latency of a periodic thread (one
     /// wake-up per period); `noise`, the longest stall of each polling window (the CPU taken
-    /// from a thread that polls the clock for --runtime of each period).
+    /// from a thread that polls the clock for --runtime of each period); `timerlat`, the
+    /// latency of the kernel's timerlat tracer thread (a kernel with CONFIG_TIMERLAT_TRACER,
+    /// root).
     #[arg(long, value_enum, value_name = "PROBE", default_value_t = MonitorProbe::Cyclic)]
     pub probe: MonitorProbe,
 
     /// Period of the measuring thread on each CPU (the duty: one wake-up, or one polling
-    /// window, per period) [default: 1ms for cyclic, 100ms for noise].
+    /// window, per period) [default: 1ms for cyclic and timerlat, 100ms for noise].
     #[arg(short, long, value_name = "PERIOD", value_parser = period)]
     pub period: Option<u64>,
 

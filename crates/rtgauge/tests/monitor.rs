@@ -163,13 +163,33 @@ fn prometheus_agrees_with_the_final_document_and_the_maximum_survives_restarts()
     std::fs::create_dir(&textfile).unwrap();
     let port = free_port();
     let mut monitor = start_monitor(port, &store, &output, Some(&textfile));
+    // A noise monitor beside it (another CPU, its own history), for the noise dashboard.
+    let noise_port = free_port();
+    let _noise = Killed(
+        Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+            .args(["monitor", "--probe", "noise", "--listen"])
+            .arg(format!("127.0.0.1:{noise_port}"))
+            .args([
+                "--interval",
+                "2s",
+                "--cpus",
+                "0",
+                "--warmup",
+                "200ms",
+                "--store",
+            ])
+            .arg(dir.path().join("noise.sqlite"))
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
 
     let prom_port = free_port();
     let config = dir.path().join("prometheus.yml");
     std::fs::write(
         &config,
         format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: rtgauge\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: rtgauge\n    static_configs:\n      - targets: ['127.0.0.1:{port}', '127.0.0.1:{noise_port}']\n"
         ),
     )
     .unwrap();
@@ -252,31 +272,29 @@ fn prometheus_agrees_with_the_final_document_and_the_maximum_survives_restarts()
         "{}",
         String::from_utf8_lossy(&rules.stdout)
     );
-    let dashboard: Value = serde_json::from_str(
-        &std::fs::read_to_string(contrib().join("grafana-dashboard.json")).unwrap(),
-    )
-    .unwrap();
-    let mut exprs = 0;
-    for panel in dashboard["panels"].as_array().unwrap() {
-        for target in panel["targets"].as_array().unwrap() {
-            let expr = target["expr"].as_str().unwrap();
-            let concrete = expr
-                .replace("$__rate_interval", "1m")
-                .replace("$__interval", "15s")
-                .replace("$__range", "5m")
-                .replace("$instance", ".*")
-                .replace("$cpu", ".*");
+    // The cyclic and noise dashboards find data; the noise monitor has had its intervals too.
+    wait_until(
+        "the noise monitor's intervals",
+        Duration::from_secs(20),
+        || {
+            !query(prom_port, "rtgauge_noise_interval_max_seconds")["data"]["result"]
+                .as_array()
+                .unwrap()
+                .is_empty()
+        },
+    );
+    for file in ["grafana-dashboard.json", "grafana-dashboard-noise.json"] {
+        let exprs = dashboard_queries(file);
+        assert!(exprs.len() >= 8, "{file}");
+        for (title, concrete) in exprs {
             let answer = query(prom_port, &concrete);
-            assert_eq!(answer["status"], "success", "{expr}: {answer}");
+            assert_eq!(answer["status"], "success", "{file}: {concrete}: {answer}");
             assert!(
                 !answer["data"]["result"].as_array().unwrap().is_empty(),
-                "{} finds nothing: {concrete}",
-                panel["title"]
+                "{file}: {title} finds nothing: {concrete}"
             );
-            exprs += 1;
         }
     }
-    assert!(exprs >= 8);
 
     // What Prometheus computed, as of its last scrape; then the monitor stops.
     let p99 = scalar(
@@ -417,6 +435,97 @@ fn a_port_in_use_or_an_unusable_textfile_directory_fails_at_once_in_one_line() {
             "it measured first"
         );
     }
+}
+
+#[test]
+fn a_timerlat_monitor_without_the_tracer_is_refused_before_measuring_in_one_line() {
+    let tracers =
+        std::fs::read_to_string("/sys/kernel/tracing/available_tracers").unwrap_or_default();
+    if tracers.split_whitespace().any(|t| t == "timerlat") {
+        eprintln!("skipped: this kernel has the timerlat tracer (the PREEMPT_RT guest test monitors with it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let start = Instant::now();
+    let out = common::rtgauge()
+        .args(["monitor", "--probe", "timerlat", "--cpus", "1", "--store"])
+        .arg(dir.path().join("h.sqlite"))
+        .timeout(Duration::from_secs(20))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stderr}");
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("timerlat") && stderr.contains("--probe cyclic"),
+        "{stderr}"
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "it measured first"
+    );
+}
+
+/// Each query of a shipped dashboard, with Grafana's variables given values: (panel title,
+/// query).
+fn dashboard_queries(file: &str) -> Vec<(String, String)> {
+    let dashboard: Value =
+        serde_json::from_str(&std::fs::read_to_string(contrib().join(file)).unwrap()).unwrap();
+    let mut queries = Vec::new();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let concrete = target["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "1m")
+                .replace("$__interval", "15s")
+                .replace("$__range", "5m")
+                .replace("$instance", ".*")
+                .replace("$cpu", ".*");
+            queries.push((panel["title"].to_string(), concrete));
+        }
+    }
+    queries
+}
+
+/// The timerlat dashboard cannot find data here (no tracer; the PREEMPT_RT guest test checks
+/// the monitor's exposition): its queries are checked as PromQL by promtool, and name only
+/// families the timerlat monitor exports.
+#[test]
+fn the_timerlat_dashboard_queries_are_valid_promql_over_the_timerlat_families() {
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, (title, expr)) in dashboard_queries("grafana-dashboard-timerlat.json")
+        .iter()
+        .enumerate()
+    {
+        let families: Vec<&str> = expr
+            .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .filter(|w| w.starts_with("rtgauge_"))
+            .collect();
+        assert!(!families.is_empty(), "{title}: {expr}");
+        for family in families {
+            assert!(
+                family.starts_with("rtgauge_timerlat_") || family == "rtgauge_info",
+                "{title}: {family} is not a timerlat family"
+            );
+        }
+        rules += &format!("      - record: dashboard:query{i}\n        expr: '{expr}'\n");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("queries.yml");
+    std::fs::write(&file, &rules).unwrap();
+    let out = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&file)
+        .output()
+        .expect("promtool (Debian's prometheus; .ci/run installs it)");
+    assert!(
+        out.status.success(),
+        "{}{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

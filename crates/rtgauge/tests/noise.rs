@@ -381,11 +381,16 @@ fn named_stalls_attempt() -> Result<String, String> {
     let stalls_cause = causes
         .iter()
         .find(|c| c["cause"]["kind"] == "thread" && c["cause"]["comm"] == "rtg-stall");
+    let counters = &gap["counters"];
     let summary = format!(
-        "{} stalls spun {:.2} ms (the helper used {:.2} ms of CPU); causes: {}",
+        "{} stalls spun {:.2} ms (the helper used {:.2} ms of CPU); trace buffers {}, stalls traced {} untraced {} ({} ns); causes: {}",
         stalls.len(),
         spun as f64 / 1e6,
         injector_cpu_ns as f64 / 1e6,
+        result["runs"][0]["params"]["trace-buffer-used"],
+        counters["traced_events"],
+        counters["untraced_events"],
+        counters["noise_untraced_ns"],
         causes
             .iter()
             .map(|c| format!("{} {} ns", c["cause"], c["duration_ns"]))

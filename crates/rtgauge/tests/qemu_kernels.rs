@@ -35,6 +35,9 @@ osnoise_after cat /sys/kernel/tracing/osnoise/cpus /sys/kernel/tracing/osnoise/t
 timerlat_result cat /tmp/t.json
 traced rtgauge run cyclic --duration 3s --period 1ms --trace --trace-above 1us -o /tmp/c.json --best-effort -q
 traced_result cat /tmp/c.json
+monitor timeout -s TERM 8 rtgauge monitor --probe timerlat --period 2ms --interval 2s --warmup 200ms --best-effort --textfile /tmp --store /tmp/m.sqlite -o /tmp/m.json
+monitor_prom cat /tmp/rtgauge.prom
+monitor_result cat /tmp/m.json
 ";
 
 /// Debian's `rtla` beside `rtgauge run timerlat` in the PREEMPT_RT guest: the same CPUs (all of
@@ -313,6 +316,67 @@ fn check_timerlat(guest: &Guest, expect_rt: bool) {
     }
 }
 
+/// `rtgauge monitor --probe timerlat`, stopped by SIGTERM after 8 s: with the tracer, its last
+/// textfile counts exactly the final document's thread samples per CPU and its all-time
+/// interval maximum is one of them; without it, one line and exit 1 before measuring.
+fn check_timerlat_monitor(guest: &Guest, has_timerlat: bool) {
+    let f = guest.flavour;
+    let rc = guest.rc("monitor");
+    let stderr = guest.read("monitor.err");
+    if !has_timerlat {
+        assert_eq!(rc, 1, "{f}: monitor --probe timerlat: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{f}: {stderr}");
+        assert!(stderr.contains("timerlat tracer"), "{f}: {stderr}");
+        eprintln!("{f}: monitor --probe timerlat refused: {}", stderr.trim());
+        return;
+    }
+    // busybox's timeout leaves the exit status to the command, which exits 0 on SIGTERM.
+    assert_eq!(rc, 0, "{f}: monitor --probe timerlat: {stderr}");
+    let prom = guest.read("monitor_prom.out");
+    let metric = |name: &str, cpu: &str| -> Option<f64> {
+        let prefix = format!("{name}{{cpu=\"{cpu}\"}} ");
+        prom.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    assert!(
+        prom.lines()
+            .any(|l| l.starts_with("rtgauge_info{") && l.contains("probe=\"timerlat\"")),
+        "{f}: no rtgauge_info for timerlat:\n{prom}"
+    );
+    let result: Value = serde_json::from_str(&guest.read("monitor_result.out"))
+        .unwrap_or_else(|e| panic!("{f}: monitor result: {e}\n{stderr}"));
+    let run = &result["runs"][0];
+    assert_eq!(run["probe"], "timerlat", "{f}: {}", run["status"]);
+    let threads: Vec<&Value> = run["series"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| s["name"] == "thread")
+        .collect();
+    assert!(!threads.is_empty(), "{f}: no thread series in {run}");
+    for series in threads {
+        let cpu = series["labels"]["cpu"].as_str().unwrap_or_default();
+        let count = series["stats"]["count"].as_u64().unwrap_or(0);
+        let max_s = series["stats"]["max_ns"].as_u64().unwrap_or(0) as f64 / 1e9;
+        let exported = metric("rtgauge_timerlat_samples_total", cpu);
+        let histogram = metric("rtgauge_timerlat_latency_seconds_count", cpu);
+        let alltime = metric("rtgauge_timerlat_interval_max_alltime_seconds", cpu);
+        eprintln!(
+            "{f}: monitor cpu {cpu}: {count} thread samples in the document (max {max_s} s); exported {exported:?}, histogram {histogram:?}, all-time interval max {alltime:?}"
+        );
+        assert!(count > 0, "{f}: cpu {cpu}: no samples");
+        assert_eq!(exported, Some(count as f64), "{f}: cpu {cpu}:\n{prom}");
+        assert_eq!(histogram, Some(count as f64), "{f}: cpu {cpu}:\n{prom}");
+        let alltime =
+            alltime.unwrap_or_else(|| panic!("{f}: cpu {cpu}: no all-time maximum\n{prom}"));
+        assert!(
+            alltime > 0.0 && alltime <= max_s + 1e-9,
+            "{f}: cpu {cpu}: all-time {alltime} vs max {max_s}"
+        );
+    }
+}
+
 /// `cyclic --trace --trace-above 1us` on the PREEMPT_RT guest explains late wake-ups. (A
 /// threshold every wake-up crosses: without one only new maxima after the warm-up are
 /// candidates, and a short emulated run may have none.)
@@ -361,6 +425,8 @@ fn doctor_and_cyclic_on_real_preempt_rt_and_vanilla_kernels() {
     check_guest(&vanilla, false);
     check_timerlat(&rt, true);
     check_timerlat(&vanilla, false);
+    check_timerlat_monitor(&rt, true);
+    check_timerlat_monitor(&vanilla, false);
     check_traced_cyclic(&rt);
     check_rtla_beside_rtgauge(&rt);
     compare_kernels(&vanilla, &rt);

@@ -1,4 +1,4 @@
-//! `rtgauge monitor`: the cyclic probe measuring forever at a low duty, its figures exposed to
+//! `rtgauge monitor`: a probe (cyclic, noise or timerlat) measuring forever at a low duty, its figures exposed to
 //! Prometheus (`--listen`) and node_exporter's textfile collector (`--textfile`), the maxima of
 //! its intervals kept in the run history so they survive a restart.
 //!
@@ -22,7 +22,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// The probe a monitor runs (its intervals are the cyclic probe's maxima over time).
 /// What a monitor's metric families are called and say, per probe: one meaning per name,
 /// so a fleet mixing cyclic and noise monitors never adds one to the other.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -80,11 +79,36 @@ const NOISE: Families = Families {
     ),
 };
 
+const TIMERLAT: Families = Families {
+    probe: rtgauge_probes::names::TIMERLAT,
+    histogram: (
+        "rtgauge_timerlat_latency_seconds",
+        "Wake-up latency of the kernel's timerlat thread (its IRQ context is in the final document), since this monitor started.",
+    ),
+    interval_max: (
+        "rtgauge_timerlat_interval_max_seconds",
+        "Highest timerlat thread latency of the last finished interval (rtgauge_info's interval_seconds).",
+    ),
+    alltime_max: (
+        "rtgauge_timerlat_interval_max_alltime_seconds",
+        "Highest timerlat interval maximum over the whole uptime, across restarts (kept in the run history).",
+    ),
+    samples: (
+        "rtgauge_timerlat_samples_total",
+        "Timerlat thread wake-ups measured, across restarts.",
+    ),
+    overruns: (
+        "rtgauge_timerlat_overruns_total",
+        "Timerlat thread wake-ups a whole period or more late, across restarts.",
+    ),
+};
+
 impl Families {
     fn of(probe: MonitorProbe) -> Families {
         match probe {
             MonitorProbe::Cyclic => CYCLIC,
             MonitorProbe::Noise => NOISE,
+            MonitorProbe::Timerlat => TIMERLAT,
         }
     }
 }
@@ -361,11 +385,16 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
     let families = Families::of(args.probe);
     let probe = families.probe;
     let (period, mut settings) = match args.probe {
-        MonitorProbe::Cyclic => {
+        MonitorProbe::Cyclic | MonitorProbe::Timerlat => {
             if args.runtime.is_some() {
                 anyhow::bail!(
-                    "--runtime is for --probe noise; cyclic's duty is one wake-up per --period"
+                    "--runtime is for --probe noise; {probe}'s duty is one wake-up per --period"
                 );
+            }
+            if args.probe == MonitorProbe::Timerlat {
+                if let Some(reason) = rtgauge_trace::timerlat_unavailable() {
+                    anyhow::bail!("--probe {probe}: {reason}; monitor with --probe cyclic");
+                }
             }
             (args.period.unwrap_or(1_000_000), Vec::new())
         }
@@ -396,7 +425,7 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
         // Forever: the run ends on SIGTERM or SIGINT.
         duration_ns: Some(u64::MAX / 4),
         warmup_ns: args.warmup,
-        period_ns: (args.probe == MonitorProbe::Cyclic).then_some(period),
+        period_ns: (args.probe != MonitorProbe::Noise).then_some(period),
         cpus: args.cpus.clone(),
         modes: args.mode.clone(),
         priority: args.priority,
@@ -470,8 +499,9 @@ pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
         .expect("a thread can be started");
 
     let interval = args.interval;
-    // Read an interval once every thread has surely published its last wake-up in it.
-    let grace = 2 * period + 50_000_000;
+    // Read an interval once every thread has surely published its last wake-up in it
+    // (timerlat's samples reach their cells when its reader takes them, every 50 ms).
+    let grace = 2 * period + 200_000_000;
     let mut next = now_ns() / interval;
     let mut counted: BTreeMap<usize, (u64, u64)> = BTreeMap::new();
     // Interval `n` read at `now`: whole, or (the last) as far as it went.
