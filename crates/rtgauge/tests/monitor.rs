@@ -296,6 +296,8 @@ fn prometheus_agrees_with_the_final_document_and_the_maximum_survives_restarts()
         }
     }
 
+    render_dashboards(prom_port);
+
     // What Prometheus computed, as of its last scrape; then the monitor stops.
     let p99 = scalar(
         prom_port,
@@ -465,6 +467,39 @@ fn a_timerlat_monitor_without_the_tracer_is_refused_before_measuring_in_one_line
         start.elapsed() < Duration::from_secs(5),
         "it measured first"
     );
+}
+
+/// The cyclic and noise dashboards' panels drawn from this Prometheus's answers in headless
+/// chromium (tests/browser/render-dashboard.js: Grafana is not packaged here), every panel
+/// with data; the screenshots stay in the test's temporary directory. With RTGAUGE_BROWSER=1
+/// (CI sets it).
+fn render_dashboards(prom_port: u16) {
+    if std::env::var("RTGAUGE_BROWSER").as_deref() != Ok("1") {
+        println!("dashboards not drawn: set RTGAUGE_BROWSER=1 to draw them in headless chromium (CI does)");
+        return;
+    }
+    let browser = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/browser");
+    assert!(
+        browser.join("node_modules/playwright-core").exists(),
+        "run `npm ci --prefix tests/browser` first (installs playwright-core; the browser is Debian's chromium)"
+    );
+    let out_dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("monitor-dashboards");
+    let out = Command::new("node")
+        .arg(browser.join("render-dashboard.js"))
+        .arg(&out_dir)
+        .arg(format!("http://127.0.0.1:{prom_port}"))
+        .arg("30")
+        .arg(contrib().join("grafana-dashboard.json"))
+        .arg(contrib().join("grafana-dashboard-noise.json"))
+        .output()
+        .expect("node (Debian's nodejs)");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    println!("{printed}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "a dashboard panel was not drawn:\n{printed}"
+    );
+    assert_eq!(printed.matches("drawn ").count(), 16, "{printed}");
 }
 
 /// Each query of a shipped dashboard, with Grafana's variables given values: (panel title,
