@@ -5,7 +5,10 @@
 //! see a sample count and a sum from neighbouring cycles; the final numbers never come from
 //! here.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::Arc;
 
 #[derive(Debug)]
@@ -176,6 +179,46 @@ const fn export_bounds() -> [u64; 113] {
     bounds
 }
 
+/// The native histogram's buckets (Prometheus's exponential buckets, for scrapers that ask
+/// for them): schema 3, eight buckets per doubling of the value in seconds, bucket `i` holding
+/// (2^((i-1)/8), 2^(i/8)] s, each 9 % wide.
+pub const NATIVE_SCHEMA: i32 = 3;
+/// The first bucket kept: upper bound 2^(-159/8) s ≈ 1.04 µs. Values up to
+/// [`NATIVE_ZERO_THRESHOLD_NS`] (2^-20 s ≈ 954 ns) are counted in the zero bucket.
+pub const NATIVE_FIRST_INDEX: i32 = -159;
+/// The last bucket kept: upper bound 2^10 s (1024 s); longer values are counted in it.
+pub const NATIVE_LAST_INDEX: i32 = 80;
+/// The zero bucket's threshold in seconds (2^-20 s), and in whole ns (values ≤ it).
+pub const NATIVE_ZERO_THRESHOLD_S: f64 = 1.0 / 1_048_576.0;
+pub const NATIVE_ZERO_THRESHOLD_NS: u64 = 953;
+const NATIVE_BUCKETS: usize = (NATIVE_LAST_INDEX - NATIVE_FIRST_INDEX + 1) as usize;
+
+/// Upper bounds of the native buckets in whole ns (rounded down: an integer value is at most
+/// 2^(i/8) s exactly when it is at most this), computed once before any cell records.
+static NATIVE_BOUNDS_NS: std::sync::LazyLock<[u64; NATIVE_BUCKETS]> =
+    std::sync::LazyLock::new(|| {
+        let mut bounds = [0u64; NATIVE_BUCKETS];
+        for (k, bound) in bounds.iter_mut().enumerate() {
+            let index = NATIVE_FIRST_INDEX + k as i32;
+            *bound = (2f64.powf(f64::from(index) / 8.0) * 1e9).floor() as u64;
+        }
+        bounds
+    });
+
+/// The native bucket of `value` ns: `None` for the zero bucket, else its position from
+/// [`NATIVE_FIRST_INDEX`] (the last one for values beyond it).
+#[inline]
+pub fn native_bucket_of(value: u64) -> Option<usize> {
+    if value <= NATIVE_ZERO_THRESHOLD_NS {
+        return None;
+    }
+    Some(
+        NATIVE_BOUNDS_NS
+            .partition_point(|&bound| bound < value)
+            .min(NATIVE_BUCKETS - 1),
+    )
+}
+
 /// Interval slots kept: the exporter has three intervals' time to read a finished one.
 const SLOTS: usize = 4;
 
@@ -187,6 +230,10 @@ pub struct ExportCell {
     /// Non-cumulative counts; the last one is above every bound (`+Inf`).
     buckets: [AtomicU64; EXPORT_BOUNDS_NS.len() + 1],
     sum_ns: AtomicU64,
+    /// The native histogram: counts per bucket from [`NATIVE_FIRST_INDEX`], and the zero
+    /// bucket's.
+    native: [AtomicU64; NATIVE_BUCKETS],
+    native_zero: AtomicU64,
     /// Per slot: 1 + the interval number whose maximum it holds (0: none yet), and that max.
     slot_interval: [AtomicU64; SLOTS],
     slot_max: [AtomicU64; SLOTS],
@@ -199,14 +246,21 @@ pub struct ExportSnapshot {
     pub buckets: Vec<u64>,
     pub count: u64,
     pub sum_ns: u64,
+    /// Native bucket counts from [`NATIVE_FIRST_INDEX`], and the zero bucket's count.
+    pub native: Vec<u64>,
+    pub native_zero: u64,
 }
 
 impl ExportCell {
     fn new(interval_ns: u64) -> ExportCell {
+        // The bounds are computed here, before the measuring thread records.
+        std::sync::LazyLock::force(&NATIVE_BOUNDS_NS);
         ExportCell {
             interval_ns,
             buckets: [const { AtomicU64::new(0) }; EXPORT_BOUNDS_NS.len() + 1],
             sum_ns: AtomicU64::new(0),
+            native: [const { AtomicU64::new(0) }; NATIVE_BUCKETS],
+            native_zero: AtomicU64::new(0),
             slot_interval: [const { AtomicU64::new(0) }; SLOTS],
             slot_max: [const { AtomicU64::new(0) }; SLOTS],
         }
@@ -220,6 +274,9 @@ impl ExportCell {
     fn record(&self, value: u64, now_ns: u64) {
         let bucket = &self.buckets[bucket_of(value)];
         bucket.store(bucket.load(Relaxed) + 1, Relaxed);
+        let native = native_bucket_of(value).map_or(&self.native_zero, |i| &self.native[i]);
+        // Release: a reader that sees this count sees the classic bucket's too.
+        native.store(native.load(Relaxed) + 1, Release);
         self.sum_ns
             .store(self.sum_ns.load(Relaxed).wrapping_add(value), Relaxed);
         let tag = now_ns / self.interval_ns + 1;
@@ -227,7 +284,7 @@ impl ExportCell {
         if self.slot_interval[slot].load(Relaxed) != tag {
             self.slot_max[slot].store(value, Relaxed);
             // Release: a reader that sees the new tag sees this interval's first maximum.
-            self.slot_interval[slot].store(tag, std::sync::atomic::Ordering::Release);
+            self.slot_interval[slot].store(tag, Release);
         } else if value > self.slot_max[slot].load(Relaxed) {
             self.slot_max[slot].store(value, Relaxed);
         }
@@ -239,20 +296,27 @@ impl ExportCell {
     pub fn interval_max(&self, n: u64) -> Option<u64> {
         let tag = n + 1;
         let slot = (tag as usize) % SLOTS;
-        if self.slot_interval[slot].load(std::sync::atomic::Ordering::Acquire) != tag {
+        if self.slot_interval[slot].load(Acquire) != tag {
             return None;
         }
         let max = self.slot_max[slot].load(Relaxed);
         // Overwritten by a later interval while reading: that interval's value is not ours.
-        (self.slot_interval[slot].load(std::sync::atomic::Ordering::Acquire) == tag).then_some(max)
+        (self.slot_interval[slot].load(Acquire) == tag).then_some(max)
     }
 
     pub fn snapshot(&self) -> ExportSnapshot {
+        // The native counts first: a sample is stored in its classic bucket before its native
+        // one, so the classic count read after them is never below theirs (Prometheus refuses
+        // a native histogram whose buckets hold more than its count).
+        let native_zero = self.native_zero.load(Acquire);
+        let native: Vec<u64> = self.native.iter().map(|b| b.load(Acquire)).collect();
         let buckets: Vec<u64> = self.buckets.iter().map(|b| b.load(Relaxed)).collect();
         ExportSnapshot {
             count: buckets.iter().sum(),
             buckets,
             sum_ns: self.sum_ns.load(Relaxed),
+            native,
+            native_zero,
         }
     }
 }
@@ -290,6 +354,26 @@ mod export_tests {
     }
 
     #[test]
+    fn native_buckets_hold_the_values_between_their_powers_of_two() {
+        let bound = |i: i32| 2f64.powf(f64::from(i) / 8.0) * 1e9;
+        assert_eq!(native_bucket_of(0), None);
+        assert_eq!(native_bucket_of(953), None);
+        assert_eq!(native_bucket_of(954), Some(0));
+        // 1 ms: 2^(-79.7/8) s, in bucket -79 (upper bound 2^(-79/8) s ≈ 1.05 ms).
+        let i = native_bucket_of(1_000_000).unwrap() as i32 + NATIVE_FIRST_INDEX;
+        assert_eq!(i, -79);
+        assert!(bound(i - 1) < 1e6 && 1e6 <= bound(i));
+        // Every bound is in its own bucket, one ns more is in the next.
+        for k in 0..NATIVE_BUCKETS - 1 {
+            let b = NATIVE_BOUNDS_NS[k];
+            assert_eq!(native_bucket_of(b), Some(k), "{b}");
+            assert_eq!(native_bucket_of(b + 1), Some(k + 1), "{b}");
+        }
+        assert_eq!(native_bucket_of(u64::MAX), Some(NATIVE_BUCKETS - 1));
+        assert!((NATIVE_ZERO_THRESHOLD_S * 1e9).floor() as u64 == NATIVE_ZERO_THRESHOLD_NS);
+    }
+
+    #[test]
     fn interval_maxima_are_kept_per_interval_and_forgotten_after_four() {
         let board = LiveBoard::exporting(1_000);
         let cell = board.register("cpu0".into());
@@ -309,6 +393,8 @@ mod export_tests {
         assert_eq!(snap.count, 5);
         assert_eq!(snap.sum_ns, 28);
         assert_eq!(snap.buckets[0], 5);
+        assert_eq!(snap.native_zero, 5);
+        assert_eq!(snap.native.iter().sum::<u64>(), 0);
         // A plain board's cells export nothing.
         assert!(LiveBoard::default().register("x".into()).export().is_none());
     }

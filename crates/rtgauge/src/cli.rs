@@ -524,7 +524,8 @@ pub enum MonitorProbe {
 #[derive(Debug, Clone, Args)]
 pub struct MonitorArgs {
     /// Serve the metrics at http://ADDR/metrics for Prometheus (e.g. 0.0.0.0:9808,
-    /// 127.0.0.1:9808): text format 0.0.4, or OpenMetrics when the scraper asks for it.
+    /// 127.0.0.1:9808): text format 0.0.4, or OpenMetrics, or protobuf with native
+    /// histograms, as the scraper asks.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
 

@@ -469,6 +469,73 @@ fn a_timerlat_monitor_without_the_tracer_is_refused_before_measuring_in_one_line
     );
 }
 
+/// A Prometheus that reads native histograms asks for the protobuf exposition and gets the
+/// latency histogram in exponential buckets: its count is the samples counter of the same
+/// scrape, and its p99 lies within three of its buckets (9 % each) of the final document's.
+#[test]
+fn a_prometheus_reading_native_histograms_gets_the_samples_in_exponential_buckets() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("h.sqlite"), dir.path().join("final.json"));
+    let port = free_port();
+    let mut monitor = start_monitor(port, &store, &output, None);
+    let prom_port = free_port();
+    let config = dir.path().join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: rtgauge\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
+        ),
+    )
+    .unwrap();
+    let prometheus = Killed(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .arg("--enable-feature=native-histograms")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Debian's prometheus (.ci/run installs it)"),
+    );
+    wait_until("prometheus is ready", Duration::from_secs(30), || {
+        get(prom_port, "/-/ready", "*/*").is_some_and(|(h, _)| h.contains(" 200"))
+    });
+    let native = "rtgauge_latency_seconds{cpu=\"1\"}";
+    wait_until(
+        "prometheus holds a native histogram of 2,000 samples",
+        Duration::from_secs(40),
+        || {
+            let a = query(prom_port, &format!("histogram_count({native})"));
+            a["data"]["result"][0]["value"][1]
+                .as_str()
+                .and_then(|v| v.parse::<f64>().ok())
+                .is_some_and(|n| n >= 2_000.0)
+        },
+    );
+    let count = scalar(prom_port, &format!("histogram_count({native})"));
+    let samples_total = scalar(prom_port, "rtgauge_samples_total{cpu=\"1\"}");
+    let p99 = scalar(prom_port, &format!("histogram_quantile(0.99, {native})"));
+    let status = sigterm(&mut monitor);
+    assert!(status.success(), "SIGTERM: {status:?}");
+    drop(prometheus);
+    let result: Value = serde_json::from_str(&std::fs::read_to_string(&output).unwrap()).unwrap();
+    let doc_p99 = latency_series(&result)["stats"]["percentiles"]["p99_ns"]
+        .as_f64()
+        .unwrap()
+        / 1e9;
+    println!("native histogram: {count} samples ({samples_total} counted), p99 {p99} s; the document's p99 {doc_p99} s");
+    assert_eq!(count, samples_total, "one scrape, one count");
+    let three_buckets = 2f64.powf(3.0 / 8.0);
+    assert!(
+        p99 > doc_p99 / three_buckets && p99 < doc_p99 * three_buckets,
+        "native p99 {p99} vs the document's {doc_p99}"
+    );
+}
+
 /// The cyclic and noise dashboards' panels drawn from this Prometheus's answers in headless
 /// chromium (tests/browser/render-dashboard.js: Grafana is not packaged here), every panel
 /// with data; the screenshots stay in the test's temporary directory. With RTGAUGE_BROWSER=1

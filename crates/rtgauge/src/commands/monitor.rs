@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+mod protobuf;
+
 /// What a monitor's metric families are called and say, per probe: one meaning per name,
 /// so a fleet mixing cyclic and noise monitors never adds one to the other.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -164,6 +166,9 @@ struct CpuFigures {
     /// Non-cumulative bucket counts of this process, [`EXPORT_BOUNDS_NS`] then `+Inf`.
     buckets: Vec<u64>,
     sum_ns: u64,
+    /// The native histogram's counts (rtgauge_core::live::native_bucket_of) and zero bucket.
+    native: Vec<u64>,
+    native_zero: u64,
     overruns: u64,
     state: CpuState,
 }
@@ -174,11 +179,15 @@ enum Format {
     Text,
     /// application/openmetrics-text; version=1.0.0
     OpenMetrics,
+    /// Prometheus's protobuf, asked for by a Prometheus that reads native histograms.
+    Protobuf,
 }
 
 impl Format {
     fn from_accept(accept: &str) -> Format {
-        if accept.contains("application/openmetrics-text") {
+        if accept.contains("application/vnd.google.protobuf") {
+            Format::Protobuf
+        } else if accept.contains("application/openmetrics-text") {
             Format::OpenMetrics
         } else {
             Format::Text
@@ -189,6 +198,14 @@ impl Format {
         match self {
             Format::Text => "text/plain; version=0.0.4; charset=utf-8",
             Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Format::Protobuf => protobuf::CONTENT_TYPE,
+        }
+    }
+
+    fn body(self, info: &Info, figures: &[CpuFigures]) -> Vec<u8> {
+        match self {
+            Format::Protobuf => protobuf::encode(info, figures),
+            text => render(info, figures, text).into_bytes(),
         }
     }
 }
@@ -219,6 +236,8 @@ impl Shared {
             if let Some(f) = figures.iter_mut().find(|f| f.cpu == cpu) {
                 f.buckets = snap.buckets;
                 f.sum_ns = snap.sum_ns;
+                f.native = snap.native;
+                f.native_zero = snap.native_zero;
                 f.overruns = cell.snapshot().overruns;
             }
         }
@@ -623,12 +642,12 @@ fn serve(server: tiny_http::Server, shared: &Shared, housekeeping: &[usize]) {
                 .map(|h| h.value.as_str().to_string())
                 .unwrap_or_default();
             let format = Format::from_accept(&accept);
-            let body = render(&shared.info, &shared.figures(), format);
+            let body = format.body(&shared.info, &shared.figures());
             let header = tiny_http::Header::from_bytes("Content-Type", format.content_type())
                 .expect("a valid header");
-            tiny_http::Response::from_string(body).with_header(header)
+            tiny_http::Response::from_data(body).with_header(header)
         } else {
-            tiny_http::Response::from_string("rtgauge monitor: metrics are at /metrics\n")
+            tiny_http::Response::from_data(b"rtgauge monitor: metrics are at /metrics\n".to_vec())
                 .with_status_code(404)
         };
         let _ = request.respond(response);
@@ -639,14 +658,23 @@ fn serve(server: tiny_http::Server, shared: &Shared, housekeeping: &[usize]) {
 mod tests {
     use super::*;
 
-    fn figures() -> Vec<CpuFigures> {
+    /// Samples of 900 ns, 1 µs (twice), 18 µs (twice) and 20 s, in both histograms.
+    pub(super) fn figures() -> Vec<CpuFigures> {
         let mut buckets = vec![0; EXPORT_BOUNDS_NS.len() + 1];
-        buckets[0] = 3;
-        buckets[20] = 2;
-        buckets[113] = 1;
+        let mut native = vec![0; 240];
+        let mut native_zero = 0;
+        for value in [900, 1_000, 1_000, 18_000, 18_000, 20_000_000_000] {
+            buckets[rtgauge_core::live::bucket_of(value)] += 1;
+            match rtgauge_core::live::native_bucket_of(value) {
+                Some(i) => native[i] += 1,
+                None => native_zero += 1,
+            }
+        }
         vec![CpuFigures {
             cpu: 1,
             buckets,
+            native,
+            native_zero,
             sum_ns: 1_500_000,
             overruns: 1,
             state: CpuState {
