@@ -14,12 +14,8 @@
 
 const path = require('path');
 const fs = require('fs');
-const { chromium } = require('playwright-core');
+const { launch } = require('./chromium');
 
-const FLAGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 
 async function checkReport(browser, file, outDir) {
   const problems = [];
@@ -137,11 +133,7 @@ async function main() {
     process.exit(1);
   }
   fs.mkdirSync(outDir, { recursive: true });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    headless: true,
-    args: FLAGS,
-  });
+  const browser = await launch();
   let failed = false;
   try {
     for (const f of files) {

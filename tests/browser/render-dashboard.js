@@ -17,12 +17,8 @@
 
 const fs = require('fs');
 const path = require('path');
-const { chromium } = require('playwright-core');
+const { launch } = require('./chromium');
 
-const FLAGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
-];
 
 async function prometheus(base, endpoint, params) {
   const url = base + '/api/v1/' + endpoint + '?' + new URLSearchParams(params);
@@ -206,7 +202,7 @@ async function main() {
     process.exit(1);
   }
   fs.mkdirSync(outDir, { recursive: true });
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: FLAGS });
+  const browser = await launch();
   let failed = false;
   try {
     for (const file of dashboards) {

@@ -114,6 +114,40 @@ fn start_monitor(port: u16, store: &Path, output: &Path, textfile: Option<&Path>
     child
 }
 
+/// Debian's Prometheus on a free port of 127.0.0.1, scraping `targets` every second (job
+/// `rtgauge`), its data in `dir`; returned once it is ready, with its port.
+fn start_prometheus(dir: &Path, targets: &[u16], flags: &[&str]) -> (Killed, u16) {
+    let port = free_port();
+    let targets: Vec<String> = targets.iter().map(|t| format!("'127.0.0.1:{t}'")).collect();
+    let config = dir.join("prometheus.yml");
+    std::fs::write(
+        &config,
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: rtgauge\n    static_configs:\n      - targets: [{}]\n",
+            targets.join(", ")
+        ),
+    )
+    .unwrap();
+    let prometheus = Killed(
+        Command::new("prometheus")
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("tsdb").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+            .args(flags)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("Debian's prometheus (apt-get install prometheus; .ci/run installs it)"),
+    );
+    wait_until("prometheus is ready", Duration::from_secs(30), || {
+        get(port, "/-/ready", "*/*").is_some_and(|(h, _)| h.contains(" 200"))
+    });
+    (prometheus, port)
+}
+
 fn sigterm(child: &mut Killed) -> std::process::ExitStatus {
     unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
     let start = Instant::now();
@@ -184,31 +218,7 @@ fn prometheus_agrees_with_the_final_document_and_the_maximum_survives_restarts()
             .unwrap(),
     );
 
-    let prom_port = free_port();
-    let config = dir.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: rtgauge\n    static_configs:\n      - targets: ['127.0.0.1:{port}', '127.0.0.1:{noise_port}']\n"
-        ),
-    )
-    .unwrap();
-    let prometheus = Killed(
-        Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("tsdb").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
-    wait_until("prometheus is ready", Duration::from_secs(30), || {
-        get(prom_port, "/-/ready", "*/*").is_some_and(|(h, _)| h.contains(" 200"))
-    });
+    let (prometheus, prom_port) = start_prometheus(dir.path(), &[port, noise_port], &[]);
     // Several 2-s intervals, scraped every second.
     wait_until(
         "prometheus holds finished intervals",
@@ -478,32 +488,8 @@ fn a_prometheus_reading_native_histograms_gets_the_samples_in_exponential_bucket
     let (store, output) = (dir.path().join("h.sqlite"), dir.path().join("final.json"));
     let port = free_port();
     let mut monitor = start_monitor(port, &store, &output, None);
-    let prom_port = free_port();
-    let config = dir.path().join("prometheus.yml");
-    std::fs::write(
-        &config,
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: rtgauge\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
-        ),
-    )
-    .unwrap();
-    let prometheus = Killed(
-        Command::new("prometheus")
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("tsdb").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
-            .arg("--enable-feature=native-histograms")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("Debian's prometheus (.ci/run installs it)"),
-    );
-    wait_until("prometheus is ready", Duration::from_secs(30), || {
-        get(prom_port, "/-/ready", "*/*").is_some_and(|(h, _)| h.contains(" 200"))
-    });
+    let (prometheus, prom_port) =
+        start_prometheus(dir.path(), &[port], &["--enable-feature=native-histograms"]);
     let native = "rtgauge_latency_seconds{cpu=\"1\"}";
     wait_until(
         "prometheus holds a native histogram of 2,000 samples",
