@@ -137,14 +137,12 @@ impl TypedProbe for Timerlat {
                 .read_samples(&mut batch)
                 .map_err(unavailable_or_failed)?;
             for sample in batch.iter().filter(|s| (start..end).contains(&s.ts_ns)) {
-                recorders.record(sample, start);
+                let cpu = recorders.record(sample, start);
                 // The thread's latency is what a periodic task gets; a whole period late is
                 // a missed period, as cyclic counts it.
-                if sample.context == TimerlatContext::Thread {
-                    if let Some(i) = ctx.cpus.iter().position(|&c| c == sample.cpu as usize) {
-                        late[i] += u64::from(sample.latency_ns >= cfg.period_ns);
-                        live[i].publish_at(sample.latency_ns, late[i], sample.ts_ns);
-                    }
+                if let (Some(i), TimerlatContext::Thread) = (cpu, sample.context) {
+                    late[i] += u64::from(sample.latency_ns >= cfg.period_ns);
+                    live[i].publish_at(sample.latency_ns, late[i], sample.ts_ns);
                 }
             }
         }
@@ -192,16 +190,16 @@ impl PerCpu {
         }
     }
 
-    /// Records a sample of a measured CPU; samples of other CPUs (not expected) are dropped.
-    fn record(&mut self, sample: &TimerlatSample, start_ns: u64) {
-        let Some(i) = self.cpus.iter().position(|c| *c == sample.cpu as usize) else {
-            return;
-        };
+    /// Records a sample of a measured CPU and returns that CPU's position; samples of other
+    /// CPUs (not expected) are dropped.
+    fn record(&mut self, sample: &TimerlatSample, start_ns: u64) -> Option<usize> {
+        let i = self.cpus.iter().position(|c| *c == sample.cpu as usize)?;
         let recorder = match sample.context {
             TimerlatContext::Irq => &mut self.irq[i],
             TimerlatContext::Thread => &mut self.thread[i],
         };
         recorder.record(sample.latency_ns, sample.ts_ns - start_ns);
+        Some(i)
     }
 
     /// Thread-context samples of the CPU with fewest: a sample budget counts per CPU.
