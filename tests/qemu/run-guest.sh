@@ -38,6 +38,10 @@
 #   RTGAUGE_QEMU_OFFLINE=1 never ask apt; use the newest cached kernel
 #   RTGAUGE_QEMU_BZIMAGE=1 boot the compressed bzImage, not the cached vmlinux
 #   RTGAUGE_QEMU_KEEP=1    keep the initramfs work directory (debugging)
+#   RTGAUGE_QEMU_GPIO_SIM=1  load the kernel's simulated GPIO chip driver (gpio-sim,
+#                          with configfs) before the commands, as section `modules`;
+#                          built for the booted kernel by gpio-sim-module.sh (cached
+#                          beside the kernel) when the kernel does not ship it
 #
 # The guest always runs two extra sections first: `uname` (uname -a) and
 # `realtime` (/sys/kernel/realtime, "absent" when the file does not exist),
@@ -214,6 +218,17 @@ if [[ -f $kdir/config ]]; then
   done
 fi
 
+modules=()
+if [[ ${RTGAUGE_QEMU_GPIO_SIM:-0} == 1 ]]; then
+  image_deb=$(ls "$cache/debs/${pkg}_"*"_amd64.deb" 2>/dev/null | while read -r f; do
+    [[ $(dpkg-deb -f "$f" Version) == "$version" ]] && echo "$f"; done | head -n1 || true)
+  [[ -n $image_deb ]] || die "RTGAUGE_QEMU_GPIO_SIM: the .deb of $pkg $version is not in $cache/debs"
+  mapfile -t modules < <(
+    flock "$cache/kernels/.lock-$pkg" bash "$(dirname "$0")/gpio-sim-module.sh" "$pkg" "$version" "$image_deb" "$kdir/gpio-sim"
+  ) || die "no gpio-sim module for $pkg $version"
+  log "modules: ${modules[*]##*/}"
+fi
+
 # ------------------------------------------------------------- initramfs ----
 work=$(mktemp -d "${TMPDIR:-/tmp}/rtgauge-qemu.XXXXXX")
 if [[ ${RTGAUGE_QEMU_KEEP:-0} == 1 ]]; then log "keeping $work"; else trap 'rm -rf "$work"' EXIT; fi
@@ -316,6 +331,13 @@ if [[ -n ${RTGAUGE_QEMU_PACKAGES:-} ]]; then
     done
   done
 fi
+if [[ ${#modules[@]} -gt 0 ]]; then
+  mkdir -p "$root/lib/modules/rtgauge"
+  for m in "${modules[@]}"; do
+    cp "$m" "$root/lib/modules/rtgauge/"
+    echo "/lib/modules/rtgauge/$(basename "$m")" >>"$root/rtgauge-guest/modules"
+  done
+fi
 echo 'root:x:0:0:root:/root:/bin/sh' >"$root/etc/passwd"
 echo 'root:x:0:' >"$root/etc/group"
 
@@ -387,6 +409,9 @@ echo '===RTGAUGE-GUEST-START===' | tee "$data"
 echo "--- guest up after $(cut -d' ' -f1 /proc/uptime) s ---"
 run uname 'uname -a'
 run realtime 'cat /sys/kernel/realtime 2>/dev/null || echo absent'
+if [ -f /rtgauge-guest/modules ]; then
+  run modules 'while read -r m; do insmod "$m" && echo "loaded $m" || exit 1; done </rtgauge-guest/modules'
+fi
 grep -Ev '^[[:space:]]*(#|$)' /rtgauge-guest/commands >/tmp/.commands
 while read -r name cmd; do
   run "$name" "$cmd"

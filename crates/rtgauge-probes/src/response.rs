@@ -11,7 +11,9 @@
 //! Event sources: a real-time signal (sigwaitinfo), a pipe, an eventfd, a futex word, a POSIX
 //! message queue, a UDP datagram over 127.0.0.1, and a GPIO output line wired to a GPIO input
 //! line (Linux GPIO character device, v2 uAPI, edge events with kernel timestamps) — the
-//! seeds' parallel-port loopback on today's hardware. For GPIO the kernel-timestamp-to-handler
+//! seeds' parallel-port loopback on today's hardware; or, with no wire, an input line of the
+//! kernel's simulated chip (gpio-sim) driven through its sysfs `pull` attribute, which takes
+//! the whole interrupt path of an edge but the wire. For GPIO the kernel-timestamp-to-handler
 //! part is reported too. A source this machine lacks is skipped with the reason.
 //!
 //! `handler-busy` inserts a busy-wait between the handler's wake-up and its timestamp: the
@@ -27,7 +29,7 @@ use rtgauge_core::probe::{empty_list, os_error};
 use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
-use rtgauge_core::sys::gpio::{self, LineName, Open};
+use rtgauge_core::sys::gpio::{self, LineName, Lines, Open};
 use rtgauge_core::threads::{
     describe_places, describe_split, merge_obtained, one_below, run_pair, Place, Placements, Start,
     ThreadSpec, WallTime,
@@ -57,7 +59,7 @@ const PARAMS: [ParamSpec; 6] = [
     ParamSpec::new("period", "1ms (--period)", "time between two events, 10us to 10s"),
     ParamSpec::new("handler-busy", "0", "a busy section the handler runs before it answers (tests that latency grows by it); a duration"),
     ParamSpec::new("gpio-out", "none", "the output line the trigger toggles, as CHIP:LINE, e.g. /dev/gpiochip0:17; needs gpio-in wired to it"),
-    ParamSpec::new("gpio-in", "none", "the input line wired to gpio-out, as CHIP:LINE; its edge events carry kernel timestamps"),
+    ParamSpec::new("gpio-in", "none", "the input line wired to gpio-out, as CHIP:LINE; its edge events carry kernel timestamps; alone, a line of a simulated chip (gpio-sim) driven through sysfs"),
 ];
 pub use rtgauge_core::probe::DEFAULT_PERIOD_NS;
 /// How long the trigger waits for an acknowledgement beyond the handler's own busy section
@@ -195,7 +197,7 @@ pub struct Config {
     placements: Placements,
     period_ns: u64,
     handler_busy_ns: u64,
-    gpio: Option<(LineName, LineName)>,
+    gpio: Option<Lines>,
 }
 
 fn invalid(message: String) -> ProbeError {
@@ -242,12 +244,16 @@ fn config(params: &Params) -> Result<Config, ProbeError> {
         Some("0") | None => 0,
         Some(_) => params.duration_ns("handler-busy", 0)?,
     };
-    let gpio = match (line_name(params, "gpio-out")?, line_name(params, "gpio-in")?) {
-        (Some(o), Some(i)) => Some((o, i)),
+    // gpio-in alone is a line of a simulated chip, driven through sysfs (checked on opening).
+    let gpio = match (
+        line_name(params, "gpio-out")?,
+        line_name(params, "gpio-in")?,
+    ) {
+        (output, Some(input)) => Some(Lines { output, input }),
         (None, None) => None,
-        _ => {
+        (Some(_), None) => {
             return Err(invalid(
-                "gpio-out and gpio-in go together: name the output line and the input line it is wired to".into(),
+                "gpio-out needs gpio-in: name the input line the output line is wired to".into(),
             ))
         }
     };
@@ -285,9 +291,11 @@ impl ProbeConfig for Config {
                 },
             ),
         ]);
-        if let Some((o, i)) = &self.gpio {
-            p.insert("gpio-out".into(), o.to_string());
-            p.insert("gpio-in".into(), i.to_string());
+        if let Some(lines) = &self.gpio {
+            if let Some(o) = &lines.output {
+                p.insert("gpio-out".into(), o.to_string());
+            }
+            p.insert("gpio-in".into(), lines.input.to_string());
         }
         p
     }
@@ -435,7 +443,7 @@ fn run_trigger(
 
 fn no_answer(channel: &Channel, waited_ns: u64) -> ProbeError {
     let hint = match channel {
-        Channel::Gpio(w) => format!(": check that {} is wired to {}", w.out_name, w.in_name),
+        Channel::Gpio(w) => format!(": {}", w.check_hint()),
         _ => String::new(),
     };
     invalid(format!(
@@ -846,7 +854,7 @@ mod tests {
         let e = config(&Params::of(PROBE, &[("gpio-out", "/dev/gpiochip0:1")]))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("go together"), "{e}");
+        assert!(e.contains("gpio-out needs gpio-in"), "{e}");
         let e = config(&Params::of(PROBE, &[("period", "5us")]))
             .unwrap_err()
             .to_string();
@@ -880,9 +888,32 @@ mod tests {
             ],
         ))
         .unwrap();
-        let (o, i) = c.gpio.unwrap();
+        let lines = c.gpio.unwrap();
+        let (o, i) = (lines.output.unwrap(), lines.input);
         assert_eq!((o.chip.as_str(), o.offset), ("/dev/gpiochip0", 17));
         assert_eq!((i.chip.as_str(), i.offset), ("/dev/gpiochip1", 4));
+        // An input line alone: a simulated chip's line, driven through its pull attribute.
+        let c = config(&Params::of(PROBE, &[("gpio-in", "/dev/gpiochip1:4")])).unwrap();
+        assert_eq!(c.gpio.unwrap().output, None);
+    }
+
+    #[test]
+    fn an_input_line_alone_on_a_chip_that_is_not_simulated_says_what_to_name() {
+        let c = config(&Params::of(PROBE, &[("gpio-in", "/dev/gpiochip-none:4")])).unwrap();
+        match Channel::open(Source::Gpio, &c) {
+            Err(Open::Fail(e)) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains("simulated chip") && e.contains("gpio-out="),
+                    "{e}"
+                );
+                assert!(
+                    e.contains("/sys/bus/gpio/devices/gpiochip-none/sim_gpio4/pull"),
+                    "{e}"
+                );
+            }
+            _ => panic!("expected a failure"),
+        }
     }
 
     #[test]

@@ -4,7 +4,9 @@
 //! kernel (`linux-image-amd64`) under QEMU software emulation with an
 //! initramfs holding this build's `rtgauge`, through `tests/qemu/run-guest.sh`
 //! (which downloads and caches the kernels, see the script's header), and
-//! checks that doctor tells the two apart and that both runs give valid results.
+//! checks that doctor tells the two apart and that both runs give valid results. The
+//! PREEMPT_RT guest also loads a simulated GPIO chip (gpio-sim) and measures the response
+//! probe's GPIO source on it.
 //!
 //! Slow (about a minute, more on the first run while the kernels download), so
 //! it only runs when `RTGAUGE_QEMU=1`; CI sets it. Needs `qemu-system-x86_64`,
@@ -47,6 +49,11 @@ monitor_result cat /tmp/m.json
 /// ignored the guest's SIGTERM (one boot in 13): killed after 60 s, so the guest still ends.
 const RT_GUEST_COMMANDS: &str = "\
 rtla timeout -s KILL 60 rtla timerlat hist -c 0-1 -p 2000 -d 2s -b 1 -E 1000
+gpio_chip mount -t configfs none /sys/kernel/config && mkdir -p /sys/kernel/config/gpio-sim/rtgauge/bank0 && echo 2 >/sys/kernel/config/gpio-sim/rtgauge/bank0/num_lines && echo 1 >/sys/kernel/config/gpio-sim/rtgauge/live && cat /sys/kernel/config/gpio-sim/rtgauge/bank0/chip_name
+gpio rtgauge run response --duration 2s --set sources=gpio --set gpio-in=/dev/$(cat /sys/kernel/config/gpio-sim/rtgauge/bank0/chip_name):0 -o /tmp/g.json --best-effort -q
+gpio_result cat /tmp/g.json
+gpio_busy rtgauge run response --duration 2s --set sources=gpio --set placement=cross-cpu --set period=5ms --set handler-busy=1ms --set gpio-in=/dev/$(cat /sys/kernel/config/gpio-sim/rtgauge/bank0/chip_name):1 -o /tmp/gb.json --best-effort -q
+gpio_busy_result cat /tmp/gb.json
 ";
 
 struct Guest {
@@ -133,9 +140,11 @@ fn boot(flavour: &'static str) -> Guest {
     let outdir = base.join(flavour);
     std::fs::create_dir_all(&outdir).unwrap();
     let commands = base.join(format!("{flavour}.commands"));
-    let (extra_commands, packages) = match flavour {
-        "rt" => (RT_GUEST_COMMANDS, "rtla"),
-        _ => ("", ""),
+    // The PREEMPT_RT guest also gets a simulated GPIO chip (gpio-sim, built for its kernel by
+    // tests/qemu/gpio-sim-module.sh: Debian's kernels do not ship it).
+    let (extra_commands, packages, gpio_sim) = match flavour {
+        "rt" => (RT_GUEST_COMMANDS, "rtla", "1"),
+        _ => ("", "", "0"),
     };
     std::fs::write(&commands, format!("{GUEST_COMMANDS}{extra_commands}")).unwrap();
 
@@ -147,6 +156,7 @@ fn boot(flavour: &'static str) -> Guest {
         .arg(&outdir)
         .env("RTGAUGE_QEMU_CMDS", &commands)
         .env("RTGAUGE_QEMU_PACKAGES", packages)
+        .env("RTGAUGE_QEMU_GPIO_SIM", gpio_sim)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", script().display()));
     let guest = Guest { flavour, outdir };
@@ -405,6 +415,123 @@ fn check_traced_cyclic(guest: &Guest) {
     eprintln!("{f}: cyclic --trace explained {spikes} spikes");
 }
 
+/// The response probe's GPIO source on a simulated chip: the trigger drives the input line
+/// through gpio-sim's sysfs `pull` attribute, the edge goes through the kernel's interrupt
+/// simulator and the GPIO character device's edge detection (kernel timestamp) to the handler.
+/// Every event is answered, the kernel's timestamp falls between trigger and handler, and a
+/// 1-ms busy section inserted in the handler shows in full.
+fn check_gpio_sim(guest: &Guest) {
+    let f = guest.flavour;
+    let section = |name: &str| {
+        format!(
+            "{name}: rc={} stdout: {} stderr: {}",
+            guest.rc(name),
+            guest.read(&format!("{name}.out")).trim(),
+            guest.read(&format!("{name}.err")).trim()
+        )
+    };
+    assert_eq!(guest.rc("modules"), 0, "{f}: {}", section("modules"));
+    assert_eq!(guest.rc("gpio_chip"), 0, "{f}: {}", section("gpio_chip"));
+    assert!(
+        guest.read("gpio_chip.out").starts_with("gpiochip"),
+        "{f}: {}",
+        section("gpio_chip")
+    );
+
+    // (response, kernel_to_handler) stats of every placement of a result's gpio source.
+    let series_of = |name: &str| -> Vec<(String, Value, Value)> {
+        assert_eq!(guest.rc(name), 0, "{f}: {}", section(name));
+        let result: Value = serde_json::from_str(&guest.read(&format!("{name}_result.out")))
+            .unwrap_or_else(|e| panic!("{f}: {name} result: {e}"));
+        let run = &result["runs"][0];
+        assert_eq!(status_of(run), "ok", "{f}: {name}: {}", run["status"]);
+        let all = run["series"].as_array().expect("series");
+        let find = |series: &str, placement: &str| {
+            all.iter()
+                .find(|s| {
+                    s["name"] == series
+                        && s["labels"]["source"] == "gpio"
+                        && s["labels"]["placement"] == placement
+                })
+                .cloned()
+        };
+        let placements: Vec<String> = all
+            .iter()
+            .filter(|s| s["name"] == "response")
+            .map(|s| s["labels"]["placement"].as_str().unwrap_or("").to_string())
+            .collect();
+        assert!(
+            !placements.is_empty(),
+            "{f}: {name}: no gpio series: {all:?}"
+        );
+        placements
+            .into_iter()
+            .map(|p| {
+                let response = find("response", &p).unwrap();
+                let kernel = find("kernel_to_handler", &p)
+                    .unwrap_or_else(|| panic!("{f}: {name} {p}: no kernel_to_handler series"));
+                (p, response, kernel)
+            })
+            .collect()
+    };
+    let ns = |s: &Value, key: &str| {
+        s["stats"][key]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{key}: {s}"))
+    };
+
+    let plain = series_of("gpio");
+    for (p, response, kernel) in &plain {
+        let count = ns(response, "count");
+        assert!(
+            count >= 50,
+            "{f}: gpio {p}: only {count} events answered in 2 s"
+        );
+        assert_eq!(
+            response["counters"]["events"].as_u64(),
+            Some(count),
+            "{f}: gpio {p}: events"
+        );
+        assert_eq!(
+            ns(kernel, "count"),
+            count,
+            "{f}: gpio {p}: one kernel timestamp per event"
+        );
+        // Per event, kernel timestamp → handler ≤ trigger → handler; so for the extremes too.
+        for key in ["min_ns", "max_ns"] {
+            assert!(
+                ns(kernel, key) <= ns(response, key),
+                "{f}: gpio {p}: kernel part {key} above the whole"
+            );
+        }
+        eprintln!(
+            "{f}: gpio-sim {p}: {count} edges, median {} µs (kernel timestamp → handler {} µs), max {} µs",
+            ns(response, "median_ns") / 1000,
+            ns(kernel, "median_ns") / 1000,
+            ns(response, "max_ns") / 1000
+        );
+    }
+    let busy = series_of("gpio_busy");
+    let (_, plain_cross, _) = plain
+        .iter()
+        .find(|(p, ..)| p == "cross-cpu")
+        .expect("cross-cpu");
+    for (p, response, kernel) in &busy {
+        for s in [response, kernel] {
+            assert!(
+                ns(s, "min_ns") >= 1_000_000,
+                "{f}: gpio handler-busy=1ms {p}: {} below the busy section",
+                s["name"]
+            );
+        }
+        let shift = ns(response, "median_ns") as i64 - ns(plain_cross, "median_ns") as i64;
+        assert!(
+            shift >= 800_000,
+            "{f}: gpio handler-busy=1ms {p}: median moved by {shift} ns, not ~1 ms"
+        );
+    }
+}
+
 #[test]
 fn doctor_and_cyclic_on_real_preempt_rt_and_vanilla_kernels() {
     if std::env::var("RTGAUGE_QEMU").as_deref() != Ok("1") {
@@ -429,6 +556,7 @@ fn doctor_and_cyclic_on_real_preempt_rt_and_vanilla_kernels() {
     check_timerlat_monitor(&vanilla, false);
     check_traced_cyclic(&rt);
     check_rtla_beside_rtgauge(&rt);
+    check_gpio_sim(&rt);
     compare_kernels(&vanilla, &rt);
 }
 

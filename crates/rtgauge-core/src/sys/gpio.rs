@@ -22,6 +22,15 @@ pub struct LineName {
     pub offset: u32,
 }
 
+/// The lines the response probe is given: the input line with edge events, and the output
+/// line wired to it. Without an output line the input must belong to a simulated chip (the
+/// kernel's gpio-sim), whose sysfs `pull` attribute drives it with no wire.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lines {
+    pub output: Option<LineName>,
+    pub input: LineName,
+}
+
 impl std::fmt::Display for LineName {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}", self.chip, self.offset)
@@ -141,12 +150,68 @@ const GPIO_V2_LINE_SET_VALUES_IOCTL: u64 = iowr(0x0F, size_of::<LineValues>());
 const _: () = assert!(GPIO_V2_GET_LINE_IOCTL == 0xC250_B407);
 const _: () = assert!(GPIO_V2_LINE_SET_VALUES_IOCTL == 0xC010_B40F);
 
+/// What a gpio-sim `pull` attribute is written to set the line low (0) or high (1).
+const PULL: [&[u8]; 2] = [b"pull-down", b"pull-up"];
+
+/// A simulated line's pull attribute, opened for writing.
+struct SimulatedPull {
+    fd: OwnedFd,
+    path: String,
+}
+
+/// The sysfs `pull` attribute of `line` when its chip is a simulated one (gpio-sim puts a
+/// `sim_gpioN` group beside each line of its chips), and the line's level now.
+fn simulated_pull(probe: &'static str, line: &LineName) -> Result<(SimulatedPull, u64), Open> {
+    let chip = line.chip.rsplit('/').next().unwrap_or(&line.chip);
+    let path = format!("/sys/bus/gpio/devices/{chip}/sim_gpio{}/pull", line.offset);
+    let not_simulated = || {
+        Open::Fail(invalid(
+            probe,
+            format!("gpio-in {line} alone needs a simulated chip (gpio-sim; {path} is absent): name the output line wired to it with gpio-out=/dev/gpiochipN:LINE"),
+        ))
+    };
+    let now = std::fs::read_to_string(&path).map_err(|_| not_simulated())?;
+    let level = match now.trim() {
+        "pull-up" => 1,
+        "pull-down" => 0,
+        _ => return Err(not_simulated()),
+    };
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .map_err(|e| {
+            Open::Fail(os_error(
+                probe,
+                &format!("opening {path} to drive gpio-in {line}"),
+                e,
+            ))
+        })?;
+    Ok((
+        SimulatedPull {
+            fd: file.into(),
+            path,
+        },
+        level,
+    ))
+}
+
 /// How long the wiring check waits for the edge of its test toggle.
 const WIRE_CHECK_MS: i32 = 100;
 
-/// An output line wired to an input line with edge events enabled.
+/// What the trigger drives to make an edge on the input line.
+enum Drive {
+    /// An output line wired to the input line.
+    Line(OwnedFd),
+    /// The `pull` attribute of the input line on a simulated chip (gpio-sim): writing
+    /// `pull-up` or `pull-down` sets the line's level and raises its edge interrupt through
+    /// the kernel's interrupt simulator, the whole path an edge takes but the wire.
+    SimulatedPull(OwnedFd),
+}
+
+/// An input line with edge events enabled, and what drives it: an output line wired to it,
+/// or a simulated chip's pull attribute.
 pub struct Wire {
-    output: OwnedFd,
+    drive: Drive,
     input: OwnedFd,
     /// Wakes the handler's poll when the run ends, even if no edge ever comes.
     quit: OwnedFd,
@@ -217,15 +282,25 @@ fn request(probe: &'static str, line: &LineName, flags: u64, what: &str) -> Resu
 impl Wire {
     /// Opens the lines `probe` was given (its `gpio-out` and `gpio-in` parameters), or says
     /// why it cannot (a skip when no lines are named or none exist here).
-    pub fn open(probe: &'static str, lines: Option<&(LineName, LineName)>) -> Result<Wire, Open> {
-        let Some((out_line, in_line)) = lines else {
+    pub fn open(probe: &'static str, lines: Option<&Lines>) -> Result<Wire, Open> {
+        let Some(lines) = lines else {
             return Err(Open::Skip(if chips().is_empty() {
                 "no GPIO chip (/dev/gpiochip*) on this machine".into()
             } else {
-                format!("no GPIO lines named: wire an output line to an input line and pass --set {probe}.gpio-out=/dev/gpiochipN:LINE --set {probe}.gpio-in=/dev/gpiochipM:LINE")
+                format!("no GPIO lines named: wire an output line to an input line and pass --set {probe}.gpio-out=/dev/gpiochipN:LINE --set {probe}.gpio-in=/dev/gpiochipM:LINE (on a simulated chip, gpio-in alone)")
             }));
         };
-        let output = request(probe, out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
+        let in_line = &lines.input;
+        let (drive, out_name, level) = match &lines.output {
+            Some(out_line) => {
+                let output = request(probe, out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
+                (Drive::Line(output), out_line.to_string(), 0)
+            }
+            None => {
+                let (pull, level) = simulated_pull(probe, in_line)?;
+                (Drive::SimulatedPull(pull.fd), pull.path, level)
+            }
+        };
         let input = request(
             probe,
             in_line,
@@ -238,17 +313,36 @@ impl Wire {
         let quit = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) } as isize)
             .map_err(|e| Open::Fail(os_error(probe, "eventfd", e)))?;
         let wire = Wire {
-            output,
+            drive,
             input,
             // SAFETY: a fresh descriptor owned by nobody else.
             quit: unsafe { OwnedFd::from_raw_fd(quit as i32) },
-            level: AtomicU64::new(0),
-            out_name: out_line.to_string(),
+            level: AtomicU64::new(level),
+            out_name,
             in_name: in_line.to_string(),
             probe,
         };
         wire.check()?;
         Ok(wire)
+    }
+
+    /// Whether the edges come from a simulated chip's pull attribute rather than a wire.
+    pub fn is_simulated(&self) -> bool {
+        matches!(self.drive, Drive::SimulatedPull(_))
+    }
+
+    /// What to check when no edge arrives, in words.
+    pub fn check_hint(&self) -> String {
+        match self.drive {
+            Drive::Line(_) => format!(
+                "wire the output line {} to the input line {}",
+                self.out_name, self.in_name
+            ),
+            Drive::SimulatedPull(_) => format!(
+                "writing {} did not change the simulated input line {}",
+                self.out_name, self.in_name
+            ),
+        }
     }
 
     /// Toggles once and expects an edge on the input: a missing wire is reported now, in
@@ -257,10 +351,14 @@ impl Wire {
         self.toggle()
             .map_err(|e| Open::Fail(os_error(self.probe, "setting the GPIO output", e)))?;
         if !self.poll_input(WIRE_CHECK_MS) {
-            return Err(Open::Fail(invalid(self.probe, format!(
-                "no edge on gpio-in {} within {WIRE_CHECK_MS}ms of toggling gpio-out {}: wire the output line to the input line",
-                self.in_name, self.out_name
-            ))));
+            return Err(Open::Fail(invalid(
+                self.probe,
+                format!(
+                    "no edge on gpio-in {} within {WIRE_CHECK_MS}ms of driving it: {}",
+                    self.in_name,
+                    self.check_hint()
+                ),
+            )));
         }
         while self.poll_input(0) {
             self.read_event()
@@ -303,24 +401,39 @@ impl Wire {
         Ok(ev.timestamp_ns)
     }
 
-    /// Drives the output to the other level (trigger thread).
+    /// Drives the input line to the other level (trigger thread).
     #[inline]
     pub fn toggle(&self) -> io::Result<()> {
         let level = self.level.load(Ordering::Relaxed) ^ 1;
         self.level.store(level, Ordering::Relaxed);
-        let mut values = LineValues {
-            bits: level,
-            mask: 1,
-        };
-        // SAFETY: the ioctl reads a LineValues of the size encoded in the request number.
-        let rc = unsafe {
-            libc::ioctl(
-                self.output.as_raw_fd(),
-                GPIO_V2_LINE_SET_VALUES_IOCTL as _,
-                &mut values,
-            )
-        };
-        cvt(rc as isize).map(drop)
+        match &self.drive {
+            Drive::Line(output) => {
+                let mut values = LineValues {
+                    bits: level,
+                    mask: 1,
+                };
+                // SAFETY: the ioctl reads a LineValues of the size encoded in the request
+                // number.
+                let rc = unsafe {
+                    libc::ioctl(
+                        output.as_raw_fd(),
+                        GPIO_V2_LINE_SET_VALUES_IOCTL as _,
+                        &mut values,
+                    )
+                };
+                cvt(rc as isize).map(drop)
+            }
+            Drive::SimulatedPull(pull) => {
+                let text = PULL[level as usize];
+                // SAFETY: writes `text`, a static byte string, at offset 0 of the attribute.
+                retry(|| {
+                    cvt(unsafe {
+                        libc::pwrite(pull.as_raw_fd(), text.as_ptr().cast(), text.len(), 0)
+                    })
+                })
+                .map(drop)
+            }
+        }
     }
 
     /// Waits for an edge (or the quit wake-up) as libgpiod does: poll, then read one
