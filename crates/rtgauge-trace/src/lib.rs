@@ -26,9 +26,12 @@
 //! drop(session); // removes the instance
 //! # Ok(()) }
 //! ```
-//! Reading stops the instance's recording for the time it takes (between 1.6 and 5 ms with the
-//! default 128 KiB buffer, see docs/trace.md), and a spike during a stop cannot be explained (its
-//! window is flagged `window_incomplete`). So the runner:
+//! On Linux 5.10 and later, windows are read while recording goes on (the instance's
+//! `pause-on-trace` option is turned off); where the writer overtakes the reader, the kernel
+//! marks the loss and windows that span it say their events were lost. On older kernels reading
+//! stops the instance's recording for the time it takes (between 1.6 and 5 ms with the default
+//! 128 KiB buffer, see docs/trace.md), and a spike during a stop cannot be explained (its window
+//! is flagged `window_incomplete`). So the runner:
 //! - hands (programmed, woke) of a late sample from the measuring thread to a helper thread
 //!   off the measured CPUs (at SCHED_FIFO, so it is not preempted while recording is stopped)
 //!   through a preallocated queue (`try_send`), never doing I/O in the hot loop;
@@ -58,7 +61,9 @@ pub use chrome::chrome_trace;
 // The attributions are part of the result document, so their types live there (the document
 // depends on no producer); re-exported so that the trace crate's users find them here too.
 pub use error::TraceError;
-pub use parse::{parse_line, parse_trace, EventKind, Line, Task, TraceEvent};
+pub use parse::{
+    parse_line, parse_trace, parse_trace_with_losses, EventKind, Line, Task, TraceEvent,
+};
 pub use rtgauge_result::spike::{
     cause_kind, cause_name, dominant_causes, Attribution, Cause, CauseGroup, Contributor, Segment,
 };

@@ -90,26 +90,36 @@ pub struct Task {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Line {
     Event(TraceEvent),
-    /// The ring buffer overwrote events of this CPU before they were read.
+    /// The ring buffer overwrote events of this CPU before they were read: `CPU:N [LOST M
+    /// EVENTS]`, or `CPU:N [LOST EVENTS]` (count unknown) when the writer overtook a reader
+    /// that reads while recording goes on.
     Lost {
         cpu: u32,
-        count: u64,
+        count: Option<u64>,
     },
 }
 
 /// Parses every line of a trace text; lines that are not events are skipped.
 /// Returns the events and whether the buffer reported lost events.
 pub fn parse_trace(text: &str) -> (Vec<TraceEvent>, bool) {
+    let (events, losses) = parse_trace_with_losses(text);
+    (events, !losses.is_empty())
+}
+
+/// Like [`parse_trace`], but says where events were lost: each index `i` means that events
+/// are missing between `events[i - 1]` and `events[i]` (before the first, for 0; after the
+/// last, for `events.len()`).
+pub fn parse_trace_with_losses(text: &str) -> (Vec<TraceEvent>, Vec<usize>) {
     let mut events = Vec::new();
-    let mut lost = false;
+    let mut losses = Vec::new();
     for line in text.lines() {
         match parse_line(line) {
             Some(Line::Event(event)) => events.push(event),
-            Some(Line::Lost { .. }) => lost = true,
+            Some(Line::Lost { .. }) => losses.push(events.len()),
             None => {}
         }
     }
-    (events, lost)
+    (events, losses)
 }
 
 /// Parses one line; `None` for headers, blank or malformed lines.
@@ -119,12 +129,16 @@ pub fn parse_line(line: &str) -> Option<Line> {
         return None;
     }
     if let Some(rest) = trimmed.strip_prefix("CPU:") {
-        // "CPU:1 [LOST 123 EVENTS]"
+        // "CPU:1 [LOST 123 EVENTS]", or "CPU:1 [LOST EVENTS]"
         let (cpu, rest) = rest.split_once(' ')?;
-        let count = rest.strip_prefix("[LOST ")?.split_once(' ')?.0;
+        let rest = rest.strip_prefix("[LOST ")?;
+        let count = match rest {
+            "EVENTS]" => None,
+            _ => Some(rest.strip_suffix(" EVENTS]")?.parse().ok()?),
+        };
         return Some(Line::Lost {
             cpu: cpu.parse().ok()?,
-            count: count.parse().ok()?,
+            count,
         });
     }
     // The CPU column " [NNN]" follows the task; the task name may itself contain " [1]", so
@@ -442,12 +456,26 @@ mod tests {
         assert_eq!(parse_line("garbage [12] here"), None);
         assert_eq!(
             parse_line("CPU:1 [LOST 123 EVENTS]"),
-            Some(Line::Lost { cpu: 1, count: 123 })
+            Some(Line::Lost {
+                cpu: 1,
+                count: Some(123)
+            })
+        );
+        assert_eq!(
+            parse_line("CPU:0 [LOST EVENTS]"),
+            Some(Line::Lost {
+                cpu: 0,
+                count: None
+            })
         );
         let (events, lost) =
             parse_trace("# x\nCPU:0 [LOST 5 EVENTS]\n a-1 [000] ..... 1.000001: foo: bar\n");
         assert!(lost);
         assert_eq!(events.len(), 1);
+        let (_, losses) = parse_trace_with_losses(
+            " a-1 [000] ..... 1.000001: foo: bar\nCPU:0 [LOST EVENTS]\n a-1 [000] ..... 1.000009: foo: bar\n",
+        );
+        assert_eq!(losses, [1], "the loss lies between the two events");
         assert_eq!(
             events[0].kind,
             EventKind::Other {

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::error::TraceError;
-use crate::parse::{parse_trace, TraceEvent};
+use crate::parse::{parse_trace, parse_trace_with_losses, TraceEvent};
 use crate::testing::now_ns;
 
 /// Where tracefs is usually mounted, in order of preference.
@@ -84,8 +84,9 @@ pub struct CpuTrace {
     pub events_lost: bool,
     /// How long recording was stopped to read them.
     pub paused_for: Duration,
-    /// Recording was stopped (for an earlier read) during the window asked for, so events of
-    /// that stretch are missing. Only set by [`TraceSession::read_window`].
+    /// Recording was stopped (for an earlier read) during the window asked for, or the
+    /// recording overtook the reader inside it, so events of that stretch are missing. Only set
+    /// by [`TraceSession::read_window`].
     pub window_incomplete: bool,
 }
 
@@ -97,6 +98,10 @@ pub struct TraceSession {
     cpus: Vec<usize>,
     events_enabled: Vec<String>,
     events_missing: Vec<String>,
+    /// The kernel lets the instance's `trace` file be read while recording goes on (the
+    /// instance's `pause-on-trace` option, Linux 5.10 and later, is off): windows are read
+    /// without stopping recording.
+    reads_while_recording: bool,
     /// Recent [stopped, resumed] stretches (CLOCK_MONOTONIC ns), oldest first.
     pauses: Mutex<VecDeque<(u64, u64)>>,
 }
@@ -114,6 +119,7 @@ impl TraceSession {
             cpus: config.cpus.clone(),
             events_enabled: Vec::new(),
             events_missing: Vec::new(),
+            reads_while_recording: false,
             pauses: Mutex::new(VecDeque::with_capacity(PAUSES_KEPT)),
         };
         session.configure(config)?;
@@ -127,6 +133,11 @@ impl TraceSession {
         // Overwrite the oldest events when full: the newest window is the one wanted.
         self.write("options/overwrite", "1")?;
         self.write("tracing_cpumask", &cpumask(&config.cpus))?;
+        // Opening `trace` stops recording while the file is open unless this option is off;
+        // off, the kernel's reader copes with the writer going on and marks where the writer
+        // overtook it (`[LOST EVENTS]`). Kernels before 5.10 have no such option: their reads
+        // stop recording.
+        self.reads_while_recording = self.write("options/pause-on-trace", "0").is_ok();
         for wanted in WANTED_EVENTS {
             let found = self.enable_events(wanted)?;
             if found.is_empty() {
@@ -195,25 +206,16 @@ impl TraceSession {
         self.write("tracing_on", "1")
     }
 
+    /// Whether windows are read while recording goes on (see [`Self::read_windows`]).
+    pub fn reads_while_recording(&self) -> bool {
+        self.reads_while_recording
+    }
+
     /// Stops recording, reads and parses everything the buffer of `cpu` holds, and resumes.
-    /// Recording resumes even when reading fails.
+    /// Recording resumes even when reading fails. For a reader that takes the whole buffer
+    /// (at the end of a run): stopped, the recording cannot overtake the read.
     pub fn read_cpu(&self, cpu: usize) -> Result<CpuTrace, TraceError> {
-        if !self.cpus.contains(&cpu) {
-            return Err(TraceError::CpuNotTraced {
-                cpu,
-                traced: self.cpus.clone(),
-            });
-        }
-        let started = Instant::now();
-        let stopped_ns = now_ns();
-        self.pause()?;
-        let path = self.dir.join(format!("per_cpu/cpu{cpu}/trace"));
-        let text = fs::read_to_string(&path);
-        let resumed = self.resume();
-        let paused_for = started.elapsed();
-        self.remember_pause(stopped_ns, now_ns());
-        let text = text.map_err(|source| TraceError::Io { path, source })?;
-        resumed?;
+        let (text, paused_for) = self.read_text(cpu, true)?;
         let (events, events_lost) = parse_trace(&text);
         Ok(CpuTrace {
             cpu,
@@ -222,6 +224,33 @@ impl TraceSession {
             paused_for,
             window_incomplete: false,
         })
+    }
+
+    /// The text of `cpu`'s buffer; recording stopped for the read when `pause`. Returns how
+    /// long recording was stopped (zero when it was not).
+    fn read_text(&self, cpu: usize, pause: bool) -> Result<(String, Duration), TraceError> {
+        if !self.cpus.contains(&cpu) {
+            return Err(TraceError::CpuNotTraced {
+                cpu,
+                traced: self.cpus.clone(),
+            });
+        }
+        let path = self.dir.join(format!("per_cpu/cpu{cpu}/trace"));
+        if !pause {
+            let text =
+                fs::read_to_string(&path).map_err(|source| TraceError::Io { path, source })?;
+            return Ok((text, Duration::ZERO));
+        }
+        let started = Instant::now();
+        let stopped_ns = now_ns();
+        self.pause()?;
+        let text = fs::read_to_string(&path);
+        let resumed = self.resume();
+        let paused_for = started.elapsed();
+        self.remember_pause(stopped_ns, now_ns());
+        let text = text.map_err(|source| TraceError::Io { path, source })?;
+        resumed?;
+        Ok((text, paused_for))
     }
 
     fn remember_pause(&self, stopped_ns: u64, resumed_ns: u64) {
@@ -233,13 +262,14 @@ impl TraceSession {
         pauses.push_back((stopped_ns, resumed_ns));
     }
 
-    fn paused_during(&self, from_ns: u64, to_ns: u64) -> bool {
+    /// Whether an earlier read stopped recording within [from_ns, to_ns]; `reading_paused`:
+    /// the last pause remembered is the read in progress, which began after the window.
+    fn paused_during(&self, from_ns: u64, to_ns: u64, reading_paused: bool) -> bool {
         let pauses = self.pauses.lock().unwrap_or_else(|e| e.into_inner());
-        // The last pause is the read in progress, which began after the window.
         pauses
             .iter()
             .rev()
-            .skip(1)
+            .skip(usize::from(reading_paused))
             .any(|&(stopped, resumed)| stopped <= to_ns && resumed >= from_ns)
     }
 
@@ -254,24 +284,36 @@ impl TraceSession {
         Ok(windows.remove(0))
     }
 
-    /// Reads `cpu` once (one stop of recording) and returns the events of each window
-    /// [from_ns, to_ns]: spikes that came close together cost one read.
+    /// Reads `cpu` once and returns the events of each window [from_ns, to_ns]: spikes that
+    /// came close together cost one read. Recording goes on during the read where the kernel
+    /// allows it ([`Self::reads_while_recording`]), else it stops for the read. A window is
+    /// incomplete when an earlier read stopped recording inside it, and its events are lost
+    /// when the buffer reports lost events inside it (a writer that overtook the reader).
     pub fn read_windows(
         &self,
         cpu: usize,
         windows: &[(u64, u64)],
     ) -> Result<Vec<CpuTrace>, TraceError> {
-        let trace = self.read_cpu(cpu)?;
+        let (text, paused_for) = self.read_text(cpu, !self.reads_while_recording)?;
+        let (events, losses) = parse_trace_with_losses(&text);
+        // Where events were lost, as CLOCK_MONOTONIC stretches between the neighbouring events.
+        let gaps: Vec<(u64, u64)> = losses
+            .iter()
+            .map(|&i| {
+                let before = i.checked_sub(1).map_or(0, |b| events[b].ts_ns);
+                let after = events.get(i).map_or(u64::MAX, |e| e.ts_ns);
+                (before, after)
+            })
+            .collect();
         // One CPU's buffer is read in time order; two binary searches find a window then.
-        let sorted = trace.events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns);
+        let sorted = events.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns);
         let window = |from_ns: u64, to_ns: u64| -> Vec<TraceEvent> {
             if sorted {
-                let first = trace.events.partition_point(|e| e.ts_ns < from_ns);
-                let end = trace.events.partition_point(|e| e.ts_ns <= to_ns);
-                trace.events[first..end.max(first)].to_vec()
+                let first = events.partition_point(|e| e.ts_ns < from_ns);
+                let end = events.partition_point(|e| e.ts_ns <= to_ns);
+                events[first..end.max(first)].to_vec()
             } else {
-                trace
-                    .events
+                events
                     .iter()
                     .filter(|e| e.ts_ns >= from_ns && e.ts_ns <= to_ns)
                     .cloned()
@@ -283,9 +325,11 @@ impl TraceSession {
             .map(|&(from_ns, to_ns)| CpuTrace {
                 cpu,
                 events: window(from_ns, to_ns),
-                events_lost: trace.events_lost,
-                paused_for: trace.paused_for,
-                window_incomplete: self.paused_during(from_ns, to_ns),
+                events_lost: gaps
+                    .iter()
+                    .any(|&(before, after)| before <= to_ns && after >= from_ns),
+                paused_for,
+                window_incomplete: self.paused_during(from_ns, to_ns, !paused_for.is_zero()),
             })
             .collect())
     }

@@ -34,6 +34,7 @@ const GLOBAL_FILES: &[&str] = &[
     "saved_cmdlines_size",
     "buffer_percent",
     "options/overwrite",
+    "options/pause-on-trace",
     "events/enable",
     "events/sched/enable",
     "events/sched/sched_switch/enable",

@@ -134,6 +134,49 @@ fn session_records_the_measured_cpu_with_the_monotonic_clock() {
     );
 }
 
+/// Reads during measuring do not stop recording (kernels with the `pause-on-trace` option):
+/// a sleeper waking every millisecond while windows are read back to back has every wake-up
+/// recorded, none lost to a read. A reader that stopped recording would lose the wake-ups
+/// that fell inside its 1.6–5 ms reads, most of them here.
+#[test]
+fn windows_are_read_while_recording_goes_on() {
+    let _turn = one_at_a_time();
+    let Some(session) = session() else { return };
+    if !session.reads_while_recording() {
+        eprintln!("skipped: this kernel has no pause-on-trace option; its reads stop recording");
+        return;
+    }
+    let cpu = test_cpu();
+    let before = now_ns();
+    let sleeper = std::thread::spawn(move || {
+        pin_fifo(cpu, 95).expect("FIFO 95");
+        periodic_sleeper(1_000_000, 200, u64::MAX, |_| {});
+        rtgauge_trace::testing::thread_id()
+    });
+    let mut reads = 0;
+    while !sleeper.is_finished() {
+        let trace = session.read_window(cpu, before, now_ns()).unwrap();
+        assert!(trace.paused_for.is_zero(), "a read stopped recording");
+        reads += 1;
+    }
+    let pid = sleeper.join().unwrap();
+    let trace = session.read_window(cpu, before, now_ns()).unwrap();
+    let wakeups = trace
+        .events
+        .iter()
+        .filter(|e| matches!(&e.kind, EventKind::Wakeup { task, .. } if task.pid == pid))
+        .count();
+    eprintln!("{reads} reads during 200 wake-ups; {wakeups} wake-ups recorded");
+    assert!(reads >= 5, "only {reads} reads overlapped the sleeper");
+    assert!(
+        wakeups >= 190 && !trace.window_incomplete,
+        "{wakeups} of 200 wake-ups recorded while {reads} reads went on (lost: {}, incomplete: {})",
+        trace.events_lost,
+        trace.window_incomplete
+    );
+    assert_eq!(read(&session.instance_dir().join("tracing_on")).trim(), "1");
+}
+
 #[test]
 fn dropping_the_session_removes_its_instance() {
     let _turn = one_at_a_time();
