@@ -21,7 +21,8 @@ use crate::testing::now_ns;
 pub const TRACEFS_PATHS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// Prefix of rtgauge's instance names.
 pub const INSTANCE_PREFIX: &str = "rtgauge-";
-/// Default ring buffer per CPU. Reading stops recording (every CPU of the instance) for a time
+/// Default ring buffer per CPU. On kernels before 5.10 (no `pause-on-trace` option), and at the
+/// end of a run, reading stops recording (every CPU of the instance) for a time
 /// proportional to what the buffer holds (about 1.4 ms for 64 KiB, 5 ms for 256 KiB, 20 ms
 /// for 1 MiB on the development machine), and a spike during a stop has no events to explain
 /// it: 128 KiB halved such windows against 256 KiB and still holds 120 ms of a CPU busy with
@@ -80,13 +81,13 @@ impl TraceConfig {
 pub struct CpuTrace {
     pub cpu: usize,
     pub events: Vec<TraceEvent>,
-    /// The ring buffer overwrote events before they were read.
+    /// The ring buffer overwrote events before they were read (for a window read by
+    /// [`TraceSession::read_window`]: inside that window).
     pub events_lost: bool,
     /// How long recording was stopped to read them.
     pub paused_for: Duration,
-    /// Recording was stopped (for an earlier read) during the window asked for, or the
-    /// recording overtook the reader inside it, so events of that stretch are missing. Only set
-    /// by [`TraceSession::read_window`].
+    /// Recording was stopped (for an earlier read) during the window asked for, so events of
+    /// that stretch are missing. Only set by [`TraceSession::read_window`].
     pub window_incomplete: bool,
 }
 

@@ -310,7 +310,7 @@ fn named_gpio_lines_that_do_not_exist_fail_with_the_chips_here() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(
-        stderr.contains("/dev/gpiochip-none:1") && stderr.contains("GPIO chips here"),
+        stderr.contains("/dev/gpiochip-none:2") && stderr.contains("GPIO chips here"),
         "{stderr}"
     );
 }

@@ -153,15 +153,10 @@ const _: () = assert!(GPIO_V2_LINE_SET_VALUES_IOCTL == 0xC010_B40F);
 /// What a gpio-sim `pull` attribute is written to set the line low (0) or high (1).
 const PULL: [&[u8]; 2] = [b"pull-down", b"pull-up"];
 
-/// A simulated line's pull attribute, opened for writing.
-struct SimulatedPull {
-    fd: OwnedFd,
-    path: String,
-}
-
 /// The sysfs `pull` attribute of `line` when its chip is a simulated one (gpio-sim puts a
-/// `sim_gpioN` group beside each line of its chips), and the line's level now.
-fn simulated_pull(probe: &'static str, line: &LineName) -> Result<(SimulatedPull, u64), Open> {
+/// `sim_gpioN` group beside each line of its chips): opened for writing, its path, and the
+/// line's level now.
+fn simulated_pull(probe: &'static str, line: &LineName) -> Result<(OwnedFd, String, u64), Open> {
     let chip = line.chip.rsplit('/').next().unwrap_or(&line.chip);
     let path = format!("/sys/bus/gpio/devices/{chip}/sim_gpio{}/pull", line.offset);
     let not_simulated = || {
@@ -186,13 +181,7 @@ fn simulated_pull(probe: &'static str, line: &LineName) -> Result<(SimulatedPull
                 e,
             ))
         })?;
-    Ok((
-        SimulatedPull {
-            fd: file.into(),
-            path,
-        },
-        level,
-    ))
+    Ok((file.into(), path, level))
 }
 
 /// How long the wiring check waits for the edge of its test toggle.
@@ -291,16 +280,7 @@ impl Wire {
             }));
         };
         let in_line = &lines.input;
-        let (drive, out_name, level) = match &lines.output {
-            Some(out_line) => {
-                let output = request(probe, out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
-                (Drive::Line(output), out_line.to_string(), 0)
-            }
-            None => {
-                let (pull, level) = simulated_pull(probe, in_line)?;
-                (Drive::SimulatedPull(pull.fd), pull.path, level)
-            }
-        };
+        // The input first: a chip that does not exist is reported as such, with the chips here.
         let input = request(
             probe,
             in_line,
@@ -309,6 +289,16 @@ impl Wire {
                 | GPIO_V2_LINE_FLAG_EDGE_FALLING,
             "input with edge events",
         )?;
+        let (drive, out_name, level) = match &lines.output {
+            Some(out_line) => {
+                let output = request(probe, out_line, GPIO_V2_LINE_FLAG_OUTPUT, "output")?;
+                (Drive::Line(output), out_line.to_string(), 0)
+            }
+            None => {
+                let (pull, path, level) = simulated_pull(probe, in_line)?;
+                (Drive::SimulatedPull(pull), path, level)
+            }
+        };
         // SAFETY: plain syscall; the descriptor is owned below.
         let quit = cvt(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC) } as isize)
             .map_err(|e| Open::Fail(os_error(probe, "eventfd", e)))?;
@@ -324,11 +314,6 @@ impl Wire {
         };
         wire.check()?;
         Ok(wire)
-    }
-
-    /// Whether the edges come from a simulated chip's pull attribute rather than a wire.
-    pub fn is_simulated(&self) -> bool {
-        matches!(self.drive, Drive::SimulatedPull(_))
     }
 
     /// What to check when no edge arrives, in words.
@@ -349,7 +334,7 @@ impl Wire {
     /// words, instead of as a timeout later. Drains the events so measuring starts clean.
     fn check(&self) -> Result<(), Open> {
         self.toggle()
-            .map_err(|e| Open::Fail(os_error(self.probe, "setting the GPIO output", e)))?;
+            .map_err(|e| Open::Fail(os_error(self.probe, "driving the GPIO line", e)))?;
         if !self.poll_input(WIRE_CHECK_MS) {
             return Err(Open::Fail(invalid(
                 self.probe,
@@ -483,6 +468,28 @@ mod tests {
                 assert!(e.starts_with("probe some-probe: "), "{e}");
                 assert!(e.contains("GPIO chips here"), "{e}");
                 assert!(e.contains("gpiochip-does-not-exist:3"), "{e}");
+            }
+            _ => panic!("expected a failure"),
+        }
+    }
+
+    #[test]
+    fn an_input_line_alone_on_a_chip_that_is_not_simulated_says_what_to_name() {
+        let line = LineName {
+            chip: "/dev/gpiochip-real".into(),
+            offset: 4,
+        };
+        match simulated_pull("some-probe", &line) {
+            Err(Open::Fail(e)) => {
+                let e = e.to_string();
+                assert!(
+                    e.contains("simulated chip") && e.contains("gpio-out="),
+                    "{e}"
+                );
+                assert!(
+                    e.contains("/sys/bus/gpio/devices/gpiochip-real/sim_gpio4/pull"),
+                    "{e}"
+                );
             }
             _ => panic!("expected a failure"),
         }
