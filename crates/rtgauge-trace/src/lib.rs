@@ -26,7 +26,7 @@
 //! drop(session); // removes the instance
 //! # Ok(()) }
 //! ```
-//! On Linux 5.10 and later, windows are read while recording goes on (the instance's
+//! On Linux 5.7 and later, windows are read while recording goes on (the instance's
 //! `pause-on-trace` option is turned off); where the writer overtakes the reader, the kernel
 //! marks the loss and windows that span it say their events were lost. On older kernels reading
 //! stops the instance's recording for the time it takes (between 1.6 and 5 ms with the default

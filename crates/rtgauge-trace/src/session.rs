@@ -21,7 +21,7 @@ use crate::testing::now_ns;
 pub const TRACEFS_PATHS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// Prefix of rtgauge's instance names.
 pub const INSTANCE_PREFIX: &str = "rtgauge-";
-/// Default ring buffer per CPU. On kernels before 5.10 (no `pause-on-trace` option), and at the
+/// Default ring buffer per CPU. On kernels before 5.7 (no `pause-on-trace` option), and at the
 /// end of a run, reading stops recording (every CPU of the instance) for a time
 /// proportional to what the buffer holds (about 1.4 ms for 64 KiB, 5 ms for 256 KiB, 20 ms
 /// for 1 MiB on the development machine), and a spike during a stop has no events to explain
@@ -100,7 +100,7 @@ pub struct TraceSession {
     events_enabled: Vec<String>,
     events_missing: Vec<String>,
     /// The kernel lets the instance's `trace` file be read while recording goes on (the
-    /// instance's `pause-on-trace` option, Linux 5.10 and later, is off): windows are read
+    /// instance's `pause-on-trace` option, Linux 5.7 and later, is off): windows are read
     /// without stopping recording.
     reads_while_recording: bool,
     /// Recent [stopped, resumed] stretches (CLOCK_MONOTONIC ns), oldest first.
@@ -136,7 +136,7 @@ impl TraceSession {
         self.write("tracing_cpumask", &cpumask(&config.cpus))?;
         // Opening `trace` stops recording while the file is open unless this option is off;
         // off, the kernel's reader copes with the writer going on and marks where the writer
-        // overtook it (`[LOST EVENTS]`). Kernels before 5.10 have no such option: their reads
+        // overtook it (`[LOST EVENTS]`). Kernels before 5.7 have no such option: their reads
         // stop recording.
         self.reads_while_recording = self.write("options/pause-on-trace", "0").is_ok();
         for wanted in WANTED_EVENTS {
