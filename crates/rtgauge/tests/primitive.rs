@@ -52,6 +52,28 @@ fn batched_per_op_median(s: &Value) -> f64 {
 #[test]
 fn primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
     let _turn = exclusive();
+    // Two medians of the same call timed separately on a shared VM can drift apart for a
+    // whole run (a CI rehearsal once saw eventfd_write at 451 against 622 ns in normal mode):
+    // up to three runs, each printed; the checks that do not depend on timing hold in every one.
+    let mut failures = Vec::new();
+    for attempt in 1..=3 {
+        match per_call_and_batched_run() {
+            Ok(()) => return,
+            Err(why) => {
+                println!("attempt {attempt}: {why}");
+                failures.push(why);
+            }
+        }
+    }
+    panic!(
+        "per-call and batched medians disagreed in three runs:\n{}",
+        failures.join("\n")
+    );
+}
+
+/// One run of the per-call/batched comparison: panics on what must hold whatever the timing,
+/// returns the timing disagreements.
+fn per_call_and_batched_run() -> Result<(), String> {
     // Mid-cost system calls whose work does not depend on how calls follow each other (unlike
     // a pipe write, which appends to a partly filled page when batched), plus sem_post, the
     // cheapest call, for the subtraction check. 3 units x 2 methods: 0.5 s per method.
@@ -62,6 +84,7 @@ fn primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
     let cal = &doc["calibration"];
     let cost = u(&cal["read_cost_median_ns"]);
     let cost_min = u(&cal["read_cost_min_ns"]);
+    let mut disagreements = Vec::new();
     for mode in ["normal", "rt"] {
         let run = runs_of(&doc, mode);
         for s in run["series"].as_array().unwrap() {
@@ -83,23 +106,28 @@ fn primitive_per_call_and_batched_agree_within_the_clock_read_cost() {
             // size, or a batch total recorded as if it were one call, is off by at least half
             // the call's time and fails.
             let tolerance = cost as f64 + 0.2 * batched;
-            assert!(
-                (per_call - batched).abs() <= tolerance,
-                "{mode} {name}: per-call median {per_call} ns vs batched {batched:.1} ns per call: differ by more than the clock cost {cost} ns + 20 %"
-            );
+            if (per_call - batched).abs() > tolerance {
+                disagreements.push(format!(
+                    "{mode} {name}: per-call median {per_call} ns vs batched {batched:.1} ns per call: differ by more than the clock cost {cost} ns + 20 %"
+                ));
+            }
         }
         // Without the subtraction every per-call sample would contain a whole clock read, so
         // none could be shorter than the shortest back-to-back read pair of the calibration;
         // with it, a call much cheaper than a clock read (sem_post, an atomic add) has samples
         // below that.
         let post = series(run, "sem_post", "per-call", None);
-        if cost_min > 0 {
-            assert!(
-                u(&post["stats"]["min_ns"]) < cost_min,
+        if cost_min > 0 && u(&post["stats"]["min_ns"]) >= cost_min {
+            disagreements.push(format!(
                 "{mode}: per-call sem_post never below the clock read cost {cost_min} ns: was it subtracted? {}",
                 post["stats"]
-            );
+            ));
         }
+    }
+    if disagreements.is_empty() {
+        Ok(())
+    } else {
+        Err(disagreements.join("; "))
     }
 }
 
