@@ -70,6 +70,14 @@ set -euo pipefail
 
 die() { echo "run-guest.sh: $*" >&2; exit 1; }
 log() { echo "run-guest.sh: $*" >&2; }
+# The cached .deb of PACKAGE at exactly VERSION, or nothing.
+cached_deb() { # PACKAGE VERSION
+  local f
+  for f in "$cache/debs/${1}_"*"_amd64.deb"; do
+    [[ -f $f && $(dpkg-deb -f "$f" Version) == "$2" ]] && { echo "$f"; return; }
+  done
+  return 0
+}
 
 [[ $# -eq 3 ]] || die "usage: $0 KERNEL_FLAVOUR RTGAUGE_BIN OUTDIR"
 flavour=$1
@@ -178,15 +186,13 @@ kdir="$cache/kernels/${pkg}_${version}"
   flock 9
   if [[ ! -f $kdir/vmlinuz ]]; then
     debdir="$cache/debs"
-    deb=$(ls "$debdir/${pkg}_"*"_amd64.deb" 2>/dev/null | while read -r f; do
-      [[ $(dpkg-deb -f "$f" Version) == "$version" ]] && echo "$f"; done | head -n1 || true)
+    deb=$(cached_deb "$pkg" "$version")
     if [[ -z $deb ]]; then
       log "downloading $pkg $version"
       t0=$(date +%s)
       (cd "$debdir" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "$pkg=$version" >&2) ||
         die "apt-get download $pkg=$version failed"
-      deb=$(ls "$debdir/${pkg}_"*"_amd64.deb" | while read -r f; do
-        [[ $(dpkg-deb -f "$f" Version) == "$version" ]] && echo "$f"; done | head -n1)
+      deb=$(cached_deb "$pkg" "$version")
       [[ -n $deb ]] || die "apt-get download produced no .deb for $pkg $version"
       log "downloaded $(basename "$deb") in $(($(date +%s) - t0)) s"
     fi
@@ -220,12 +226,12 @@ fi
 
 modules=()
 if [[ ${RTGAUGE_QEMU_GPIO_SIM:-0} == 1 ]]; then
-  image_deb=$(ls "$cache/debs/${pkg}_"*"_amd64.deb" 2>/dev/null | while read -r f; do
-    [[ $(dpkg-deb -f "$f" Version) == "$version" ]] && echo "$f"; done | head -n1 || true)
+  image_deb=$(cached_deb "$pkg" "$version")
   [[ -n $image_deb ]] || die "RTGAUGE_QEMU_GPIO_SIM: the .deb of $pkg $version is not in $cache/debs"
-  mapfile -t modules < <(
-    flock "$cache/kernels/.lock-$pkg" bash "$(dirname "$0")/gpio-sim-module.sh" "$pkg" "$version" "$image_deb" "$kdir/gpio-sim"
-  ) || die "no gpio-sim module for $pkg $version"
+  # Captured first: a failing build stops the script here (a process substitution's would not).
+  module_list=$(flock "$cache/kernels/.lock-$pkg" bash "$(dirname "$0")/gpio-sim-module.sh" \
+    "$pkg" "$version" "$image_deb" "$kdir/gpio-sim") || die "no gpio-sim module for $pkg $version"
+  mapfile -t modules <<<"$module_list"
   log "modules: ${modules[*]##*/}"
 fi
 
@@ -276,14 +282,12 @@ fetch_package() { # PACKAGE -> prints the extraction directory
   (
     flock 9
     [[ -d $dir ]] && exit 0
-    deb=$(ls "$cache/debs/${pkg}_"*"_amd64.deb" 2>/dev/null | while read -r f; do
-      [[ $(dpkg-deb -f "$f" Version) == "$version" ]] && echo "$f"; done | head -n1 || true)
+    deb=$(cached_deb "$pkg" "$version")
     if [[ -z $deb ]]; then
       log "downloading $pkg $version"
       (cd "$cache/debs" && apt-get download -q -o APT::Sandbox::User="$(id -un)" "$pkg=$version" >&2) ||
         die "apt-get download $pkg=$version failed"
-      deb=$(ls "$cache/debs/${pkg}_"*"_amd64.deb" | while read -r f; do
-        [[ $(dpkg-deb -f "$f" Version) == "$version" ]] && echo "$f"; done | head -n1)
+      deb=$(cached_deb "$pkg" "$version")
     fi
     tmp=$(mktemp -d "$cache/packages/.extract.XXXXXX")
     dpkg-deb -x "$deb" "$tmp"

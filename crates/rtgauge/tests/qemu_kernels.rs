@@ -418,8 +418,9 @@ fn check_traced_cyclic(guest: &Guest) {
 /// The response probe's GPIO source on a simulated chip: the trigger drives the input line
 /// through gpio-sim's sysfs `pull` attribute, the edge goes through the kernel's interrupt
 /// simulator and the GPIO character device's edge detection (kernel timestamp) to the handler.
-/// Every event is answered, the kernel's timestamp falls between trigger and handler, and a
-/// 1-ms busy section inserted in the handler shows in full.
+/// Every event is answered with one kernel timestamp, the part from that timestamp to the
+/// handler stays below the whole at both ends, and a 1-ms busy section inserted in the handler
+/// shows in full.
 fn check_gpio_sim(guest: &Guest) {
     let f = guest.flavour;
     let section = |name: &str| {
