@@ -10,7 +10,10 @@
 //! finishing at once both land; each run is written in one transaction, so a process killed
 //! mid-write leaves either the whole run or nothing.
 
+mod monitor;
 mod schema;
+
+pub use monitor::{MonitorInterval, MonitorRow, MonitorRun, MonitorTotals, MONITOR_FOLD_AFTER_NS};
 
 use rtgauge_result::{ProbeStatus, RunResult};
 use rusqlite::{params, Connection, OptionalExtension};
@@ -70,32 +73,6 @@ pub fn default_path() -> Option<PathBuf> {
         })?;
     Some(data.join("rtgauge").join("history.sqlite"))
 }
-
-/// One interval of `rtgauge monitor` on one CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MonitorInterval {
-    pub cpu: usize,
-    pub start_unix_ns: u64,
-    pub width_ns: u64,
-    pub max_ns: u64,
-    pub samples: u64,
-    pub overruns: u64,
-}
-
-/// The all-time figures of one CPU over every stored monitor interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct MonitorTotals {
-    pub cpu: usize,
-    pub intervals: u64,
-    pub max_ns: u64,
-    pub samples: u64,
-    pub overruns: u64,
-}
-
-/// Intervals older than this are folded into day-wide ones, so the table stays small however
-/// long a monitor runs (a year of 5-minute intervals is about 100 000 rows per CPU).
-pub const MONITOR_FOLD_AFTER_NS: u64 = 30 * 86_400 * 1_000_000_000;
-const DAY_NS: u64 = 86_400 * 1_000_000_000;
 
 /// One stored run as `history` lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -210,116 +187,6 @@ impl Store {
 
     pub fn path(&self) -> &Path {
         &self.path
-    }
-
-    /// Keeps one finished monitor interval (replacing one with the same start).
-    pub fn monitor_record(
-        &mut self,
-        host: &str,
-        probe: &str,
-        interval: &MonitorInterval,
-    ) -> Result<(), StoreError> {
-        self.conn
-            .execute(
-                "INSERT OR REPLACE INTO monitor_intervals
-                 (host, probe, cpu, start_unix_ns, width_ns, max_ns, samples, overruns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                params![
-                    host,
-                    probe,
-                    interval.cpu as i64,
-                    interval.start_unix_ns as i64,
-                    interval.width_ns as i64,
-                    interval.max_ns as i64,
-                    interval.samples as i64,
-                    interval.overruns as i64
-                ],
-            )
-            .map_err(Store::classify_for(&self.path))?;
-        Ok(())
-    }
-
-    /// The all-time figures per CPU of `host`'s monitor, in CPU order.
-    pub fn monitor_totals(
-        &self,
-        host: &str,
-        probe: &str,
-    ) -> Result<Vec<MonitorTotals>, StoreError> {
-        self.unsigned_rows(
-            "SELECT cpu, COUNT(*), MAX(max_ns), SUM(samples), SUM(overruns)
-             FROM monitor_intervals WHERE host = ?1 AND probe = ?2 GROUP BY cpu ORDER BY cpu",
-            params![host, probe],
-            |[cpu, intervals, max_ns, samples, overruns]| MonitorTotals {
-                cpu: cpu as usize,
-                intervals,
-                max_ns,
-                samples,
-                overruns,
-            },
-        )
-    }
-
-    /// `host`'s monitor intervals on `cpu`, oldest first.
-    pub fn monitor_intervals(
-        &self,
-        host: &str,
-        probe: &str,
-        cpu: usize,
-    ) -> Result<Vec<MonitorInterval>, StoreError> {
-        self.unsigned_rows(
-            "SELECT start_unix_ns, width_ns, max_ns, samples, overruns FROM monitor_intervals
-             WHERE host = ?1 AND probe = ?2 AND cpu = ?3 ORDER BY start_unix_ns",
-            params![host, probe, cpu as i64],
-            |[start_unix_ns, width_ns, max_ns, samples, overruns]| MonitorInterval {
-                cpu,
-                start_unix_ns,
-                width_ns,
-                max_ns,
-                samples,
-                overruns,
-            },
-        )
-    }
-
-    /// Folds `host`'s monitor intervals that started before `before_unix_ns` into one row
-    /// per CPU and UTC day (maximum of the maxima, sums of the counts), in one transaction.
-    pub fn monitor_fold(&mut self, host: &str, before_unix_ns: u64) -> Result<(), StoreError> {
-        let classify = Store::classify_for(&self.path);
-        let tx = self.conn.transaction().map_err(&classify)?;
-        tx.execute_batch(
-            "CREATE TEMP TABLE IF NOT EXISTS monitor_fold AS SELECT * FROM monitor_intervals WHERE 0;
-             DELETE FROM monitor_fold;",
-        )
-        .map_err(&classify)?;
-        tx.execute(
-            "INSERT INTO monitor_fold
-             SELECT host, probe, cpu, (start_unix_ns / ?3) * ?3, ?3, MAX(max_ns), SUM(samples), SUM(overruns)
-             FROM monitor_intervals
-             WHERE host = ?1 AND start_unix_ns < ?2 AND width_ns < ?3
-             GROUP BY host, probe, cpu, start_unix_ns / ?3",
-            params![host, before_unix_ns as i64, DAY_NS as i64],
-        )
-        .map_err(&classify)?;
-        tx.execute(
-            "DELETE FROM monitor_intervals WHERE host = ?1 AND start_unix_ns < ?2 AND width_ns < ?3",
-            params![host, before_unix_ns as i64, DAY_NS as i64],
-        )
-        .map_err(&classify)?;
-        // A day folded earlier may already hold a row: merge into it.
-        tx.execute_batch(
-            "INSERT INTO monitor_intervals
-             SELECT f.host, f.probe, f.cpu, f.start_unix_ns, f.width_ns,
-                    MAX(f.max_ns, COALESCE(m.max_ns, 0)),
-                    f.samples + COALESCE(m.samples, 0), f.overruns + COALESCE(m.overruns, 0)
-             FROM monitor_fold f LEFT JOIN monitor_intervals m
-               ON m.host = f.host AND m.probe = f.probe AND m.cpu = f.cpu AND m.start_unix_ns = f.start_unix_ns
-             WHERE 1
-             ON CONFLICT (host, probe, cpu, start_unix_ns) DO UPDATE SET
-               max_ns = excluded.max_ns, samples = excluded.samples, overruns = excluded.overruns;
-             DELETE FROM monitor_fold;",
-        )
-        .map_err(&classify)?;
-        tx.commit().map_err(classify)
     }
 
     /// Stores a result document; returns its ID. `origin` says where it came from (`run`,
@@ -721,76 +588,4 @@ pub fn machine_key(result: &RunResult) -> String {
         hash = hash.wrapping_mul(0x0100_0000_01b3);
     }
     format!("{hash:016x}")
-}
-
-#[cfg(test)]
-mod monitor_tests {
-    use super::*;
-
-    fn interval(cpu: usize, start: u64, max: u64) -> MonitorInterval {
-        MonitorInterval {
-            cpu,
-            start_unix_ns: start,
-            width_ns: 300_000_000_000,
-            max_ns: max,
-            samples: 1000,
-            overruns: 1,
-        }
-    }
-
-    #[test]
-    fn monitor_totals_survive_reopening_and_folding_keeps_them() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("h.sqlite");
-        let mut store = Store::open(&path).unwrap();
-        for (i, max) in [40_000, 90_000, 20_000].into_iter().enumerate() {
-            let start = DAY_NS + i as u64 * 300_000_000_000;
-            store
-                .monitor_record("a", "cyclic", &interval(0, start, max))
-                .unwrap();
-        }
-        store
-            .monitor_record("a", "cyclic", &interval(1, DAY_NS, 7))
-            .unwrap();
-        store
-            .monitor_record("b", "cyclic", &interval(0, DAY_NS, 999_999))
-            .unwrap();
-        drop(store);
-        let mut store = Store::open(&path).unwrap();
-        // Every column read back into its own field.
-        assert_eq!(
-            store.monitor_intervals("a", "cyclic", 1).unwrap(),
-            [interval(1, DAY_NS, 7)]
-        );
-        let totals = store.monitor_totals("a", "cyclic").unwrap();
-        assert_eq!(totals.len(), 2);
-        assert_eq!(
-            totals[1],
-            MonitorTotals {
-                cpu: 1,
-                intervals: 1,
-                max_ns: 7,
-                samples: 1000,
-                overruns: 1
-            }
-        );
-        assert_eq!(totals[0].max_ns, 90_000);
-        assert_eq!(totals[0].samples, 3000);
-        assert_eq!(totals[0].intervals, 3);
-        store.monitor_fold("a", 3 * DAY_NS).unwrap();
-        // Folding again changes nothing: day rows are not folded twice.
-        store.monitor_fold("a", 3 * DAY_NS).unwrap();
-        let folded = store.monitor_totals("a", "cyclic").unwrap();
-        assert_eq!(folded[0].intervals, 1);
-        assert_eq!(
-            (folded[0].max_ns, folded[0].samples, folded[0].overruns),
-            (90_000, 3000, 3)
-        );
-        assert_eq!(
-            store.monitor_intervals("a", "cyclic", 0).unwrap()[0].width_ns,
-            DAY_NS
-        );
-        // Another host's rows are untouched.
-        assert_eq!(store.monitor_totals("b", "cyclic").unwrap()[0].intervals, 1);
-    }
 }

@@ -801,6 +801,11 @@ pub struct HistoryArgs {
     #[arg(short = 'n', long, value_name = "N")]
     pub limit: Option<usize>,
 
+    /// The monitors' intervals instead of the runs (`rtgauge monitor`): each interval's
+    /// maximum, samples and overruns per CPU, the newest 50 (or -n N), oldest first.
+    #[arg(long, conflicts_with_all = ["probe", "kernel", "status"])]
+    pub monitor: bool,
+
     #[command(flatten)]
     pub store: StoreArgs,
 }

@@ -384,64 +384,273 @@ fn prometheus_agrees_with_the_final_document_and_the_maximum_survives_restarts()
     let restored =
         gauge(&after, "rtgauge_interval_max_alltime_seconds").expect("all-time max after restart");
     assert_eq!(restored, doc_max, "all-time maximum after the restart");
-    let before_kill = counted;
-    // Killed without warning (SIGKILL): what was kept in finished intervals survives.
+    // Killed without warning (SIGKILL): what was kept survives, the interval being filled
+    // included (it was written at the last scrape), and the counter goes on from at least
+    // the last value exported.
     std::thread::sleep(Duration::from_millis(4500));
     let (_, last) = get(port, "/metrics", "*/*").unwrap();
     let kept = gauge(&last, "rtgauge_interval_max_alltime_seconds").unwrap();
+    let exported = gauge(&last, "rtgauge_samples_total").unwrap();
     second.0.kill().unwrap();
     second.0.wait().unwrap();
     let mut third = start_monitor(port, &store, &output, None);
     let (_, again) = get(port, "/metrics", "*/*").unwrap();
-    assert_eq!(
-        gauge(&again, "rtgauge_interval_max_alltime_seconds"),
-        Some(kept)
-    );
-    let samples_again = again
-        .lines()
-        .find_map(|l| l.strip_prefix("rtgauge_samples_total{cpu=\"1\"} "))
-        .unwrap()
-        .parse::<f64>()
-        .unwrap();
+    let alltime_again = gauge(&again, "rtgauge_interval_max_alltime_seconds").unwrap();
+    assert!(alltime_again >= kept, "{alltime_again} < {kept}");
+    let samples_again = gauge(&again, "rtgauge_samples_total").unwrap();
     assert!(
-        samples_again >= before_kill,
-        "samples_total went back: {samples_again} < {before_kill}"
+        samples_again >= exported,
+        "samples_total went back: {samples_again} < {exported}"
     );
     assert!(sigterm(&mut third).success());
 }
 
+/// The raw values of `series` Prometheus holds over the last `window`, oldest first.
+fn raw_values(prom_port: u16, series: &str, window: &str) -> Vec<f64> {
+    let answer = query(prom_port, &format!("{series}[{window}]"));
+    assert_eq!(answer["status"], "success", "{answer}");
+    answer["data"]["result"][0]["values"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no values of {series}: {answer}"))
+        .iter()
+        .map(|v| v[1].as_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+/// A monitor killed without warning (SIGKILL) and started again on the same history, scraped
+/// by a real Prometheus throughout: the counters never go back, so Prometheus sees no reset,
+/// and its `increase()` over the restart is the number of samples the two processes measured
+/// (as their own histograms, which do start again from zero, counted them at each scrape).
 #[test]
-fn a_port_in_use_or_an_unusable_textfile_directory_fails_at_once_in_one_line() {
+fn after_a_sigkill_and_a_restart_prometheus_counts_the_samples_measured_and_no_reset() {
+    let _turn = common::exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("h.sqlite"), dir.path().join("final.json"));
+    let port = free_port();
+    let mut first = start_monitor(port, &store, &output, None);
+    let (_prometheus, prom_port) = start_prometheus(dir.path(), &[port], &[]);
+    let scrapes = |q: &str| {
+        let a = query(prom_port, &format!("count_over_time({q}[10m])"));
+        a["data"]["result"][0]["value"][1]
+            .as_str()
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
+    let counter = "rtgauge_samples_total{cpu=\"1\"}";
+    let own = "rtgauge_latency_seconds_count{cpu=\"1\"}";
+    wait_until(
+        "8 scrapes of the first monitor",
+        Duration::from_secs(40),
+        || scrapes(counter) >= 8.0,
+    );
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    let before_restart = scrapes(counter);
+    let mut second = start_monitor(port, &store, &output, None);
+    wait_until(
+        "8 scrapes of the second monitor",
+        Duration::from_secs(40),
+        || scrapes(counter) >= before_restart + 8.0,
+    );
+    let window = "10m";
+    let resets = scalar(prom_port, &format!("resets({counter}[{window}])"));
+    let overrun_resets = scalar(
+        prom_port,
+        &format!("resets(rtgauge_overruns_total{{cpu=\"1\"}}[{window}])"),
+    );
+    let increase = scalar(prom_port, &format!("increase({counter}[{window}])"));
+    let own_increase = scalar(prom_port, &format!("increase({own}[{window}])"));
+    let restarts = scalar(
+        prom_port,
+        &format!("changes(process_start_time_seconds[{window}])"),
+    );
+    // What the processes measured, from the raw scrapes: each one's own histogram count
+    // from its first scrape (the first process) or from zero (the second) to its last.
+    let own_raw = raw_values(prom_port, own, window);
+    let total_raw = raw_values(prom_port, counter, window);
+    let restart_at = own_raw
+        .windows(2)
+        .position(|w| w[1] < w[0])
+        .expect("the histogram count started again at the restart");
+    let measured = (own_raw[restart_at] - own_raw[0]) + own_raw[own_raw.len() - 1];
+    let counted = total_raw[total_raw.len() - 1] - total_raw[0];
+    assert!(sigterm(&mut second).success());
+    println!(
+        "increase(samples_total) {increase:.0}, increase(histogram count) {own_increase:.0}; raw: {counted} counted, {measured} measured; resets {resets}, restarts {restarts}"
+    );
+    assert_eq!(
+        restarts, 1.0,
+        "process_start_time_seconds marks the restart"
+    );
+    assert_eq!(resets, 0.0, "the samples counter went back");
+    assert_eq!(overrun_resets, 0.0, "the overruns counter went back");
+    let within = |a: f64, b: f64| (a - b).abs() <= 0.05 * b;
+    assert!(
+        within(increase, own_increase),
+        "increase() {increase} vs the samples measured {own_increase}"
+    );
+    assert!(
+        within(counted, measured),
+        "{counted} counted vs {measured} measured"
+    );
+}
+
+/// SIGTERM, the documented stop: a line at start and at stop, the textfile removed, a
+/// complete final document that `check --spec` passes, and the monitor and its intervals in
+/// `rtgauge history`.
+#[test]
+fn sigterm_leaves_a_complete_document_no_textfile_and_the_intervals_in_the_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, output) = (dir.path().join("h.sqlite"), dir.path().join("final.json"));
+    let textfile = dir.path().join("textfile");
+    std::fs::create_dir(&textfile).unwrap();
+    let mut child = Killed(
+        Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+            .args(["monitor", "--textfile"])
+            .arg(&textfile)
+            .args(["--interval", "1s", "--period", "1ms", "--cpus", "1"])
+            .args(["--warmup", "200ms", "--store"])
+            .arg(&store)
+            .arg("-o")
+            .arg(&output)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let prom = textfile.join("rtgauge.prom");
+    wait_until("the textfile", Duration::from_secs(20), || prom.exists());
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(sigterm(&mut child).success());
+    let mut printed = String::new();
+    child
+        .0
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut printed)
+        .unwrap();
+    println!("{printed}");
+    let lines: Vec<&str> = printed.lines().collect();
+    assert_eq!(lines.len(), 2, "{printed}");
+    assert!(
+        lines[0].contains("measuring wake-up latency")
+            && lines[0].contains("on CPU 1")
+            && lines[0].contains("rtgauge.prom"),
+        "{printed}"
+    );
+    assert!(
+        lines[1].contains("stopped after")
+            && lines[1].contains("(SIGTERM)")
+            && lines[1].contains("final document")
+            && lines[1].contains("(complete)")
+            && lines[1].contains("rtgauge.prom removed"),
+        "{printed}"
+    );
+    assert!(!prom.exists(), "the textfile outlived the monitor");
+    let result: Value = common::read_json(&output);
+    assert_eq!(result["status"], "complete");
+    let spec = dir.path().join("spec.toml");
+    std::fs::write(&spec, "[[limit]]\nprobe = \"cyclic\"\nmax = \"1h\"\n").unwrap();
+    let check = common::rtgauge()
+        .arg("check")
+        .arg(&output)
+        .arg("--spec")
+        .arg(&spec)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&check.stdout);
+    assert_eq!(check.status.code(), Some(0), "{said}");
+    assert!(!said.contains("incomplete"), "{said}");
+    // The history lists the monitor, and its intervals add up to the document's samples.
+    let history = common::rtgauge()
+        .args(["history", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&history.stdout);
+    assert!(listed.contains("monitor cyclic on"), "{listed}");
+    let intervals = common::rtgauge()
+        .args(["history", "--monitor", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&intervals.stdout);
+    println!("{table}");
+    let samples: u64 = table
+        .lines()
+        .filter(|l| l.contains("| cyclic |"))
+        .map(|l| l.split('|').nth(7).unwrap().trim().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(
+        samples as f64,
+        latency_series(&result)["stats"]["count"].as_f64().unwrap(),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_wrong_address_directory_or_duty_fails_at_once_in_one_line_naming_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("h.sqlite");
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = taken.local_addr().unwrap().to_string();
     let not_a_dir = dir.path().join("file");
     std::fs::write(&not_a_dir, "x").unwrap();
-    for (flag, value) in [
-        ("--listen", addr.as_str()),
-        ("--textfile", not_a_dir.to_str().unwrap()),
+    let textfile = dir.path().to_str().unwrap();
+    let cases: [(&[&str], &[&str]); 8] = [
+        (&["--listen", &addr], &["--listen", "stop what holds it"]),
+        (
+            &["--listen", "127.0.0.1:99999"],
+            &["port 99999 is out of range", "--listen 127.0.0.1:9808"],
+        ),
+        (
+            &["--listen", "localhost"],
+            &["no port", "--listen localhost:9808"],
+        ),
+        (
+            &["--textfile", not_a_dir.to_str().unwrap()],
+            &["--textfile", "not a directory"],
+        ),
         // Not writable even for root.
-        ("--textfile", "/proc/sys"),
+        (&["--textfile", "/proc/sys"], &["--textfile", "/proc/sys"]),
         // A noise setting given to the cyclic monitor.
-        ("--runtime", "10%"),
-    ] {
+        (
+            &["--runtime", "10%", "--textfile", textfile],
+            &["--runtime is for --probe noise"],
+        ),
+        (
+            &[
+                "--probe",
+                "noise",
+                "--runtime",
+                "150%",
+                "--textfile",
+                textfile,
+            ],
+            &["--runtime 150%", "--runtime 90%"],
+        ),
+        // Nothing would read what it measures.
+        (&[], &["--listen ADDR", "--textfile DIR"]),
+    ];
+    for (given, said) in cases {
         let start = Instant::now();
         let out = common::rtgauge()
             .args(["monitor", "--cpus", "1", "--store"])
             .arg(&store)
-            .args([flag, value])
+            .args(given)
             .timeout(Duration::from_secs(20))
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        println!("{flag} {value}: {stderr}");
-        assert_eq!(out.status.code(), Some(1), "{flag} {value}: {stderr}");
+        println!("{given:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(1), "{given:?}: {stderr}");
         assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.contains(flag.trim_start_matches('-')) || stderr.contains(value),
-            "{stderr}"
-        );
+        for words in said {
+            assert!(
+                stderr.contains(words),
+                "{given:?}: no '{words}' in {stderr}"
+            );
+        }
         assert!(
             start.elapsed() < Duration::from_secs(5),
             "it measured first"
@@ -462,6 +671,8 @@ fn a_timerlat_monitor_without_the_tracer_is_refused_before_measuring_in_one_line
     let out = common::rtgauge()
         .args(["monitor", "--probe", "timerlat", "--cpus", "1", "--store"])
         .arg(dir.path().join("h.sqlite"))
+        .arg("--textfile")
+        .arg(dir.path())
         .timeout(Duration::from_secs(20))
         .output()
         .unwrap();
@@ -614,6 +825,29 @@ fn the_timerlat_dashboard_queries_are_valid_promql_over_the_timerlat_families() 
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// The shipped alerts on made-up series (contrib/monitor/alerts.test.yml, `promtool test
+/// rules`): a killed textfile monitor (its file frozen) and a stopped one (its file removed)
+/// each alert for their own instance only, as does a --listen monitor that stops answering;
+/// the overruns alert stays quiet across a restart that keeps the counter.
+#[test]
+fn the_alert_rules_fire_per_instance_for_a_dead_or_stopped_monitor() {
+    let out = Command::new("promtool")
+        .args(["test", "rules", "alerts.test.yml"])
+        .current_dir(contrib())
+        .output()
+        .expect("promtool (Debian's prometheus; .ci/run installs it)");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("{said}");
+    assert!(out.status.success() && said.contains("SUCCESS"), "{said}");
+    // Never fleet-wide: an absent() alert names no machine.
+    let rules = std::fs::read_to_string(contrib().join("alerts.yml")).unwrap();
+    assert!(!rules.contains("absent("), "{rules}");
 }
 
 #[test]

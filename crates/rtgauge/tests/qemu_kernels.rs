@@ -37,9 +37,10 @@ osnoise_after cat /sys/kernel/tracing/osnoise/cpus /sys/kernel/tracing/osnoise/t
 timerlat_result cat /tmp/t.json
 traced rtgauge run cyclic --duration 3s --period 1ms --trace --trace-above 1us -o /tmp/c.json --best-effort -q
 traced_result cat /tmp/c.json
-monitor timeout -s TERM 8 rtgauge monitor --probe timerlat --period 2ms --interval 2s --warmup 200ms --best-effort --textfile /tmp --store /tmp/m.sqlite -o /tmp/m.json
-monitor_prom cat /tmp/rtgauge.prom
+monitor mkdir -p /tmp/tf; rtgauge monitor --probe timerlat --period 2ms --interval 2s --warmup 200ms --best-effort --textfile /tmp/tf --store /tmp/m.sqlite -o /tmp/m.json & p=$!; sleep 10; cp /tmp/tf/rtgauge.prom /tmp/last.prom 2>/dev/null; kill -TERM $p; wait $p; rc=$?; if [ -e /tmp/tf/rtgauge.prom ]; then echo the textfile outlived the monitor >&2; exit 3; fi; exit $rc
+monitor_prom cat /tmp/last.prom
 monitor_result cat /tmp/m.json
+monitor_history rtgauge history --monitor -n 1000 --store /tmp/m.sqlite
 ";
 
 /// Debian's `rtla` beside `rtgauge run timerlat` in the PREEMPT_RT guest: the same CPUs (all of
@@ -326,9 +327,11 @@ fn check_timerlat(guest: &Guest, expect_rt: bool) {
     }
 }
 
-/// `rtgauge monitor --probe timerlat`, stopped by SIGTERM after 8 s: with the tracer, its last
-/// textfile counts exactly the final document's thread samples per CPU and its all-time
-/// interval maximum is one of them; without it, one line and exit 1 before measuring.
+/// `rtgauge monitor --probe timerlat`, stopped by SIGTERM after 10 s: with the tracer, its
+/// textfile (copied just before the stop; the stop removes it) counts part of the final
+/// document's thread samples per CPU, its histogram the same, its all-time interval maximum is
+/// at most the document's, and the history's intervals add up to the document's samples
+/// exactly; without the tracer, one line and exit 1 before measuring.
 fn check_timerlat_monitor(guest: &Guest, has_timerlat: bool) {
     let f = guest.flavour;
     let rc = guest.rc("monitor");
@@ -340,8 +343,18 @@ fn check_timerlat_monitor(guest: &Guest, has_timerlat: bool) {
         eprintln!("{f}: monitor --probe timerlat refused: {}", stderr.trim());
         return;
     }
-    // busybox's timeout leaves the exit status to the command, which exits 0 on SIGTERM.
+    // The monitor exits 0 on SIGTERM (and 3 above means its textfile was not removed).
     assert_eq!(rc, 0, "{f}: monitor --probe timerlat: {stderr}");
+    let history = guest.read("monitor_history.out");
+    // `| Started | Width | Host | Probe | CPU | Maximum | Samples | Overruns |` rows.
+    let stored = |cpu: &str| -> u64 {
+        history
+            .lines()
+            .map(|l| l.split('|').map(str::trim).collect::<Vec<_>>())
+            .filter(|c| c.len() > 8 && c[4] == "timerlat" && c[5] == cpu)
+            .map(|c| c[7].parse::<u64>().unwrap_or(0))
+            .sum()
+    };
     let prom = guest.read("monitor_prom.out");
     let metric = |name: &str, cpu: &str| -> Option<f64> {
         let prefix = format!("{name}{{cpu=\"{cpu}\"}} ");
@@ -376,8 +389,11 @@ fn check_timerlat_monitor(guest: &Guest, has_timerlat: bool) {
             "{f}: monitor cpu {cpu}: {count} thread samples in the document (max {max_s} s); exported {exported:?}, histogram {histogram:?}, all-time interval max {alltime:?}"
         );
         assert!(count > 0, "{f}: cpu {cpu}: no samples");
-        assert_eq!(exported, Some(count as f64), "{f}: cpu {cpu}:\n{prom}");
-        assert_eq!(histogram, Some(count as f64), "{f}: cpu {cpu}:\n{prom}");
+        let exported =
+            exported.unwrap_or_else(|| panic!("{f}: cpu {cpu}: no samples counter\n{prom}"));
+        assert!(exported <= count as f64, "{f}: cpu {cpu}:\n{prom}");
+        assert_eq!(histogram, Some(exported), "{f}: cpu {cpu}:\n{prom}");
+        assert_eq!(stored(cpu), count, "{f}: cpu {cpu}: the history\n{history}");
         let alltime =
             alltime.unwrap_or_else(|| panic!("{f}: cpu {cpu}: no all-time maximum\n{prom}"));
         assert!(

@@ -132,6 +132,11 @@ fn stored_id(store: &Store, name: &str, imported: bool) -> Result<i64> {
 /// `rtgauge history`.
 pub fn history(args: HistoryArgs) -> Result<u8> {
     let store = open_existing(&args.store)?;
+    if args.monitor {
+        let host = args.host.as_deref();
+        return super::monitor::listing::history(&store, host, args.since, args.limit);
+    }
+    let monitors = super::monitor::listing::summary_lines(&store, args.host.as_deref())?;
     let runs = store.list(&Filter {
         host: args.host,
         probe: args.probe,
@@ -142,6 +147,7 @@ pub fn history(args: HistoryArgs) -> Result<u8> {
     })?;
     if runs.is_empty() {
         println!("no stored runs match (history: {})", store.path().display());
+        monitors.iter().for_each(|m| println!("{m}"));
         return Ok(crate::EXIT_OK);
     }
     let mut table = rtgauge_report::format::new_table(crate::display::text_style());
@@ -177,6 +183,10 @@ pub fn history(args: HistoryArgs) -> Result<u8> {
         ]);
     }
     println!("{table}");
+    // The monitors keep intervals, not runs: one line each, read with `history --monitor`.
+    for m in &monitors {
+        println!("{m} (rtgauge history --monitor)");
+    }
     Ok(crate::EXIT_OK)
 }
 

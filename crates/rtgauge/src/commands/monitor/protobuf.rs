@@ -4,7 +4,9 @@
 //! both its classic buckets and its native ones, so a scraper without native histograms still
 //! gets the classic histogram.
 
-use super::{CpuFigures, Families, Info, EXPORT_BOUNDS_NS};
+use super::exposition::{CpuFigures, Info};
+use super::families::Families;
+use rtgauge_core::live::EXPORT_BOUNDS_NS;
 use rtgauge_core::live::{NATIVE_FIRST_INDEX, NATIVE_SCHEMA, NATIVE_ZERO_THRESHOLD_S};
 
 pub const CONTENT_TYPE: &str =
@@ -240,19 +242,24 @@ pub fn encode(info: &Info, figures: &[CpuFigures]) -> Vec<u8> {
             names.samples.0,
             names.samples.1,
             MetricType::Counter,
-            per_cpu(
-                &|f| Some((f.state.samples_before + f.buckets.iter().sum::<u64>()) as f64),
-                true,
-            ),
+            per_cpu(&|f| Some(f.samples_total as f64), true),
         ),
         family(
             names.overruns.0,
             names.overruns.1,
             MetricType::Counter,
-            per_cpu(
-                &|f| Some((f.state.overruns_before + f.overruns) as f64),
-                true,
-            ),
+            per_cpu(&|f| Some(f.overruns_total as f64), true),
+        ),
+        family(
+            "process_start_time_seconds",
+            "When this monitor process started (Unix time): a change is a restart.",
+            MetricType::Gauge,
+            vec![Metric {
+                gauge: Some(Value {
+                    value: info.started_unix_s,
+                }),
+                ..Metric::default()
+            }],
         ),
     ];
     let mut out = Vec::new();
@@ -293,7 +300,7 @@ mod tests {
 
     #[test]
     fn the_encoding_decodes_to_the_same_figures_in_both_histograms() {
-        let figures = super::super::tests::figures();
+        let figures = super::super::exposition::tests::figures();
         let bytes = encode(&Info::default(), &figures);
         let mut rest = bytes.as_slice();
         let mut families = Vec::new();
@@ -309,7 +316,8 @@ mod tests {
                 "rtgauge_interval_max_seconds",
                 "rtgauge_interval_max_alltime_seconds",
                 "rtgauge_samples_total",
-                "rtgauge_overruns_total"
+                "rtgauge_overruns_total",
+                "process_start_time_seconds"
             ]
         );
         let h = families[1].metric[0].histogram.clone().unwrap();
