@@ -352,10 +352,16 @@ fn preempt_rt(ctx: &Ctx) -> Check {
         kernel-rt`, or build Linux >= 6.12 with CONFIG_PREEMPT_RT=y"
         .to_string();
     if p.model == "dynamic" && weak_mode {
-        fix.push_str(
+        // The switch is in debugfs: say how to mount it where it is not.
+        let mount = if ctx.root.path("/sys/kernel/debug/sched").is_dir() {
+            ""
+        } else {
+            "`mount -t debugfs none /sys/kernel/debug`, then "
+        };
+        fix.push_str(&format!(
             "\nmeanwhile, add `preempt=full` to the kernel command line of this PREEMPT_DYNAMIC \
-             kernel (or `echo full > /sys/kernel/debug/sched/preempt`)",
-        );
+             kernel (or {mount}`echo full > /sys/kernel/debug/sched/preempt`)"
+        ));
     }
     let mut c = ABOUT.warn(found).fix(fix);
     if weak_mode {

@@ -126,6 +126,12 @@ fn this_vm_is_a_dynamic_kvm_guest_with_throttling_and_no_isolation() {
         "{p:#?}"
     );
     assert!(fix(p).contains("linux-image-rt-amd64") && fix(p).contains("preempt=full"));
+    // debugfs is not mounted here: the hint that writes to it says how to mount it.
+    assert!(
+        fix(p).contains("`mount -t debugfs none /sys/kernel/debug`, then `echo full > /sys/kernel/debug/sched/preempt`"),
+        "{}",
+        fix(p)
+    );
     let t = get(&checks, "rt_throttling");
     assert!(has(t, "950000") && fix(t).contains("kernel.sched_rt_runtime_us=-1"));
     assert!(
@@ -447,6 +453,24 @@ fn throttling_budget_equal_to_period_never_throttles() {
         ("/proc/sys/kernel/sched_rt_period_us", "1000000\n"),
     ]);
     assert_eq!(get(&doctor(&root, &[]), "rt_throttling").status, Status::Ok);
+}
+
+#[test]
+fn with_debugfs_mounted_the_preempt_hint_writes_to_it_without_mounting() {
+    let (_d, root) = scratch(&[
+        ("/proc/sys/kernel/version", "#1 SMP PREEMPT_DYNAMIC\n"),
+        (
+            "/sys/kernel/debug/sched/preempt",
+            "(none) voluntary full lazy\n",
+        ),
+    ]);
+    let c = get(&doctor(&root, &[]), "preempt_rt").clone();
+    assert!(
+        fix(&c).contains("(or `echo full > /sys/kernel/debug/sched/preempt`)"),
+        "{}",
+        fix(&c)
+    );
+    assert!(!fix(&c).contains("mount -t debugfs"), "{}", fix(&c));
 }
 
 #[test]

@@ -523,14 +523,16 @@ pub enum MonitorProbe {
 
 #[derive(Debug, Clone, Args)]
 pub struct MonitorArgs {
-    /// Serve the metrics at http://ADDR/metrics for Prometheus (e.g. 0.0.0.0:9808,
-    /// 127.0.0.1:9808): text format 0.0.4, or OpenMetrics, or protobuf with native
-    /// histograms, as the scraper asks.
+    /// Serve the metrics at http://ADDR/metrics for Prometheus: an address or a host name,
+    /// and a port (0.0.0.0:9808 for every interface, 127.0.0.1:9808, localhost:9808); text
+    /// format 0.0.4, or OpenMetrics, or protobuf with native histograms, as the scraper asks.
+    /// A monitor needs --listen, --textfile or both.
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
 
-    /// Also write the metrics to DIR/rtgauge.prom every 5 s (atomically: a temporary file
-    /// renamed), for node_exporter's textfile collector.
+    /// Write the metrics to DIR/rtgauge.prom every 5 s (atomically: a temporary file
+    /// renamed), for node_exporter's textfile collector; the file is removed when the monitor
+    /// stops.
     #[arg(long, value_name = "DIR")]
     pub textfile: Option<PathBuf>,
 
@@ -577,7 +579,8 @@ pub struct MonitorArgs {
     #[arg(long)]
     pub best_effort: bool,
 
-    /// On SIGTERM or Ctrl-C, write the result document of this monitor's uptime to FILE.
+    /// On SIGTERM or Ctrl-C, write the result document of this monitor's uptime to FILE
+    /// (complete: a monitor ends by a stop).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 

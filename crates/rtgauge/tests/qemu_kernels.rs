@@ -37,7 +37,7 @@ osnoise_after cat /sys/kernel/tracing/osnoise/cpus /sys/kernel/tracing/osnoise/t
 timerlat_result cat /tmp/t.json
 traced rtgauge run cyclic --duration 3s --period 1ms --trace --trace-above 1us -o /tmp/c.json --best-effort -q
 traced_result cat /tmp/c.json
-monitor mkdir -p /tmp/tf; rtgauge monitor --probe timerlat --period 2ms --interval 2s --warmup 200ms --best-effort --textfile /tmp/tf --store /tmp/m.sqlite -o /tmp/m.json & p=$!; sleep 10; cp /tmp/tf/rtgauge.prom /tmp/last.prom 2>/dev/null; kill -TERM $p; wait $p; rc=$?; if [ -e /tmp/tf/rtgauge.prom ]; then echo the textfile outlived the monitor >&2; exit 3; fi; exit $rc
+monitor mkdir -p /tmp/tf; rtgauge monitor --probe timerlat --period 2ms --interval 2s --warmup 200ms --best-effort --textfile /tmp/tf --store /tmp/m.sqlite -o /tmp/m.json & p=$!; for i in $(seq 40); do sleep 1; kill -0 $p 2>/dev/null || break; grep -q 'alltime_seconds{cpu=.0.}' /tmp/tf/rtgauge.prom 2>/dev/null && grep -q 'alltime_seconds{cpu=.1.}' /tmp/tf/rtgauge.prom && break; done; cp /tmp/tf/rtgauge.prom /tmp/last.prom 2>/dev/null; sleep 1; kill -TERM $p 2>/dev/null; wait $p; rc=$?; if [ -e /tmp/tf/rtgauge.prom ]; then echo the textfile outlived the monitor >&2; exit 3; fi; exit $rc
 monitor_prom cat /tmp/last.prom
 monitor_result cat /tmp/m.json
 monitor_history rtgauge history --monitor -n 1000 --store /tmp/m.sqlite
@@ -327,8 +327,9 @@ fn check_timerlat(guest: &Guest, expect_rt: bool) {
     }
 }
 
-/// `rtgauge monitor --probe timerlat`, stopped by SIGTERM after 10 s: with the tracer, its
-/// textfile (copied just before the stop; the stop removes it) counts part of the final
+/// `rtgauge monitor --probe timerlat`, stopped by SIGTERM once its textfile holds an all-time
+/// maximum for both CPUs (at most 40 s): with the tracer, that textfile (copied just before the
+/// stop; the stop removes it) counts part of the final
 /// document's thread samples per CPU, its histogram the same, its all-time interval maximum is
 /// at most the document's, and the history's intervals add up to the document's samples
 /// exactly; without the tracer, one line and exit 1 before measuring.
@@ -391,7 +392,10 @@ fn check_timerlat_monitor(guest: &Guest, has_timerlat: bool) {
         assert!(count > 0, "{f}: cpu {cpu}: no samples");
         let exported =
             exported.unwrap_or_else(|| panic!("{f}: cpu {cpu}: no samples counter\n{prom}"));
-        assert!(exported <= count as f64, "{f}: cpu {cpu}:\n{prom}");
+        assert!(
+            exported > 0.0 && exported <= count as f64,
+            "{f}: cpu {cpu}:\n{prom}"
+        );
         assert_eq!(histogram, Some(exported), "{f}: cpu {cpu}:\n{prom}");
         assert_eq!(stored(cpu), count, "{f}: cpu {cpu}: the history\n{history}");
         let alltime =
