@@ -3,7 +3,8 @@
 
 use anyhow::Result;
 use rtgauge_result::units::{format_duration_ns, utc};
-use rtgauge_store::{MonitorRun, Store};
+use rtgauge_store::{MonitorRow, MonitorRun, Store};
+use std::collections::BTreeMap;
 
 /// Intervals `history --monitor` lists when `-n` does not say.
 const DEFAULT_ROWS: usize = 50;
@@ -54,6 +55,9 @@ pub fn history(
     }
     let limit = limit.unwrap_or(DEFAULT_ROWS);
     let rows = store.monitor_rows(host, since_unix_ns, limit)?;
+    for line in sparklines(&rows) {
+        println!("{line}");
+    }
     let mut table = rtgauge_report::format::new_table(crate::display::text_style());
     table.set_header(vec![
         "Started (UTC)",
@@ -87,4 +91,56 @@ pub fn history(
         );
     }
     Ok(crate::EXIT_OK)
+}
+
+/// The interval maxima of the listed rows as one line per monitor and CPU, oldest first: the
+/// trend of a monitor at a glance (`rtgauge trend` follows runs, not intervals).
+fn sparklines(rows: &[MonitorRow]) -> Vec<String> {
+    let mut per: BTreeMap<(&str, &str, usize), Vec<Option<u64>>> = BTreeMap::new();
+    for r in rows {
+        per.entry((&r.host, &r.probe, r.interval.cpu))
+            .or_default()
+            .push(Some(r.interval.max_ns));
+    }
+    per.into_iter()
+        .map(|((host, probe, cpu), maxima)| {
+            let highest = maxima.iter().flatten().max().copied().unwrap_or(0);
+            format!(
+                "  {probe} on {host}, CPU {cpu}: maxima {} (the {} intervals below, oldest first; highest {})",
+                rtgauge_report::trend::sparkline(&maxima),
+                maxima.len(),
+                format_duration_ns(highest)
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtgauge_store::MonitorInterval;
+
+    #[test]
+    fn each_cpu_gets_a_line_of_its_maxima_oldest_first() {
+        let row = |cpu, max_ns| MonitorRow {
+            host: "h".into(),
+            probe: "cyclic".into(),
+            interval: MonitorInterval {
+                cpu,
+                start_unix_ns: 0,
+                width_ns: 1,
+                max_ns,
+                samples: 1,
+                overruns: 0,
+            },
+        };
+        let lines = sparklines(&[row(1, 10), row(2, 5), row(1, 80), row(1, 10)]);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(
+            lines[0].contains("CPU 1: maxima ▁█▁ (the 3 intervals"),
+            "{lines:?}"
+        );
+        assert!(lines[0].contains("highest 80ns"), "{lines:?}");
+        assert!(lines[1].contains("CPU 2"), "{lines:?}");
+    }
 }
