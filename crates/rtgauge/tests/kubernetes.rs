@@ -208,6 +208,9 @@ fn the_image_runs_the_manifests_commands() {
         "{log}"
     );
     assert!(log.contains("stopped after"), "{log}");
+    drop(container);
+    // The image is 70 MB or more: not left behind on a small disk.
+    let _ = Command::new("buildah").args(["rmi", tag]).output();
 }
 
 mod common;
