@@ -350,7 +350,8 @@ fn finish(shared: &Shared, args: &MonitorArgs, mut result: RunResult) -> Result<
         .lock()
         .map(|b| (b.closed_rows, b.store_path().display().to_string()))
         .unwrap_or_default();
-    wrote.insert(0, format!("{rows} interval rows kept in {store}"));
+    let plural = if rows == 1 { "" } else { "s" };
+    wrote.insert(0, format!("{rows} interval row{plural} kept in {store}"));
     println!(
         "rtgauge monitor: stopped after {uptime}{}: {}",
         signals::stop_signal()
