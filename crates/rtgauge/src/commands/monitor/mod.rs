@@ -370,20 +370,39 @@ fn complete(result: &mut RunResult) -> String {
         .finished_unix_ns
         .saturating_sub(result.started_unix_ns);
     let uptime = uptime(measured);
-    if result.status == RunStatus::Interrupted && signals::stop_requested() {
-        result.status = RunStatus::Complete;
+    let failed = result
+        .runs
+        .iter()
+        .any(|r| matches!(r.status, rtgauge_result::ProbeStatus::Failed { .. }));
+    let status = status_at_stop(result.status, signals::stop_requested(), failed);
+    if status != result.status {
+        result.status = status;
         result.config.duration_ns = Some(measured);
-        let how = signals::stop_signal()
-            .map(|s| format!("by {} ", signal_name(s)))
-            .unwrap_or_default();
         result.warnings.push(Warning::new(
             "monitor",
-            format!(
-                "monitor stopped {how}after {uptime}, as a monitor ends: this document covers that uptime; the history keeps every interval of every uptime (rtgauge history --monitor)"
-            ),
+            stop_note(signals::stop_signal(), &uptime),
         ));
     }
     uptime
+}
+
+/// The document's status when the monitor stops: the runner calls any run a stop ended
+/// interrupted; a monitor's stop is its end, so complete unless a probe failed.
+fn status_at_stop(status: RunStatus, stopped: bool, failed: bool) -> RunStatus {
+    match status {
+        RunStatus::Interrupted if stopped && failed => RunStatus::Failed,
+        RunStatus::Interrupted if stopped => RunStatus::Complete,
+        other => other,
+    }
+}
+
+fn stop_note(signal: Option<i32>, uptime: &str) -> String {
+    let how = signal
+        .map(|s| format!("by {} ", signal_name(s)))
+        .unwrap_or_default();
+    format!(
+        "monitor stopped {how}after {uptime}, as a monitor ends: this document covers that uptime; the history keeps every interval of every uptime (rtgauge history --monitor)"
+    )
 }
 
 fn signal_name(sig: i32) -> &'static str {
@@ -439,6 +458,21 @@ fn serve(server: tiny_http::Server, shared: &Shared, housekeeping: &[usize]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stop_completes_the_document_unless_a_probe_failed() {
+        use RunStatus::*;
+        assert_eq!(status_at_stop(Interrupted, true, false), Complete);
+        assert_eq!(status_at_stop(Interrupted, true, true), Failed);
+        // A run that ended by itself (it cannot, forever; or failed) keeps its status.
+        assert_eq!(status_at_stop(Failed, false, true), Failed);
+        assert_eq!(status_at_stop(Broken, true, false), Broken);
+        assert_eq!(
+            stop_note(Some(libc::SIGTERM), "2 h 13 min"),
+            "monitor stopped by SIGTERM after 2 h 13 min, as a monitor ends: this document covers that uptime; the history keeps every interval of every uptime (rtgauge history --monitor)"
+        );
+        assert!(stop_note(None, "5 s").starts_with("monitor stopped after 5 s,"));
+    }
 
     #[test]
     fn uptimes_read_in_the_two_largest_units() {
