@@ -524,7 +524,7 @@ pub enum MonitorProbe {
 #[derive(Debug, Clone, Args)]
 pub struct MonitorArgs {
     /// Serve the metrics at http://ADDR/metrics for Prometheus: an address or a host name,
-    /// and a port (0.0.0.0:9808 for every interface, 127.0.0.1:9808, localhost:9808); text
+    /// and a port (0.0.0.0:9808 or :9808 for every interface, 127.0.0.1:9808, localhost:9808); text
     /// format 0.0.4, or OpenMetrics, or protobuf with native histograms, as the scraper asks.
     /// A monitor needs --listen, --textfile or both.
     #[arg(long, value_name = "ADDR")]

@@ -54,12 +54,14 @@ pub(super) fn listen_address(addr: &str) -> Result<SocketAddr> {
     if let Ok(parsed) = addr.parse::<SocketAddr>() {
         return check_port(addr, parsed);
     }
-    let Some((host, port)) = addr.rsplit_once(':').filter(|(h, _)| !h.is_empty()) else {
+    let Some((host, port)) = addr.rsplit_once(':') else {
         bail!(
             "--listen {addr}: no port; give HOST:PORT, e.g. --listen {}:{EXAMPLE_PORT} (0.0.0.0:{EXAMPLE_PORT} for every interface)",
-            if addr.is_empty() || addr.starts_with(':') { "127.0.0.1" } else { addr.trim_end_matches(':') }
+            if addr.is_empty() { "127.0.0.1" } else { addr }
         );
     };
+    // `:9808`, as node_exporter's --web.listen-address takes it: every interface.
+    let host = if host.is_empty() { "0.0.0.0" } else { host };
     let Ok(port) = port.parse::<u32>() else {
         bail!("--listen {addr}: '{port}' is not a port number; give HOST:PORT, e.g. --listen {host}:{EXAMPLE_PORT}");
     };
@@ -196,7 +198,11 @@ mod tests {
         let no_port = error("localhost");
         assert!(no_port.contains("no port"), "{no_port}");
         assert!(no_port.contains("--listen localhost:9808"), "{no_port}");
-        assert!(error(":9808").contains("no port") || error(":9808").contains("resolve"));
+        assert_eq!(
+            listen_address(":9808").unwrap(),
+            "0.0.0.0:9808".parse().unwrap()
+        );
+        assert!(error("localhost:").contains("'' is not a port number"));
         assert!(error("127.0.0.1:0").contains("port 0"));
         assert!(error("127.0.0.1:http").contains("'http' is not a port number"));
         let unknown = error("no-such-host.invalid:9808");
