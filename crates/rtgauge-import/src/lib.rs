@@ -18,6 +18,8 @@
 //! CPU; rtla osnoise an `osnoise` probe; hwlatdetect an `hwlat` probe.
 
 mod cyclictest;
+mod cyclictest_status;
+mod cyclictest_text;
 mod hwlat;
 mod jitterdebugger;
 mod oslat;
@@ -41,7 +43,12 @@ pub enum Source {
     /// cyclictest's histogram text (`-h`/`-H` on stdout, with or without its status lines,
     /// or `--histfile`).
     CyclictestText,
-    /// oslat's text output.
+    /// cyclictest's status lines alone (`T: 0 (1234) P:95 I:1000 C: 100000 Min: 3 Act: 5
+    /// Avg: 4 Max: 30`), as its live display leaves them: per thread figures, no distribution.
+    CyclictestStatus,
+    /// cyclictest `-v`: one line per sample (`thread:cycle:latency`), a full distribution.
+    CyclictestVerbose,
+    /// oslat's text output (1.x labels its frequency `CPU Freq:`, 2.x `Counter Freq:`).
     OslatText,
     /// rtla timerlat/osnoise hist and top text output.
     Rtla,
@@ -58,6 +65,8 @@ impl Source {
         match self {
             Source::RtTests => "rt-tests JSON",
             Source::CyclictestText => "cyclictest histogram",
+            Source::CyclictestStatus => "cyclictest status lines",
+            Source::CyclictestVerbose => "cyclictest -v samples",
             Source::OslatText => "oslat text",
             Source::Rtla => "rtla",
             Source::Hwlatdetect => "hwlatdetect",
@@ -69,7 +78,7 @@ impl Source {
 }
 
 /// What `import` reads, for messages.
-pub const SUPPORTED: &str = "rt-tests --json (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest, sigwaittest, svsematest), cyclictest -h/-H/--histfile text, oslat text, hwlatdetect output, rtla timerlat/osnoise hist and top text, jitterdebugger JSON or samples CSV, rtgauge results";
+pub const SUPPORTED: &str = "rt-tests --json (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest, sigwaittest, svsematest), cyclictest text (-h/-H/--histfile histograms, status lines, -v samples), oslat text (1.x and 2.x), hwlatdetect output, rtla timerlat/osnoise hist and top text, jitterdebugger JSON or samples CSV, rtgauge results";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -84,7 +93,7 @@ pub enum ImportError {
         line: usize,
         message: String,
     },
-    #[error("{path}: {looks}; rtgauge imports {SUPPORTED} (not cyclictest's status lines alone, rt-migrate-test, or rtla's saved traces)")]
+    #[error("{path}: {looks}; rtgauge imports {SUPPORTED} (not rt-migrate-test output or rtla's saved traces)")]
     Unknown { path: PathBuf, looks: String },
     #[error("{path}: {series}: {field} {problem}; the file's figures contradict each other (was it edited?)")]
     Impossible {
@@ -102,6 +111,15 @@ pub enum ImportError {
 pub struct Imported {
     pub source: Source,
     pub result: RunResult,
+    /// What identifies the file's content ([`content_hash`]): the run history keeps one row
+    /// per source file, whatever its name.
+    pub content_hash: String,
+}
+
+/// A fingerprint of a file's content: 128-bit XXH3 in hex, prefixed with its algorithm so a
+/// later change of algorithm never matches old rows by accident.
+pub fn content_hash(bytes: &[u8]) -> String {
+    format!("xxh3-128:{:032x}", twox_hash::XxHash3_128::oneshot(bytes))
 }
 
 /// Reads `path` as `source`, or as what its content looks like when `None`. A named source
@@ -127,6 +145,8 @@ pub fn import_text(
     let source = match (source, detected) {
         (Some(Source::RtTests), Some(Source::CyclictestText)) => Source::CyclictestText,
         (Some(Source::RtTests), Some(Source::OslatText)) => Source::OslatText,
+        (Some(Source::RtTests), Some(Source::CyclictestStatus)) => Source::CyclictestStatus,
+        (Some(Source::RtTests), Some(Source::CyclictestVerbose)) => Source::CyclictestVerbose,
         (Some(s), _) => s,
         (None, Some(s)) => s,
         (None, None) => {
@@ -138,7 +158,9 @@ pub fn import_text(
     };
     let result = match source {
         Source::RtTests => cyclictest::parse_json(path, &text)?,
-        Source::CyclictestText => cyclictest::parse_text(path, &text)?,
+        Source::CyclictestText => cyclictest_text::parse_text(path, &text)?,
+        Source::CyclictestStatus => cyclictest_status::parse_status(path, &text)?,
+        Source::CyclictestVerbose => cyclictest_status::parse_verbose(path, &text)?,
         Source::OslatText => oslat::parse_text(path, &text)?,
         Source::Rtla => rtla::parse(path, &text)?,
         Source::Hwlatdetect => hwlat::parse(path, &text)?,
@@ -148,6 +170,7 @@ pub fn import_text(
             return Ok(Imported {
                 source,
                 result: rtgauge_result::read_result(path)?,
+                content_hash: content_hash(text.as_bytes()),
             })
         }
     };
@@ -175,7 +198,11 @@ pub fn import_text(
             problem,
         });
     }
-    Ok(Imported { source, result })
+    Ok(Imported {
+        source,
+        result,
+        content_hash: content_hash(text.as_bytes()),
+    })
 }
 
 /// The format `text` looks like.
@@ -202,13 +229,30 @@ pub fn detect(text: &str) -> Option<Source> {
     if lines().any(|l| l == "# Histogram" || l.starts_with("# Max Latencies:")) {
         return Some(Source::CyclictestText);
     }
-    if lines().any(|l| l.starts_with("Counter Freq:")) && lines().any(|l| l.contains("(us):")) {
+    if lines().any(|l| cyclictest_text::Status::parse(l, 0).is_some()) {
+        return Some(Source::CyclictestStatus);
+    }
+    // oslat 1.x labels the frequency `CPU Freq:`, 2.x `Counter Freq:`.
+    if lines().any(|l| l.starts_with("Counter Freq:") || l.starts_with("CPU Freq:"))
+        && lines().any(|l| l.contains("(us):"))
+    {
         return Some(Source::OslatText);
     }
     if lines()
         .any(|l| l.starts_with("hwlatdetect:") || l.starts_with("Samples exceeding threshold:"))
     {
         return Some(Source::Hwlatdetect);
+    }
+    // cyclictest -v: `thread:cycle:latency` lines (two at least, or one after `Thread N
+    // Interval:`, so a lone `00:10:01` is not taken for one).
+    let samples = lines()
+        .filter(|l| cyclictest_status::sample_line(l).is_some())
+        .take(2)
+        .count();
+    if samples == 2
+        || samples == 1 && lines().any(|l| l.starts_with("Thread ") && l.contains("Interval:"))
+    {
+        return Some(Source::CyclictestVerbose);
     }
     let first = head.lines().next()?;
     let fields: Vec<&str> = first.split(';').collect();
@@ -239,9 +283,6 @@ fn looks_like(text: &str) -> String {
     }
     let first = head.lines().next().unwrap_or("").trim();
     let first: String = first.chars().take(60).collect();
-    if text.contains("T:") && text.contains("Max:") {
-        return format!("cyclictest status lines without a histogram (first line `{first}`): run cyclictest with -h US, --histfile or --json");
-    }
     format!("a text file starting `{first}`, of no format rtgauge knows")
 }
 
@@ -476,6 +517,84 @@ pub(crate) fn series_of(
         series = series.label(k, v);
     }
     series
+}
+
+/// Periods a periodic thread lost, from what its tool reported. cyclictest's thread (like
+/// rtgauge's `cyclic`) skips the periods a late wake-up overslept: its next wake-up is the
+/// first period boundary after it woke, so a sample late by `v` lost ⌊v / period⌋ periods.
+/// `None` when the source cannot tell: samples beyond the histogram whose lateness spans
+/// more than one multiple of the period, samples missing from it, or no histogram and a
+/// maximum of a period or more.
+pub(crate) fn lost_periods(r: &Reported, period_ns: u64) -> Option<u64> {
+    if period_ns == 0 {
+        return None;
+    }
+    if r.max_ns.is_some_and(|max| max < period_ns) {
+        return Some(0);
+    }
+    let in_histogram: u64 = r.buckets.iter().fold(0u64, |a, b| a.saturating_add(b.1));
+    if in_histogram == 0 {
+        return None;
+    }
+    let width = r.bucket_ns.max(r.unit_ns);
+    let mut lost = 0u64;
+    for &(lower, count) in r.buckets.iter().filter(|b| b.1 > 0) {
+        let mut upper = lower.saturating_add(width).saturating_sub(r.unit_ns);
+        if let Some(max) = r.max_ns {
+            upper = upper.min(max).max(lower);
+        }
+        // A bucket spanning a multiple of the period: its samples lost different numbers.
+        if lower / period_ns != upper / period_ns {
+            return None;
+        }
+        lost = lost.saturating_add(count.saturating_mul(lower / period_ns));
+    }
+    let total = r
+        .count
+        .max(in_histogram.saturating_add(r.overflow.unwrap_or(0)));
+    let beyond = total - in_histogram;
+    match (r.limit_ns, r.max_ns) {
+        // The maximum lies beyond the histogram and the file does not say how many do.
+        (Some(limit), Some(max)) if beyond == 0 && r.overflow.is_none() && max >= limit => None,
+        _ if beyond == 0 => Some(lost),
+        // Every sample beyond the histogram lost as many periods as its limit and the
+        // maximum: known only when those are the same.
+        (Some(limit), Some(max)) if limit / period_ns == max / period_ns => {
+            Some(lost.saturating_add(beyond.saturating_mul(limit / period_ns)))
+        }
+        _ => None,
+    }
+}
+
+/// Sets the `overruns` counter (periods lost) of an imported periodic series where the
+/// source tells them ([`lost_periods`]); where it cannot, says so instead of leaving a 0 to
+/// be read as "lost no period".
+pub(crate) fn count_lost_periods(
+    series: &mut Series,
+    r: &Reported,
+    period_ns: u64,
+    warnings: &mut Vec<Warning>,
+    what: &str,
+) {
+    match lost_periods(r, period_ns) {
+        Some(lost) => {
+            series.counters.insert("overruns".into(), lost);
+        }
+        None => {
+            let d = rtgauge_result::units::format_duration_ns;
+            let message = match r.max_ns {
+                Some(max) => format!(
+                    "{what}: woke up up to {} late at a {} period; the file does not say how many periods were lost",
+                    d(max),
+                    d(period_ns)
+                ),
+                None => format!(
+                    "{what}: no maximum, so the file does not say whether periods were lost"
+                ),
+            };
+            warnings.push(Warning::new("imported_lost_periods_unknown", message));
+        }
+    }
 }
 
 /// What a result document built from another tool's output says; `None` is "the file does
@@ -780,6 +899,64 @@ mod tests {
             Some(Source::JitterdebuggerSamples)
         );
         assert_eq!(detect("hello"), None);
+    }
+
+    #[test]
+    fn detects_pasted_console_outputs() {
+        let status =
+            "T: 0 (104507) P:95 I:1000 C:  69385 Min:      4 Act:   10 Avg:    8 Max:      34\n";
+        assert_eq!(detect(status), Some(Source::CyclictestStatus));
+        let verbose = "Thread 0 Interval: 1000\n       0:       0:      64\n";
+        assert_eq!(detect(verbose), Some(Source::CyclictestVerbose));
+        assert_eq!(detect("0:0:64\n0:1:66\n"), Some(Source::CyclictestVerbose));
+        // A lone time of day is not a sample.
+        assert_eq!(detect("00:10:01\n"), None);
+        let oslat1 = "    CPU Freq:\t 2493 (Mhz)\n    001 (us):\t 12\n";
+        assert_eq!(detect(oslat1), Some(Source::OslatText));
+    }
+
+    #[test]
+    fn lost_periods_come_from_the_histogram_or_are_not_claimed() {
+        let ms = 1_000_000;
+        // 1 ms period; samples at 10 µs ×90, 1.2 ms ×2 (1 period each), 2.016 ms ×1 (2).
+        let r = Reported {
+            buckets: vec![(10_000, 90), (1_200_000, 2), (2_016_000, 1)],
+            count: 93,
+            max_ns: Some(2_016_000),
+            ..Default::default()
+        };
+        assert_eq!(lost_periods(&r, ms), Some(4));
+        // Everything below one period: none lost, even without a histogram.
+        let quiet = Reported {
+            count: 10,
+            max_ns: Some(900_000),
+            ..Default::default()
+        };
+        assert_eq!(lost_periods(&quiet, ms), Some(0));
+        // No histogram and a maximum past the period: not known.
+        let late = Reported {
+            count: 10,
+            max_ns: Some(2_016_000),
+            ..Default::default()
+        };
+        assert_eq!(lost_periods(&late, ms), None);
+        // 3 samples beyond a 1.5 ms histogram, the maximum 1.9 ms: each lost exactly one.
+        let beyond = Reported {
+            buckets: vec![(10_000, 90)],
+            count: 93,
+            overflow: Some(3),
+            limit_ns: Some(1_500_000),
+            max_ns: Some(1_900_000),
+            ..Default::default()
+        };
+        assert_eq!(lost_periods(&beyond, ms), Some(3));
+        // …but beyond a 400 µs histogram they may have lost none or two.
+        let wide = Reported {
+            limit_ns: Some(400_000),
+            max_ns: Some(2_016_000),
+            ..beyond
+        };
+        assert_eq!(lost_periods(&wide, ms), None);
     }
 
     #[test]
