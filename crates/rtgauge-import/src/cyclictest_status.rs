@@ -7,7 +7,7 @@
 //!   Interval: US` lines; every sample, so the full distribution.
 
 use crate::cyclictest_text::Console;
-use crate::{count_lost_periods, document, malformed, series_of, ImportError, Reported};
+use crate::{count_lost_periods, document, malformed, series_of, shown, ImportError, Reported};
 use rtgauge_probes::names::CYCLIC;
 use rtgauge_result::{RunResult, Series, Warning};
 use std::collections::BTreeMap;
@@ -35,6 +35,7 @@ pub fn parse_status(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         ));
     }
     let threads: Vec<usize> = console.status.keys().copied().collect();
+    let labels = console.labels(&threads);
     let mut warnings = Vec::new();
     let mut series = Vec::new();
     for (&t, st) in &console.status {
@@ -48,13 +49,7 @@ pub fn parse_status(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         };
         let what = format!("cyclictest thread {t}");
         // One note for the whole file says there is no distribution (below), not one a thread.
-        let mut s = series_of(
-            "latency",
-            &console.labels(&threads, t),
-            &r,
-            &mut Vec::new(),
-            &what,
-        );
+        let mut s = series_of("latency", &labels[&t], &r, &mut Vec::new(), &what);
         per_thread(&mut s, st.interval_us, st.priority);
         count_lost_periods(
             &mut s,
@@ -167,8 +162,9 @@ pub fn parse_verbose(path: &Path, text: &str) -> Result<RunResult, ImportError> 
             warnings.push(Warning::new(
                 "imported_cut_off",
                 format!(
-                    "the last line (line {}, `{line}`) was cut off: not imported",
-                    i + 1
+                    "the last line (line {}, `{}`) was cut off: not imported",
+                    i + 1,
+                    shown(line)
                 ),
             ));
             continue;
@@ -176,7 +172,10 @@ pub fn parse_verbose(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         return Err(malformed(
             path,
             i + 1,
-            format!("`{line}` is not a sample (thread:cycle:latency, in whole µs)"),
+            format!(
+                "`{}` is not a sample (thread:cycle:latency, in whole µs)",
+                shown(line)
+            ),
         ));
     }
     if threads.is_empty() {
@@ -186,7 +185,7 @@ pub fn parse_verbose(path: &Path, text: &str) -> Result<RunResult, ImportError> 
             "no sample line (`thread:cycle:latency`, as cyclictest -v prints them)",
         ));
     }
-    let numbers: Vec<usize> = threads.keys().copied().collect();
+    let labels = console.labels(&threads.keys().copied().collect::<Vec<_>>());
     let mut series = Vec::new();
     for (&t, samples) in &threads {
         let r = Reported {
@@ -209,13 +208,7 @@ pub fn parse_verbose(path: &Path, text: &str) -> Result<RunResult, ImportError> 
             ..Default::default()
         };
         let what = format!("cyclictest thread {t}");
-        let mut s = series_of(
-            "latency",
-            &console.labels(&numbers, t),
-            &r,
-            &mut warnings,
-            &what,
-        );
+        let mut s = series_of("latency", &labels[&t], &r, &mut warnings, &what);
         if let Some(&us) = intervals.get(&t) {
             s.counters
                 .insert(INTERVAL_COUNTER.into(), us.saturating_mul(1000));

@@ -5,7 +5,7 @@
 
 use crate::cyclictest::{settings, Options};
 use crate::{
-    count_lost_periods, document, malformed, series_of, strip_escapes, to_ns, ImportError,
+    count_lost_periods, document, malformed, series_of, shown, strip_escapes, to_ns, ImportError,
     Reported, Shell,
 };
 use rtgauge_probes::names::CYCLIC;
@@ -117,38 +117,53 @@ impl Console {
         false
     }
 
-    /// The CPU of each of `threads` threads, where the command line says: `-a LIST` puts
-    /// thread N on the (N mod length)th CPU of the list; `--smp` and a bare `-a` put thread N
-    /// on the Nth online CPU, CPU N when none is offline.
-    pub(crate) fn cpus(&self, threads: usize) -> Option<Vec<usize>> {
+    /// Where the command line puts the threads: `-a LIST` thread N on the (N mod length)th
+    /// CPU of the list; `--smp` and a bare `-a` thread N on the Nth online CPU, CPU N when
+    /// none is offline. None when the file has no command line or it does not say.
+    fn placement(&self) -> Option<Vec<usize>> {
         if self.command.is_empty() {
             return None;
         }
         let opts = Options::parse("cyclictest", &self.command);
         match opts.get("affinity") {
-            Some(list) => {
-                let cpus = cpu_list(list)?;
-                Some((0..threads).map(|t| cpus[t % cpus.len()]).collect())
-            }
-            None if opts.has("smp") || opts.has("affinity") => Some((0..threads).collect()),
+            Some(list) => cpu_list(list),
+            // Thread N on CPU N: the empty list stands for that.
+            None if opts.has("smp") || opts.has("affinity") => Some(Vec::new()),
             None => None,
         }
     }
 
-    /// Labels of thread `t`: `cpu=N` where the CPU is known (with `thread` too when two
-    /// threads share it), else `thread=N`.
-    pub(crate) fn labels(&self, threads: &[usize], t: usize) -> Vec<(&'static str, String)> {
-        let n = threads.iter().max().map_or(0, |m| m + 1);
-        let Some(cpus) = self.cpus(n) else {
-            return vec![("thread", t.to_string())];
+    /// The labels of each of `threads`: `cpu=N` where the CPU is known (with `thread` too
+    /// when two threads share it), else `thread=N`.
+    pub(crate) fn labels(&self, threads: &[usize]) -> BTreeMap<usize, Vec<(&'static str, String)>> {
+        let placement = self.placement();
+        let cpu_of = |t: usize| {
+            let list = placement.as_ref()?;
+            Some(if list.is_empty() {
+                t
+            } else {
+                list[t % list.len()]
+            })
         };
-        let cpu = cpus[t];
-        let shared = threads.iter().filter(|&&o| cpus[o] == cpu).count() > 1;
-        let mut labels = vec![("cpu", cpu.to_string())];
-        if shared {
-            labels.push(("thread", t.to_string()));
+        let mut sharing: BTreeMap<usize, usize> = BTreeMap::new();
+        for &t in threads {
+            if let Some(cpu) = cpu_of(t) {
+                *sharing.entry(cpu).or_default() += 1;
+            }
         }
-        labels
+        threads
+            .iter()
+            .map(|&t| {
+                let labels = match cpu_of(t) {
+                    None => vec![("thread", t.to_string())],
+                    Some(cpu) if sharing[&cpu] > 1 => {
+                        vec![("cpu", cpu.to_string()), ("thread", t.to_string())]
+                    }
+                    Some(cpu) => vec![("cpu", cpu.to_string())],
+                };
+                (t, labels)
+            })
+            .collect()
     }
 
     /// The run's settings: from the command line where there is one, then the status lines
@@ -240,7 +255,7 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             ] {
                 if let Some(values) = comment.strip_prefix(key) {
                     let parsed = numbers(values).ok_or_else(|| {
-                        let what = format!("`# {key}` is followed by `{}`", values.trim());
+                        let what = format!("`# {key}` is followed by `{}`", shown(values.trim()));
                         malformed(path, line_no, format!("{what}, not whole numbers"))
                     })?;
                     summary.insert(key, (line_no, parsed));
@@ -248,7 +263,10 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             }
             if let Some(values) = comment.strip_prefix("Avg Latencies:") {
                 avg = Some(numbers(values).ok_or_else(|| {
-                    let what = format!("`# Avg Latencies:` is followed by `{}`", values.trim());
+                    let what = format!(
+                        "`# Avg Latencies:` is followed by `{}`",
+                        shown(values.trim())
+                    );
                     malformed(path, line_no, format!("{what}, not numbers"))
                 })?);
             }
@@ -263,7 +281,7 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             malformed(
                 path,
                 line_no,
-                format!("`{line}` is not a histogram row ({what})"),
+                format!("`{}` is not a histogram row ({what})", shown(line)),
             )
         };
         let cells: Vec<u64> = numbers(line).ok_or_else(not_a_row)?;
@@ -318,7 +336,7 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         .params
         .get("period")
         .and_then(|p| p.strip_suffix("us")?.parse::<u64>().ok());
-    let numbers_of: Vec<usize> = (0..threads).collect();
+    let labels = console.labels(&(0..threads).collect::<Vec<_>>());
     for t in 0..threads {
         let buckets: Vec<(u64, u64)> = rows
             .iter()
@@ -347,8 +365,7 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             ..Default::default()
         };
         let what = format!("cyclictest thread {t}");
-        let labels = console.labels(&numbers_of, t);
-        let mut s = series_of("latency", &labels, &r, &mut warnings, &what);
+        let mut s = series_of("latency", &labels[&t], &r, &mut warnings, &what);
         // The thread's own interval (they differ with --smp and no -d0), else the run's.
         let interval = console.status.get(&t).map(|s| s.interval_us).or(period_us);
         if let Some(us) = interval {
@@ -412,23 +429,32 @@ mod tests {
 
     #[test]
     fn a_pasted_command_line_tells_the_cpus() {
-        let mut c = Console::default();
-        assert!(c.read("[root@host ~]# cyclictest --smp -p95 -m", 1));
-        assert_eq!(c.cpus(3), Some(vec![0, 1, 2]));
-        assert_eq!(c.labels(&[0, 1, 2], 1), [("cpu", "1".to_string())]);
-        let mut c = Console::default();
-        c.read("$ sudo cyclictest -t2 -a 4-5 -p 80", 1);
-        assert_eq!(c.cpus(2), Some(vec![4, 5]));
-        let mut c = Console::default();
-        c.read("# cyclictest -t2 -a 3 -p 80", 1);
+        let labels = |line: &str, threads: &[usize]| {
+            let mut c = Console::default();
+            c.read(line, 1);
+            c.labels(threads)
+                .into_values()
+                .map(|l| {
+                    l.iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+                .collect::<Vec<_>>()
+        };
         assert_eq!(
-            c.labels(&[0, 1], 1),
-            [("cpu", "3".to_string()), ("thread", "1".to_string())]
+            labels("[root@host ~]# cyclictest --smp -p95 -m", &[0, 1, 2]),
+            ["cpu=0", "cpu=1", "cpu=2"]
+        );
+        assert_eq!(
+            labels("$ sudo cyclictest -t2 -a 4-5 -p 80", &[0, 1]),
+            ["cpu=4", "cpu=5"]
+        );
+        assert_eq!(
+            labels("# cyclictest -t2 -a 3 -p 80", &[0, 1]),
+            ["cpu=3,thread=0", "cpu=3,thread=1"]
         );
         // Without a command line the CPU is not known.
-        assert_eq!(
-            Console::default().labels(&[0], 0),
-            [("thread", "0".to_string())]
-        );
+        assert_eq!(labels("policy: fifo: loadavg: 0.05", &[0]), ["thread=0"]);
     }
 }

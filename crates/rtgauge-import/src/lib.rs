@@ -290,8 +290,43 @@ pub(crate) fn malformed(path: &Path, line: usize, message: impl Into<String>) ->
     ImportError::Malformed {
         path: path.to_path_buf(),
         line,
-        message: message.into(),
+        message: clip_quoted(&message.into()),
     }
+}
+
+/// Longest text quoted from the file in a message (between backquotes): a longer one is cut
+/// with `…`, so a refusal stays one readable line whatever the file holds.
+const QUOTED_LIMIT: usize = 60;
+
+/// Text of the file as a message quotes it: its backquotes made plain quotes (so the
+/// quoting stays whole) and cut at [`QUOTED_LIMIT`] characters.
+pub(crate) fn shown(text: &str) -> String {
+    let text = text.replace('`', "'");
+    if text.chars().count() > QUOTED_LIMIT {
+        let mut cut: String = text.chars().take(QUOTED_LIMIT - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        text
+    }
+}
+
+/// `message` with every backquoted part longer than [`QUOTED_LIMIT`] characters cut.
+fn clip_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1024));
+    for (i, part) in message.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd parts are the quoted ones.
+        if i % 2 == 1 && part.chars().count() > QUOTED_LIMIT {
+            out.extend(part.chars().take(QUOTED_LIMIT - 1));
+            out.push('…');
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 /// What a tool reported for one series.
@@ -957,6 +992,16 @@ mod tests {
             ..beyond
         };
         assert_eq!(lost_periods(&wide, ms), None);
+    }
+
+    #[test]
+    fn text_quoted_from_the_file_is_cut_in_messages() {
+        let long = "7".repeat(10_000);
+        let e = malformed(Path::new("f.txt"), 3, format!("`{long}` is not a number"));
+        let text = e.to_string();
+        assert!(text.len() < 120, "{text}");
+        assert!(text.ends_with("…` is not a number"), "{text}");
+        assert_eq!(clip_quoted("`ab` and `cd`"), "`ab` and `cd`");
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! the file is read as one µs above the latencies it holds. The figures themselves always
 //! come from the summary lines.
 
-use crate::{document, malformed, series_of, to_ns, ImportError, Reported, Shell};
+use crate::{document, malformed, series_of, shown, to_ns, ImportError, Reported, Shell};
 use rtgauge_probes::names::CYCLIC;
 use rtgauge_result::RunResult;
 use std::path::Path;
@@ -45,7 +45,7 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
                         malformed(
                             path,
                             line_no,
-                            format!("`{t}` in the {what} line is not a number"),
+                            format!("`{}` in the {what} line is not a number", shown(t)),
                         )
                     })
                 })
@@ -78,7 +78,11 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             k if k.ends_with("(us)") => {
                 let us = k.trim_end_matches("(us)").trim();
                 let us: u64 = us.parse().map_err(|_| {
-                    malformed(path, line_no, format!("`{k}` is not a bucket in µs"))
+                    malformed(
+                        path,
+                        line_no,
+                        format!("`{}` is not a bucket in µs", shown(k)),
+                    )
                 })?;
                 let counts = numbers("bucket")?;
                 if counts.len() != cores.len() {
