@@ -11,8 +11,13 @@ use proptest::prelude::*;
 use rtgauge_fuzz::*;
 use std::path::Path;
 
-/// Every seed: the import corpus and the importer's fixtures.
-fn seeds() -> Vec<(String, Vec<u8>)> {
+/// Every seed: the import corpus and the importer's fixtures (read once).
+fn seeds() -> &'static [(String, Vec<u8>)] {
+    static SEEDS: std::sync::OnceLock<Vec<(String, Vec<u8>)>> = std::sync::OnceLock::new();
+    SEEDS.get_or_init(read_seeds)
+}
+
+fn read_seeds() -> Vec<(String, Vec<u8>)> {
     let mut files = corpus("import");
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../rtgauge-import/tests/fixtures");
     let mut more: Vec<(String, Vec<u8>)> = std::fs::read_dir(&fixtures)

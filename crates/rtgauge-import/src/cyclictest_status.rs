@@ -83,7 +83,24 @@ pub fn parse_status(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             "cyclictest's status lines give count, minimum, average and maximum per thread only (no distribution): median, percentiles and histograms are absent; cyclictest -h US, --histfile, --json or -v keeps them",
         ),
     );
-    Ok(document(path, console.shell(), CYCLIC, series, warnings))
+    let mut shell = console.shell();
+    shell
+        .lacks
+        .push("status lines only: no distribution (count, min, avg and max per thread)".into());
+    let cut: Vec<String> = console
+        .status
+        .values()
+        .filter(|s| !s.cut.is_empty())
+        .map(|s| {
+            format!(
+                "thread {}'s line was cut off (no {})",
+                s.thread,
+                s.cut.join(", ")
+            )
+        })
+        .collect();
+    shell.lacks.extend(cut);
+    Ok(document(path, shell, CYCLIC, series, warnings))
 }
 
 /// The interval and priority a thread ran at, kept on its series.

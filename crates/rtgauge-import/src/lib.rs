@@ -657,6 +657,9 @@ pub(crate) struct Shell {
     pub params: BTreeMap<String, String>,
     /// What the file says beside its figures (rtla's auto-analysis).
     pub notes: Vec<String>,
+    /// What the file lacks that changes how its figures read (no distribution, a line cut
+    /// off): said with where the result came from, wherever it is shown.
+    pub lacks: Vec<String>,
 }
 
 /// The preemption model a `uname -v` string names, or `unknown`.
@@ -709,16 +712,15 @@ pub(crate) fn document(
     } else {
         format!(" {}", shell.version)
     };
-    warnings.insert(
-        0,
-        Warning::new(
-            "imported",
-            format!(
-                "imported from {}{version} output ({file}): the machine description holds only what the file recorded",
-                shell.tool
-            ),
-        ),
+    let mut origin = format!(
+        "imported from {}{version} output ({file}): the machine description holds only what the file recorded",
+        shell.tool
     );
+    for lack in &shell.lacks {
+        origin.push_str("; ");
+        origin.push_str(lack);
+    }
+    warnings.insert(0, Warning::new("imported", origin));
     let mut unknown = Vec::new();
     if shell.started_unix_ns.is_none() {
         unknown.push("the date");

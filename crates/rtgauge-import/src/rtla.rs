@@ -123,14 +123,16 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
                     "Thr" => "thread",
                     "Usr" => "user",
                     "CPU" => OSNOISE_SERIES,
-                    other => return Err(malformed(
-                        path,
-                        line_no,
-                        format!(
+                    other => {
+                        return Err(malformed(
+                            path,
+                            line_no,
+                            format!(
                             "unknown context `{}` (IRQ, Thr or Usr for timerlat, CPU for osnoise)",
                             shown(other)
                         ),
-                    )),
+                        ))
+                    }
                 };
                 if series == OSNOISE_SERIES {
                     kind = Some("osnoise");

@@ -878,7 +878,8 @@ pub enum ImportFormat {
     /// Decide from the content.
     Auto,
     /// rt-tests `--json=FILE` (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest,
-    /// sigwaittest, svsematest), cyclictest's `-h`/`-H`/`--histfile` text, oslat's text.
+    /// sigwaittest, svsematest), cyclictest's text (`-h`/`-H`/`--histfile` histograms, status
+    /// lines alone, `-v` samples), oslat's text (1.x and 2.x).
     #[value(alias = "rt-tests")]
     Cyclictest,
     /// rtla timerlat or osnoise, hist or top, text output.
