@@ -112,6 +112,54 @@ fn per_thread(s: &mut Series, interval_us: u64, priority: i32) {
     }
 }
 
+/// Each thread's interval, µs, from what `-v` printed: cyclictest prints `Thread N Interval:`
+/// after adding the distance to the next thread (`-d`, 500 µs by default; not added with
+/// `-h`), so each printed value is the thread's interval plus that distance. Two threads or
+/// more tell the distance (the printed values' step); one thread needs the command line.
+/// Empty when neither does.
+fn true_intervals(printed: &BTreeMap<usize, u64>, console: &Console) -> BTreeMap<usize, u64> {
+    let values: Vec<(usize, u64)> = printed.iter().map(|(&t, &us)| (t, us)).collect();
+    let distance = match values[..] {
+        [] => return BTreeMap::new(),
+        [_] => {
+            if console.command.is_empty() {
+                return BTreeMap::new();
+            }
+            let opts = crate::cyclictest::Options::parse("cyclictest", &console.command);
+            if opts.has("histogram") || opts.has("histofall") {
+                0
+            } else {
+                match opts.get("distance") {
+                    Some(d) => match d.parse() {
+                        Ok(d) => d,
+                        Err(_) => return BTreeMap::new(),
+                    },
+                    None => 500,
+                }
+            }
+        }
+        _ => {
+            // Consecutive thread numbers one distance apart, every step the same.
+            let steps: Vec<Option<u64>> = values
+                .windows(2)
+                .map(|w| {
+                    let threads_apart = (w[1].0 - w[0].0) as u64;
+                    let step = w[1].1.checked_sub(w[0].1)?;
+                    (threads_apart > 0 && step % threads_apart == 0).then(|| step / threads_apart)
+                })
+                .collect();
+            match steps[..] {
+                [Some(d), ..] if steps.iter().all(|s| *s == Some(d)) => d,
+                _ => return BTreeMap::new(),
+            }
+        }
+    };
+    values
+        .into_iter()
+        .filter_map(|(t, us)| Some((t, us.checked_sub(distance).filter(|&i| i > 0)?)))
+        .collect()
+}
+
 /// `       0:       4:      65` → (thread, cycle, latency µs).
 pub(crate) fn sample_line(line: &str) -> Option<(usize, u64, u64)> {
     let mut fields = line.split(':').map(str::trim);
@@ -132,7 +180,7 @@ struct Samples {
 
 pub fn parse_verbose(path: &Path, text: &str) -> Result<RunResult, ImportError> {
     let mut console = Console::default();
-    let mut intervals: BTreeMap<usize, u64> = BTreeMap::new();
+    let mut printed: BTreeMap<usize, u64> = BTreeMap::new();
     let mut threads: BTreeMap<usize, Samples> = BTreeMap::new();
     let mut warnings = Vec::new();
     let lines: Vec<&str> = text.lines().collect();
@@ -155,7 +203,7 @@ pub fn parse_verbose(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         if let Some(rest) = line.strip_prefix("Thread ") {
             if let Some((t, us)) = rest.split_once("Interval:") {
                 if let (Ok(t), Ok(us)) = (t.trim().parse(), us.trim().parse()) {
-                    intervals.insert(t, us);
+                    printed.insert(t, us);
                     continue;
                 }
             }
@@ -203,6 +251,13 @@ pub fn parse_verbose(path: &Path, text: &str) -> Result<RunResult, ImportError> 
         ));
     }
     let labels = console.labels(&threads.keys().copied().collect::<Vec<_>>());
+    let intervals = true_intervals(&printed, &console);
+    if intervals.is_empty() && !printed.is_empty() {
+        warnings.push(Warning::new(
+            "imported_interval_unknown",
+            "cyclictest -v prints each thread's interval plus the distance to the next thread's (-d, 500 µs unless given); with one thread and no command line in the file that distance is unknown, so the period and the periods lost are not given",
+        ));
+    }
     let mut series = Vec::new();
     for (&t, samples) in &threads {
         let r = Reported {
@@ -262,7 +317,8 @@ mod tests {
 
     #[test]
     fn verbose_samples_give_the_exact_distribution_and_lost_periods() {
-        let text = "Thread 0 Interval: 1000\n0:0:10\n0:1:2016\n0:2:20\n0:3:10\n";
+        // Printed with the distance to the next thread added: -i1000 -d500.
+        let text = "# cyclictest -v -t1 -i1000\nThread 0 Interval: 1500\n0:0:10\n0:1:2016\n0:2:20\n0:3:10\n";
         let r = parse_verbose(Path::new("v.txt"), text).unwrap();
         let s = &r.runs[0].series[0];
         assert_eq!(s.stats.count, 4);
@@ -272,6 +328,31 @@ mod tests {
         // 2016 µs late at a 1 ms interval: two periods skipped.
         assert_eq!(s.counters["overruns"], 2);
         assert_eq!(r.runs[0].params["period"], "1000us");
+    }
+
+    #[test]
+    fn verbose_intervals_are_printed_one_distance_late() {
+        let printed = |pairs: &[(usize, u64)]| pairs.iter().copied().collect::<BTreeMap<_, _>>();
+        let none = Console::default();
+        // -d0: the same; -i1000 -d500 over three threads: 1500, 2000, 2500 printed.
+        assert_eq!(
+            true_intervals(&printed(&[(0, 1000), (1, 1000)]), &none),
+            printed(&[(0, 1000), (1, 1000)])
+        );
+        assert_eq!(
+            true_intervals(&printed(&[(0, 1500), (1, 2000), (2, 2500)]), &none),
+            printed(&[(0, 1000), (1, 1500), (2, 2000)])
+        );
+        // One thread: the distance is the command line's, or unknown.
+        assert!(true_intervals(&printed(&[(0, 1500)]), &none).is_empty());
+        let mut with_d = Console::default();
+        with_d.read("# cyclictest -v -d 200 -i 1000", 1);
+        assert_eq!(
+            true_intervals(&printed(&[(0, 1200)]), &with_d),
+            printed(&[(0, 1000)])
+        );
+        // Steps that disagree: not a distance.
+        assert!(true_intervals(&printed(&[(0, 1500), (1, 2000), (2, 2600)]), &none).is_empty());
     }
 
     #[test]

@@ -91,6 +91,8 @@ pub(crate) struct Console {
     pub policy: Option<String>,
     /// The words of a cyclictest command line pasted with the output (a prompt line).
     pub command: Vec<String>,
+    /// `Thread 0 using cpu 3.` (what cyclictest -v prints): thread → CPU.
+    pub thread_cpus: BTreeMap<usize, usize>,
 }
 
 impl Console {
@@ -103,6 +105,15 @@ impl Console {
         if let Some(s) = Status::parse(line, line_no) {
             self.status.insert(s.thread, s);
             return true;
+        }
+        if let Some((t, cpu)) = line
+            .strip_prefix("Thread ")
+            .and_then(|rest| rest.trim_end_matches('.').split_once(" using cpu "))
+        {
+            if let (Ok(t), Ok(cpu)) = (t.trim().parse(), cpu.trim().parse()) {
+                self.thread_cpus.insert(t, cpu);
+                return true;
+            }
         }
         let words: Vec<&str> = line.split_whitespace().collect();
         if let Some(at) = words
@@ -138,6 +149,9 @@ impl Console {
     pub(crate) fn labels(&self, threads: &[usize]) -> BTreeMap<usize, Vec<(&'static str, String)>> {
         let placement = self.placement();
         let cpu_of = |t: usize| {
+            if let Some(&cpu) = self.thread_cpus.get(&t) {
+                return Some(cpu);
+            }
             let list = placement.as_ref()?;
             Some(if list.is_empty() {
                 t
@@ -454,7 +468,9 @@ mod tests {
             labels("# cyclictest -t2 -a 3 -p 80", &[0, 1]),
             ["cpu=3,thread=0", "cpu=3,thread=1"]
         );
-        // Without a command line the CPU is not known.
+        // Without a command line the CPU is not known…
         assert_eq!(labels("policy: fifo: loadavg: 0.05", &[0]), ["thread=0"]);
+        // …unless cyclictest said it (-v prints where each thread runs).
+        assert_eq!(labels("Thread 0 using cpu 3.", &[0]), ["cpu=3"]);
     }
 }

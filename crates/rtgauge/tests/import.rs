@@ -577,3 +577,109 @@ fn compare_of_series_whose_labels_do_not_pair_says_which_and_fails() {
     let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(c["rows"].as_array().unwrap().len(), 2, "{c:#}");
 }
+
+/// (thread, count, min, avg, max) of every `T:` line in `text`, read here independently of
+/// the importer (the last line of each thread counts, as the live display leaves it).
+fn status_figures(text: &str) -> Vec<(String, u64, u64, u64, u64)> {
+    let mut found: std::collections::BTreeMap<String, (u64, u64, u64, u64)> = Default::default();
+    for line in text.lines().filter(|l| l.starts_with("T:")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let after = |key: &str| -> u64 {
+            let at = words.iter().position(|w| *w == key).unwrap();
+            words[at + 1].parse().unwrap()
+        };
+        found.insert(
+            words[1].to_string(),
+            (after("C:"), after("Min:"), after("Avg:"), after("Max:")),
+        );
+    }
+    found
+        .into_iter()
+        .map(|(t, (c, min, avg, max))| (t, c, min, avg, max))
+        .collect()
+}
+
+#[test]
+fn cyclictest_console_output_produced_here_imports_with_its_own_figures() {
+    if !is_root() || !has("cyclictest") {
+        eprintln!("skipped: needs root and cyclictest (rt-tests)");
+        return;
+    }
+    let _guard = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], file: &str| {
+        let out = std::process::Command::new("cyclictest")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let path = dir.path().join(file);
+        std::fs::write(&path, &out.stdout).unwrap();
+        (path, String::from_utf8(out.stdout).unwrap())
+    };
+    // Status lines at exit (-q), two threads on CPU 0 at 1000 and 1500 µs.
+    let common = ["-m", "-p", "95", "-i", "1000", "-t", "2", "-a", "0"];
+    let (status, text) = run(&[&common[..], &["-q", "-l", "300"]].concat(), "status.txt");
+    // -v: every sample, after `Thread N using cpu 0.` and `Thread N Interval:`.
+    let (verbose, samples) = run(&[&common[..], &["-v", "-l", "50"]].concat(), "verbose.txt");
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(&status)
+        .arg(&verbose)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let r = read_json(&dir.path().join("status.rtgauge.json"));
+    let expected = status_figures(&text);
+    assert_eq!(expected.len(), 2, "{text}");
+    for (s, (thread, count, min, avg, max)) in r["runs"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&expected)
+    {
+        assert_eq!(s["labels"]["thread"], thread.as_str());
+        let stats = &s["stats"];
+        assert_eq!(
+            (
+                stats["count"].as_u64(),
+                stats["min_ns"].as_u64(),
+                stats["mean_ns"].as_u64(),
+                stats["max_ns"].as_u64()
+            ),
+            (
+                Some(*count),
+                Some(min * 1000),
+                Some(avg * 1000),
+                Some(max * 1000)
+            ),
+            "thread {thread}: {text}"
+        );
+        assert!(stats["median_ns"].is_null());
+    }
+    let v = read_json(&dir.path().join("verbose.rtgauge.json"));
+    let series = v["runs"][0]["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2, "{samples}");
+    for (t, s) in series.iter().enumerate() {
+        // Both threads on CPU 0, as cyclictest said.
+        assert_eq!(s["labels"]["cpu"], "0");
+        assert_eq!(s["labels"]["thread"], t.to_string());
+        let mine: Vec<u64> = samples
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(':').map(str::trim).collect();
+                (f.len() == 3 && f[0] == t.to_string()).then(|| f[2].parse().unwrap())
+            })
+            .collect();
+        // The first thread takes its 50 loops; the slower one as many as it took by then.
+        assert!(!mine.is_empty() && mine.len() <= 50, "{samples}");
+        let stats = &s["stats"];
+        assert_eq!(stats["count"], mine.len());
+        assert_eq!(stats["min_ns"], mine.iter().min().unwrap() * 1000);
+        assert_eq!(stats["max_ns"], mine.iter().max().unwrap() * 1000);
+        assert!(stats["median_ns"].as_u64().is_some());
+        // Printed 1500 and 2000: the default 500 µs distance added, so 1000 and 1500.
+        assert_eq!(s["counters"]["interval_ns"], 1_000_000 + 500_000 * t as u64);
+    }
+}
