@@ -517,6 +517,9 @@ fn an_imported_1_ms_run_that_overslept_periods_is_not_summarised_as_losing_none(
         text.contains("may have lost periods (the source does not say how many)"),
         "{text}"
     );
+    // An import cannot be measured longer: no advice to.
+    let full = printed(&["show"], &dir.path().join("status.rtgauge.json"));
+    assert!(!full.contains("--duration"), "{full}");
 }
 
 #[test]
