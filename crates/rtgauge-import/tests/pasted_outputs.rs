@@ -1,4 +1,4 @@
-//! Console outputs of cyclictest and oslat as people paste them in mails and READMEs (real
+//! Console outputs of cyclictest, oslat and rtla as people paste them in mails and READMEs (real
 //! files from public projects, kept outside the repository in `../shared/real-clients/`
 //! beside the clone; their origins and the figures each prints are in its SOURCES.md), each
 //! imported with the file's own count, minimum, average and maximum per thread or CPU.
@@ -249,5 +249,64 @@ fn oslat_2_x_text_takes_its_figures_from_the_summary_lines() {
     assert_eq!(
         figures(&s[1]),
         (615459390, Some(1000), Some(2001), Some(56_000))
+    );
+}
+
+/// Per CPU: count, then (min, avg, max) of IRQ, Thread and Ret-user, as the table prints them.
+type TopRow = (u64, u64, [(u64, u64, u64); 3]);
+
+fn check_timerlat_top(r: &RunResult, rows: &[TopRow]) {
+    let s = series(r);
+    assert_eq!(s.len(), rows.len() * 3);
+    for &(cpu, count, contexts) in rows {
+        for (name, (min, avg, max)) in ["irq", "thread", "user"].into_iter().zip(contexts) {
+            let series = s
+                .iter()
+                .find(|x| x.name == name && label(x, "cpu") == Some(cpu.to_string()))
+                .unwrap_or_else(|| panic!("no {name} cpu={cpu}"));
+            assert_eq!(
+                figures_us(series),
+                (count, Some(min), Some(avg), Some(max)),
+                "{name} cpu={cpu}"
+            );
+        }
+    }
+}
+
+#[test]
+fn rtla_timerlat_top_with_user_space_threads() {
+    let (source, r) = import("rtla-timerlat-top-u_lkml-2023-V2-9-9-user-space-top_7cpu.txt");
+    assert_eq!(source, Source::Rtla);
+    check_timerlat_top(
+        &r,
+        &[
+            (1, 60003, [(1, 6, 41), (7, 18, 367), (10, 22, 372)]),
+            (2, 60002, [(1, 5, 17), (6, 16, 42), (9, 19, 51)]),
+            (3, 60001, [(1, 5, 41), (7, 16, 66), (9, 20, 75)]),
+            (4, 60001, [(1, 7, 18), (10, 18, 37), (12, 22, 45)]),
+            (5, 60000, [(1, 5, 26), (5, 15, 45), (7, 18, 51)]),
+            (6, 59999, [(0, 5, 13), (4, 15, 33), (6, 19, 40)]),
+            (7, 59999, [(1, 5, 34), (5, 16, 52), (7, 20, 59)]),
+        ],
+    );
+}
+
+#[test]
+fn rtla_timerlat_top_pasted_without_its_title_and_with_55_ms_maxima() {
+    let (source, r) =
+        import("rtla-timerlat-top-u_lkml-2024-V7-dl-server_8cpu-no-defer-55ms-no-title.txt");
+    assert_eq!(source, Source::Rtla);
+    check_timerlat_top(
+        &r,
+        &[
+            (0, 579147, [(0, 0, 54), (1, 52, 61095), (2, 56, 61102)]),
+            (1, 578766, [(0, 0, 83), (1, 49, 55824), (2, 53, 55831)]),
+            (2, 578559, [(0, 1, 59), (1, 50, 55760), (2, 54, 55770)]),
+            (3, 578318, [(0, 0, 76), (1, 49, 55751), (2, 54, 55760)]),
+            (4, 578611, [(0, 0, 64), (1, 49, 55811), (2, 53, 55820)]),
+            (5, 578347, [(0, 1, 40), (1, 50, 56121), (2, 55, 56133)]),
+            (6, 578938, [(0, 1, 75), (1, 49, 55755), (2, 53, 55764)]),
+            (7, 578631, [(0, 1, 36), (1, 51, 55528), (2, 55, 55541)]),
+        ],
     );
 }
