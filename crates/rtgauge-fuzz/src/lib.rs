@@ -1,7 +1,7 @@
 //! Hostile inputs for every reader rtgauge has, and the contract each reader must keep.
 //!
-//! The readers (result documents, `.rtgr` recordings, suite files, spec files, command-line
-//! values) are fed mutations of the committed corpus (`corpus/`: real documents and files)
+//! The readers (result documents, `.rtgr` recordings, suite files, spec files, files given to
+//! `import`, command-line values) are fed mutations of the committed corpus (`corpus/`: real documents and files)
 //! and inputs generated from scratch: random bytes, cut files, flipped bytes, extreme numbers,
 //! wrong types, deep nesting, huge strings. The contract ([`check_refusal`], [`within`]):
 //! no panic, no abort, no hang, and a refusal is one line that names the input and the

@@ -1,12 +1,12 @@
 //! rt-tests output: the `--json=FILE` document every rt-tests program writes (cyclictest,
 //! cyclicdeadline and oslat: one entry per measuring thread with min, avg, max and a
 //! histogram; ptsematest, pmqtest, sigwaittest and svsematest: a sender and a receiver per
-//! pair) and cyclictest's histogram text (`-h US`/`-H US` on stdout, after its status lines
-//! unless `-q`, or `--histfile`).
+//! pair), and the command-line options of the rt-tests programs. cyclictest's text outputs
+//! are read in `cyclictest_text` and `cyclictest_status`.
 
 use crate::{
-    document, json_histogram, malformed, rfc2822_ns, series_of, strip_escapes, to_ns, ImportError,
-    Reported, Shell,
+    count_lost_periods, document, json_histogram, malformed, rfc2822_ns, series_of, to_ns,
+    ImportError, Reported, Shell,
 };
 use rtgauge_probes::names::{CYCLIC, RESPONSE};
 use rtgauge_result::{RunResult, Warning};
@@ -339,7 +339,11 @@ pub fn parse_json(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             .iter()
             .map(|(k, v)| (k.as_str(), v.clone()))
             .collect();
-        series.push(series_of(&name, &label_refs, &r, &mut warnings, &what));
+        let mut s = series_of(&name, &label_refs, &r, &mut warnings, &what);
+        if let Some(period_ns) = thread_period_ns(&tool, &opts, index) {
+            count_lost_periods(&mut s, &r, period_ns, &mut warnings, &what);
+        }
+        series.push(s);
     }
     // The thread number tells series apart only where two threads share a CPU.
     cpus.sort_unstable();
@@ -386,6 +390,24 @@ pub fn parse_json(path: &Path, text: &str) -> Result<RunResult, ImportError> {
     Ok(document(path, shell, probe, series, warnings))
 }
 
+/// The interval of cyclictest's or cyclicdeadline's thread `index`, ns: `-i` (1000 µs by
+/// default), each further thread `-d` later (500 µs by default; `-d0` gives all the same).
+fn thread_period_ns(tool: &str, opts: &Options, index: &str) -> Option<u64> {
+    if tool != "cyclictest" && tool != "cyclicdeadline" {
+        return None;
+    }
+    let thread: u64 = index.parse().ok()?;
+    let interval = opts.number("interval").unwrap_or(1000);
+    let distance = if tool == "cyclictest" {
+        opts.number("distance").unwrap_or(500)
+    } else {
+        0
+    };
+    interval
+        .checked_add(thread.checked_mul(distance)?)?
+        .checked_mul(1000)
+}
+
 /// The header every rt-tests JSON document has.
 fn shell_of(doc: &Value, tool: &str, args: &[String]) -> Shell {
     let sysinfo = doc.get("sysinfo");
@@ -421,7 +443,13 @@ fn shell_of(doc: &Value, tool: &str, args: &[String]) -> Shell {
 }
 
 /// Scheduling, memory and placement as the command line states them.
-fn settings(shell: &mut Shell, tool: &str, opts: &Options, priorities: &[i32], pairs: bool) {
+pub(crate) fn settings(
+    shell: &mut Shell,
+    tool: &str,
+    opts: &Options,
+    priorities: &[i32],
+    pairs: bool,
+) {
     if shell.command_line.is_empty() {
         return;
     }
@@ -482,205 +510,6 @@ fn settings(shell: &mut Shell, tool: &str, opts: &Options, priorities: &[i32], p
     }
 }
 
-/// cyclictest's histogram text: `# Histogram`, one row per µs (`000012 000040 000033`, a
-/// column per thread, with `-H` one more for all threads), then `# Total:`, `# Min
-/// Latencies:`, `# Avg Latencies:`, `# Max Latencies:`, `# Histogram Overflows:` (the
-/// older versions lack some of them). Status lines (`T: 0 (1234) P:95 I:1000 C: …`) before
-/// the histogram give the priority, interval and cycles.
-pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
-    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
-    let mut summary: BTreeMap<&str, (usize, Vec<u64>)> = BTreeMap::new();
-    let mut avg: Option<Vec<f64>> = None;
-    let mut status: BTreeMap<usize, (i32, u64, u64)> = BTreeMap::new();
-    let mut policy = None;
-    let mut in_histogram = false;
-    for (i, raw) in text.lines().enumerate() {
-        let line_no = i + 1;
-        // Status lines move the cursor with escape sequences; the text around them counts.
-        let cleaned = strip_escapes(raw);
-        let line = cleaned.trim();
-        if line.is_empty() {
-            continue;
-        }
-        if let Some(rest) = line.find("policy:").map(|at| &line[at + 7..]) {
-            policy = rest.split(':').next().map(|p| p.trim().to_string());
-            continue;
-        }
-        if let Some(t) = line.find("T:").map(|at| &line[at..]) {
-            if let Some(s) = status_line(t) {
-                status.insert(s.0, (s.1, s.2, s.3));
-                continue;
-            }
-        }
-        if line == "# Histogram" {
-            in_histogram = true;
-            continue;
-        }
-        if let Some(comment) = line.strip_prefix('#') {
-            let comment = comment.trim();
-            for key in [
-                "Total:",
-                "Min Latencies:",
-                "Max Latencies:",
-                "Histogram Overflows:",
-            ] {
-                if let Some(values) = comment.strip_prefix(key) {
-                    let parsed = numbers(values).ok_or_else(|| {
-                        let what = format!("`# {key}` is followed by `{}`", values.trim());
-                        malformed(path, line_no, format!("{what}, not whole numbers"))
-                    })?;
-                    summary.insert(key, (line_no, parsed));
-                }
-            }
-            if let Some(values) = comment.strip_prefix("Avg Latencies:") {
-                avg = Some(numbers(values).ok_or_else(|| {
-                    let what = format!("`# Avg Latencies:` is followed by `{}`", values.trim());
-                    malformed(path, line_no, format!("{what}, not numbers"))
-                })?);
-            }
-            continue;
-        }
-        if !in_histogram {
-            // What cyclictest prints before measuring (WARN:, policy lines) is not data.
-            continue;
-        }
-        let not_a_row = || {
-            let what = "a latency in µs, then one count per thread";
-            malformed(
-                path,
-                line_no,
-                format!("`{line}` is not a histogram row ({what})"),
-            )
-        };
-        let cells: Vec<u64> = numbers(line).ok_or_else(not_a_row)?;
-        if cells.len() < 2 {
-            return Err(not_a_row());
-        }
-        if let Some(first) = rows.first() {
-            if first.1.len() != cells.len() - 1 {
-                return Err(malformed(
-                    path,
-                    line_no,
-                    format!(
-                        "{} counts where the first row has {}",
-                        cells.len() - 1,
-                        first.1.len()
-                    ),
-                ));
-            }
-        }
-        rows.push((cells[0], cells[1..].to_vec()));
-    }
-    if rows.is_empty() && !summary.contains_key("Max Latencies:") {
-        return Err(malformed(
-            path,
-            1,
-            "no `# Histogram` rows and no `# Max Latencies:` line: not cyclictest -h/--histfile output",
-        ));
-    }
-    // Threads: the Min line has one value per thread (-H adds a column to rows, Total, Max
-    // and Overflows, never to Min and Avg).
-    let columns = rows.first().map_or(0, |r| r.1.len());
-    let threads = summary
-        .get("Min Latencies:")
-        .map(|m| m.1.len())
-        .or_else(|| avg.as_ref().map(Vec::len))
-        .unwrap_or(columns.max(1));
-    if columns > 0 && columns != threads && columns != threads + 1 {
-        return Err(malformed(
-            path,
-            rows.len(),
-            format!("{columns} histogram columns for {threads} threads (the Min Latencies line)"),
-        ));
-    }
-    let limit_ns = rows
-        .last()
-        .map(|r| r.0.saturating_add(1).saturating_mul(1000));
-    let at = |key: &str, t: usize| summary.get(key).and_then(|v| v.1.get(t).copied());
-    let mut warnings = Vec::new();
-    let mut series = Vec::new();
-    for t in 0..threads {
-        let buckets: Vec<(u64, u64)> = rows
-            .iter()
-            .map(|r| (r.0.saturating_mul(1000), r.1[t]))
-            .collect();
-        let in_hist: u64 = buckets.iter().fold(0u64, |a, b| a.saturating_add(b.1));
-        let overflow = at("Histogram Overflows:", t);
-        let cycles = status.get(&t).map(|s| s.1);
-        let count = match (at("Total:", t), overflow) {
-            (Some(total), Some(o)) => total.saturating_add(o),
-            (Some(total), None) => total,
-            (None, Some(o)) => in_hist.saturating_add(o),
-            (None, None) => cycles.unwrap_or(in_hist),
-        };
-        let r = Reported {
-            buckets,
-            count,
-            overflow: overflow.or_else(|| cycles.map(|c| c.saturating_sub(in_hist))),
-            limit_ns: limit_ns.filter(|_| !rows.is_empty()),
-            min_ns: at("Min Latencies:", t).map(|v| v.saturating_mul(1000)),
-            max_ns: at("Max Latencies:", t).map(|v| v.saturating_mul(1000)),
-            mean_ns: avg
-                .as_ref()
-                .and_then(|a| a.get(t))
-                .and_then(|&v| to_ns(v, 1000)),
-            ..Default::default()
-        };
-        let what = format!("cyclictest thread {t}");
-        series.push(series_of(
-            "latency",
-            &[("thread", t.to_string())],
-            &r,
-            &mut warnings,
-            &what,
-        ));
-    }
-    let mut shell = Shell {
-        tool: "cyclictest".into(),
-        ..Default::default()
-    };
-    if let Some(&(priority, _, interval)) = status.values().next() {
-        shell.priority = Some(priority);
-        shell.policy =
-            Some(policy.unwrap_or_else(|| if priority > 0 { "fifo" } else { "other" }.to_string()));
-        shell
-            .params
-            .insert("period".into(), format!("{interval}us"));
-    }
-    Ok(document(path, shell, CYCLIC, series, warnings))
-}
-
-/// `T: 0 (17745) P:95 I:500 C:   2000 Min: 7 Act: 9 Avg: 24 Max: 2250` → (thread, priority,
-/// cycles, interval µs).
-fn status_line(line: &str) -> Option<(usize, i32, u64, u64)> {
-    let mut fields = BTreeMap::new();
-    let tokens: Vec<&str> = line.split_whitespace().collect();
-    let mut i = 0;
-    while i < tokens.len() {
-        let tok = tokens[i];
-        if let Some((k, v)) = tok.split_once(':') {
-            if v.is_empty() {
-                fields.insert(k, tokens.get(i + 1).copied().unwrap_or(""));
-                i += 2;
-                continue;
-            }
-            fields.insert(k, v);
-        }
-        i += 1;
-    }
-    Some((
-        fields.get("T")?.parse().ok()?,
-        fields.get("P")?.parse().ok()?,
-        fields.get("C")?.parse().ok()?,
-        fields.get("I")?.parse().ok()?,
-    ))
-}
-
-/// Every whitespace-separated word of `text` as a number; None when one is not.
-fn numbers<T: std::str::FromStr>(text: &str) -> Option<Vec<T>> {
-    text.split_whitespace().map(|v| v.parse().ok()).collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -708,15 +537,5 @@ mod tests {
         let o = Options::parse("cyclictest", &args("cyclictest -a 2 -t 1"));
         assert_eq!(o.get("affinity"), Some("2"));
         assert_eq!(o.get("threads"), Some("1"));
-    }
-
-    #[test]
-    fn status_lines_give_priority_cycles_and_interval() {
-        assert_eq!(
-            status_line(
-                "T: 0 (17745) P:95 I:500 C:   2000 Min:      7 Act:   9 Avg:   24 Max:    2250"
-            ),
-            Some((0, 95, 2000, 500))
-        );
     }
 }

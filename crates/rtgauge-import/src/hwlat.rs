@@ -4,7 +4,7 @@
 //! inner:15, outer:16` with `, cpu:0` on newer versions). Only samples above the threshold
 //! exist: the series is the distribution of those, its count the samples recorded.
 
-use crate::{document, malformed, series_of, ImportError, Reported, Shell};
+use crate::{document, malformed, series_of, shown, ImportError, Reported, Shell};
 use rtgauge_result::{RunResult, Warning};
 use std::path::Path;
 
@@ -37,7 +37,7 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
                     malformed(
                         path,
                         i + 1,
-                        format!("`{}` is not a latency in µs", m.trim()),
+                        format!("`{}` is not a latency in µs", shown(m.trim())),
                     )
                 })?);
             }
@@ -46,7 +46,7 @@ pub fn parse(path: &Path, text: &str) -> Result<RunResult, ImportError> {
                 malformed(
                     path,
                     i + 1,
-                    format!("`{}` is not a number of samples", n.trim()),
+                    format!("`{}` is not a number of samples", shown(n.trim())),
                 )
             })?);
         } else if line.starts_with("ts:") {

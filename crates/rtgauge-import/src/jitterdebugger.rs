@@ -3,7 +3,9 @@
 //! (`thread;seconds.nanoseconds;latency_us` per line). The samples keep time, so their
 //! per-interval maxima are real, as for a measured run.
 
-use crate::{document, json_histogram, malformed, series_of, to_ns, ImportError, Reported, Shell};
+use crate::{
+    document, json_histogram, malformed, series_of, shown, to_ns, ImportError, Reported, Shell,
+};
 use rtgauge_probes::names::CYCLIC;
 use rtgauge_result::{RunResult, Series};
 use rtgauge_stats::Recorder;
@@ -80,7 +82,10 @@ pub fn parse_samples(path: &Path, text: &str) -> Result<RunResult, ImportError> 
             malformed(
                 path,
                 i + 1,
-                format!("`{line}` is not thread;seconds.nanoseconds;latency_us"),
+                format!(
+                    "`{}` is not thread;seconds.nanoseconds;latency_us",
+                    shown(line)
+                ),
             )
         };
         let mut f = line.split(';');

@@ -18,11 +18,16 @@
 //! CPU; rtla osnoise an `osnoise` probe; hwlatdetect an `hwlat` probe.
 
 mod cyclictest;
+mod cyclictest_status;
+mod cyclictest_text;
 mod hwlat;
 mod jitterdebugger;
 mod oslat;
+mod periods;
 pub mod rt_tests;
 mod rtla;
+
+pub(crate) use periods::count_lost_periods;
 
 use rtgauge_result::{
     Calibration, Obtained, ProbeRun, ProbeStatus, RunConfig, RunResult, RunStatus, Series, Tool,
@@ -41,7 +46,12 @@ pub enum Source {
     /// cyclictest's histogram text (`-h`/`-H` on stdout, with or without its status lines,
     /// or `--histfile`).
     CyclictestText,
-    /// oslat's text output.
+    /// cyclictest's status lines alone (`T: 0 (1234) P:95 I:1000 C: 100000 Min: 3 Act: 5
+    /// Avg: 4 Max: 30`), as its live display leaves them: per thread figures, no distribution.
+    CyclictestStatus,
+    /// cyclictest `-v`: one line per sample (`thread:cycle:latency`), a full distribution.
+    CyclictestVerbose,
+    /// oslat's text output (1.x labels its frequency `CPU Freq:`, 2.x `Counter Freq:`).
     OslatText,
     /// rtla timerlat/osnoise hist and top text output.
     Rtla,
@@ -58,6 +68,8 @@ impl Source {
         match self {
             Source::RtTests => "rt-tests JSON",
             Source::CyclictestText => "cyclictest histogram",
+            Source::CyclictestStatus => "cyclictest status lines",
+            Source::CyclictestVerbose => "cyclictest -v samples",
             Source::OslatText => "oslat text",
             Source::Rtla => "rtla",
             Source::Hwlatdetect => "hwlatdetect",
@@ -69,7 +81,7 @@ impl Source {
 }
 
 /// What `import` reads, for messages.
-pub const SUPPORTED: &str = "rt-tests --json (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest, sigwaittest, svsematest), cyclictest -h/-H/--histfile text, oslat text, hwlatdetect output, rtla timerlat/osnoise hist and top text, jitterdebugger JSON or samples CSV, rtgauge results";
+pub const SUPPORTED: &str = "rt-tests --json (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest, sigwaittest, svsematest), cyclictest text (-h/-H/--histfile histograms, status lines, -v samples), oslat text (1.x and 2.x), hwlatdetect output, rtla timerlat/osnoise hist and top text, jitterdebugger JSON or samples CSV, rtgauge results";
 
 #[derive(Debug, thiserror::Error)]
 pub enum ImportError {
@@ -84,7 +96,7 @@ pub enum ImportError {
         line: usize,
         message: String,
     },
-    #[error("{path}: {looks}; rtgauge imports {SUPPORTED} (not cyclictest's status lines alone, rt-migrate-test, or rtla's saved traces)")]
+    #[error("{path}: {looks}; rtgauge imports {SUPPORTED} (not rt-migrate-test output or rtla's saved traces)")]
     Unknown { path: PathBuf, looks: String },
     #[error("{path}: {series}: {field} {problem}; the file's figures contradict each other (was it edited?)")]
     Impossible {
@@ -102,6 +114,15 @@ pub enum ImportError {
 pub struct Imported {
     pub source: Source,
     pub result: RunResult,
+    /// What identifies the file's content ([`content_hash`]): the run history keeps one row
+    /// per source file, whatever its name.
+    pub content_hash: String,
+}
+
+/// A fingerprint of a file's content: 128-bit XXH3 in hex, prefixed with its algorithm so a
+/// later change of algorithm never matches old rows by accident.
+pub fn content_hash(bytes: &[u8]) -> String {
+    format!("xxh3-128:{:032x}", twox_hash::XxHash3_128::oneshot(bytes))
 }
 
 /// Reads `path` as `source`, or as what its content looks like when `None`. A named source
@@ -127,6 +148,8 @@ pub fn import_text(
     let source = match (source, detected) {
         (Some(Source::RtTests), Some(Source::CyclictestText)) => Source::CyclictestText,
         (Some(Source::RtTests), Some(Source::OslatText)) => Source::OslatText,
+        (Some(Source::RtTests), Some(Source::CyclictestStatus)) => Source::CyclictestStatus,
+        (Some(Source::RtTests), Some(Source::CyclictestVerbose)) => Source::CyclictestVerbose,
         (Some(s), _) => s,
         (None, Some(s)) => s,
         (None, None) => {
@@ -138,7 +161,9 @@ pub fn import_text(
     };
     let result = match source {
         Source::RtTests => cyclictest::parse_json(path, &text)?,
-        Source::CyclictestText => cyclictest::parse_text(path, &text)?,
+        Source::CyclictestText => cyclictest_text::parse_text(path, &text)?,
+        Source::CyclictestStatus => cyclictest_status::parse_status(path, &text)?,
+        Source::CyclictestVerbose => cyclictest_status::parse_verbose(path, &text)?,
         Source::OslatText => oslat::parse_text(path, &text)?,
         Source::Rtla => rtla::parse(path, &text)?,
         Source::Hwlatdetect => hwlat::parse(path, &text)?,
@@ -148,6 +173,7 @@ pub fn import_text(
             return Ok(Imported {
                 source,
                 result: rtgauge_result::read_result(path)?,
+                content_hash: content_hash(text.as_bytes()),
             })
         }
     };
@@ -175,7 +201,11 @@ pub fn import_text(
             problem,
         });
     }
-    Ok(Imported { source, result })
+    Ok(Imported {
+        source,
+        result,
+        content_hash: content_hash(text.as_bytes()),
+    })
 }
 
 /// The format `text` looks like.
@@ -202,13 +232,30 @@ pub fn detect(text: &str) -> Option<Source> {
     if lines().any(|l| l == "# Histogram" || l.starts_with("# Max Latencies:")) {
         return Some(Source::CyclictestText);
     }
-    if lines().any(|l| l.starts_with("Counter Freq:")) && lines().any(|l| l.contains("(us):")) {
+    if lines().any(|l| cyclictest_text::Status::parse(l, 0).is_some()) {
+        return Some(Source::CyclictestStatus);
+    }
+    // oslat 1.x labels the frequency `CPU Freq:`, 2.x `Counter Freq:`.
+    if lines().any(|l| l.starts_with("Counter Freq:") || l.starts_with("CPU Freq:"))
+        && lines().any(|l| l.contains("(us):"))
+    {
         return Some(Source::OslatText);
     }
     if lines()
         .any(|l| l.starts_with("hwlatdetect:") || l.starts_with("Samples exceeding threshold:"))
     {
         return Some(Source::Hwlatdetect);
+    }
+    // cyclictest -v: `thread:cycle:latency` lines (two at least, or one after `Thread N
+    // Interval:`, so a lone `00:10:01` is not taken for one).
+    let samples = lines()
+        .filter(|l| cyclictest_status::sample_line(l).is_some())
+        .take(2)
+        .count();
+    if samples == 2
+        || samples == 1 && lines().any(|l| l.starts_with("Thread ") && l.contains("Interval:"))
+    {
+        return Some(Source::CyclictestVerbose);
     }
     let first = head.lines().next()?;
     let fields: Vec<&str> = first.split(';').collect();
@@ -239,9 +286,6 @@ fn looks_like(text: &str) -> String {
     }
     let first = head.lines().next().unwrap_or("").trim();
     let first: String = first.chars().take(60).collect();
-    if text.contains("T:") && text.contains("Max:") {
-        return format!("cyclictest status lines without a histogram (first line `{first}`): run cyclictest with -h US, --histfile or --json");
-    }
     format!("a text file starting `{first}`, of no format rtgauge knows")
 }
 
@@ -249,8 +293,43 @@ pub(crate) fn malformed(path: &Path, line: usize, message: impl Into<String>) ->
     ImportError::Malformed {
         path: path.to_path_buf(),
         line,
-        message: message.into(),
+        message: clip_quoted(&message.into()),
     }
+}
+
+/// Longest text quoted from the file in a message (between backquotes): a longer one is cut
+/// with `…`, so a refusal stays one readable line whatever the file holds.
+const QUOTED_LIMIT: usize = 60;
+
+/// Text of the file as a message quotes it: its backquotes made plain quotes (so the
+/// quoting stays whole) and cut at [`QUOTED_LIMIT`] characters.
+pub(crate) fn shown(text: &str) -> String {
+    let text = text.replace('`', "'");
+    if text.chars().count() > QUOTED_LIMIT {
+        let mut cut: String = text.chars().take(QUOTED_LIMIT - 1).collect();
+        cut.push('…');
+        cut
+    } else {
+        text
+    }
+}
+
+/// `message` with every backquoted part longer than [`QUOTED_LIMIT`] characters cut.
+fn clip_quoted(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(1024));
+    for (i, part) in message.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        // Odd parts are the quoted ones.
+        if i % 2 == 1 && part.chars().count() > QUOTED_LIMIT {
+            out.extend(part.chars().take(QUOTED_LIMIT - 1));
+            out.push('…');
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 /// What a tool reported for one series.
@@ -503,6 +582,9 @@ pub(crate) struct Shell {
     pub params: BTreeMap<String, String>,
     /// What the file says beside its figures (rtla's auto-analysis).
     pub notes: Vec<String>,
+    /// What the file lacks that changes how its figures read (no distribution, a line cut
+    /// off): said with where the result came from, wherever it is shown.
+    pub lacks: Vec<String>,
 }
 
 /// The preemption model a `uname -v` string names, or `unknown`.
@@ -555,16 +637,15 @@ pub(crate) fn document(
     } else {
         format!(" {}", shell.version)
     };
-    warnings.insert(
-        0,
-        Warning::new(
-            "imported",
-            format!(
-                "imported from {}{version} output ({file}): the machine description holds only what the file recorded",
-                shell.tool
-            ),
-        ),
+    let mut origin = format!(
+        "imported from {}{version} output ({file}): the machine description holds only what the file recorded",
+        shell.tool
     );
+    for lack in &shell.lacks {
+        origin.push_str("; ");
+        origin.push_str(lack);
+    }
+    warnings.insert(0, Warning::new("imported", origin));
     let mut unknown = Vec::new();
     if shell.started_unix_ns.is_none() {
         unknown.push("the date");
@@ -780,6 +861,30 @@ mod tests {
             Some(Source::JitterdebuggerSamples)
         );
         assert_eq!(detect("hello"), None);
+    }
+
+    #[test]
+    fn detects_pasted_console_outputs() {
+        let status =
+            "T: 0 (104507) P:95 I:1000 C:  69385 Min:      4 Act:   10 Avg:    8 Max:      34\n";
+        assert_eq!(detect(status), Some(Source::CyclictestStatus));
+        let verbose = "Thread 0 Interval: 1000\n       0:       0:      64\n";
+        assert_eq!(detect(verbose), Some(Source::CyclictestVerbose));
+        assert_eq!(detect("0:0:64\n0:1:66\n"), Some(Source::CyclictestVerbose));
+        // A lone time of day is not a sample.
+        assert_eq!(detect("00:10:01\n"), None);
+        let oslat1 = "    CPU Freq:\t 2493 (Mhz)\n    001 (us):\t 12\n";
+        assert_eq!(detect(oslat1), Some(Source::OslatText));
+    }
+
+    #[test]
+    fn text_quoted_from_the_file_is_cut_in_messages() {
+        let long = "7".repeat(10_000);
+        let e = malformed(Path::new("f.txt"), 3, format!("`{long}` is not a number"));
+        let text = e.to_string();
+        assert!(text.len() < 120, "{text}");
+        assert!(text.ends_with("…` is not a number"), "{text}");
+        assert_eq!(clip_quoted("`ab` and `cd`"), "`ab` and `cd`");
     }
 
     #[test]

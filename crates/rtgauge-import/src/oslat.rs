@@ -1,9 +1,17 @@
 //! oslat's text output: a header (`oslat V 2.40`, `Thread priority:`, `CPU list:`), then one
 //! column per measured core: `Core:`, one line per µs bucket (`003 (us): 62 14`), the last
 //! one counting everything from its value up (`(including overflows)`), `Minimum:`,
-//! `Average:`, `Maximum:` in µs and `Duration:` in seconds.
+//! `Average:`, `Maximum:` in µs and `Duration:` in seconds. oslat 1.x labels the frequency
+//! `CPU Freq:`, 2.x `Counter Freq:`; nothing else differs for this reader.
+//!
+//! What a bucket's label means changed between versions: in 1.x and 2.40 the lowest
+//! non-empty bucket is the printed `Minimum` (`001` holds a minimum of 1 µs); some 2.x builds
+//! print the latency one below the label (a `Minimum:` of 1 with bucket `001` empty and
+//! `002` full). Where a core's lowest non-empty bucket lies above its minimum, every label of
+//! the file is read as one µs above the latencies it holds. The figures themselves always
+//! come from the summary lines.
 
-use crate::{document, malformed, series_of, to_ns, ImportError, Reported, Shell};
+use crate::{document, malformed, series_of, shown, to_ns, ImportError, Reported, Shell};
 use rtgauge_probes::names::CYCLIC;
 use rtgauge_result::RunResult;
 use std::path::Path;
@@ -37,7 +45,7 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
                         malformed(
                             path,
                             line_no,
-                            format!("`{t}` in the {what} line is not a number"),
+                            format!("`{}` in the {what} line is not a number", shown(t)),
                         )
                     })
                 })
@@ -70,7 +78,11 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
             k if k.ends_with("(us)") => {
                 let us = k.trim_end_matches("(us)").trim();
                 let us: u64 = us.parse().map_err(|_| {
-                    malformed(path, line_no, format!("`{k}` is not a bucket in µs"))
+                    malformed(
+                        path,
+                        line_no,
+                        format!("`{}` is not a bucket in µs", shown(k)),
+                    )
                 })?;
                 let counts = numbers("bucket")?;
                 if counts.len() != cores.len() {
@@ -110,16 +122,32 @@ pub fn parse_text(path: &Path, text: &str) -> Result<RunResult, ImportError> {
         }
     }
     let figure = |key: &str, c: usize| figures.get(key).map(|f| f.1[c]);
+    let lowest = |c: usize| {
+        buckets
+            .iter()
+            .find(|(_, counts, over)| !over && counts[c] > 0)
+            .map(|b| b.0)
+    };
+    let shifted = (0..cores.len())
+        .any(|c| matches!((lowest(c), figure("min", c)), (Some(l), Some(min)) if l as f64 > min));
+    let lower_us = |label: u64| {
+        if shifted {
+            label.saturating_sub(1)
+        } else {
+            label
+        }
+    };
     let mut warnings = Vec::new();
     let mut series = Vec::new();
     for (c, core) in cores.iter().enumerate() {
         let mut r = Reported::default();
         for (us, counts, over) in &buckets {
+            let ns = lower_us(*us).saturating_mul(1000);
             if *over {
                 r.overflow = Some(counts[c]);
-                r.limit_ns = Some(us.saturating_mul(1000));
+                r.limit_ns = Some(ns);
             } else {
-                r.buckets.push((us.saturating_mul(1000), counts[c]));
+                r.buckets.push((ns, counts[c]));
             }
         }
         r.count = r

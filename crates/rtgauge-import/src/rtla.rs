@@ -11,7 +11,9 @@
 //!   `rtla osnoise top`: per CPU the periods, noise, longest noise and interference counts.
 //!   Only min/avg/max exist there: no percentiles.
 
-use crate::{dhms_ns, document, malformed, series_of, strip_escapes, ImportError, Reported, Shell};
+use crate::{
+    dhms_ns, document, malformed, series_of, shown, strip_escapes, ImportError, Reported, Shell,
+};
 use rtgauge_probes::names::TIMERLAT;
 use rtgauge_result::{RunResult, Series};
 use std::collections::BTreeMap;
@@ -113,7 +115,7 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
                     malformed(
                         path,
                         line_no,
-                        format!("column `{name}` is not CONTEXT-CPU (e.g. Thr-000)"),
+                        format!("column `{}` is not CONTEXT-CPU (e.g. Thr-000)", shown(name)),
                     )
                 })?;
                 let series = match context {
@@ -125,7 +127,10 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
                         return Err(malformed(
                             path,
                             line_no,
-                            format!("unknown context `{other}` (IRQ, Thr or Usr for timerlat, CPU for osnoise)"),
+                            format!(
+                            "unknown context `{}` (IRQ, Thr or Usr for timerlat, CPU for osnoise)",
+                            shown(other)
+                        ),
                         ))
                     }
                 };
@@ -138,7 +143,7 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
                     malformed(
                         path,
                         line_no,
-                        format!("`{cpu}` in `{name}` is not a CPU number"),
+                        format!("`{}` in `{}` is not a CPU number", shown(cpu), shown(name)),
                     )
                 })?;
                 cols.push((series.to_string(), cpu.to_string()));
@@ -177,7 +182,7 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
             return Err(malformed(
                 path,
                 line_no,
-                format!("`{line}` before the `Index` header line: expected rtla timerlat or osnoise hist output (`# RTLA … histogram`, then `Index IRQ-000 Thr-000 …`)"),
+                format!("`{}` before the `Index` header line: expected rtla timerlat or osnoise hist output (`# RTLA … histogram`, then `Index IRQ-000 Thr-000 …`)", shown(line)),
             ));
         };
         let values: Vec<&str> = fields.collect();
@@ -196,7 +201,7 @@ fn hist(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
                 .ok()
                 .filter(|x| x.is_finite() && *x >= 0.0)
                 .map(|x| Some((x * 1000.0).round() as u64))
-                .ok_or_else(|| malformed(path, line_no, format!("`{v}` is not a number")))
+                .ok_or_else(|| malformed(path, line_no, format!("`{}` is not a number", shown(v))))
         };
         match head {
             "over:" | "count:" | "min:" | "avg:" | "max:" => {
@@ -348,7 +353,7 @@ fn number(path: &Path, line: usize, v: &str) -> Result<f64, ImportError> {
     v.parse::<f64>()
         .ok()
         .filter(|x| x.is_finite() && *x >= 0.0)
-        .ok_or_else(|| malformed(path, line, format!("`{v}` is not a number")))
+        .ok_or_else(|| malformed(path, line, format!("`{}` is not a number", shown(v))))
 }
 
 fn timerlat_top(path: &Path, lines: &[String]) -> Result<RunResult, ImportError> {
@@ -404,7 +409,7 @@ fn timerlat_top(path: &Path, lines: &[String]) -> Result<RunResult, ImportError>
                 return Err(malformed(
                     path,
                     i + 1,
-                    format!("`{}` is not cur min avg max", part.trim()),
+                    format!("`{}` is not cur min avg max", shown(part.trim())),
                 ));
             }
             values.push([

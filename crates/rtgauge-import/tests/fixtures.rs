@@ -104,6 +104,22 @@ fn cyclictest_text_after_status_lines_reads_priority_and_interval() {
     assert_eq!(r.runs[0].obtained.policy, "fifo");
     assert_eq!(r.runs[0].params["period"], "500us");
     within_extremes(&s[0]);
+    // 4 samples beyond the 400 µs histogram, the maximum 2250 µs at a 500 µs period: they
+    // lost between 0 and 4 periods each, so no count is claimed, and a note says why.
+    assert!(!s[0].counters.contains_key("overruns"));
+    assert!(r
+        .warnings
+        .iter()
+        .any(|w| w.code == "imported_lost_periods_unknown" && w.message.contains("2.25ms")));
+}
+
+#[test]
+fn cyclictest_json_counts_lost_periods_at_each_threads_interval() {
+    // -i200 -d0, maxima 130 and 131 µs: below one period, none lost, and that is known.
+    let (_, r) = import("cyclictest-h20-overflow.json");
+    for s in series(&r) {
+        assert_eq!(s.counters["overruns"], 0);
+    }
 }
 
 #[test]

@@ -1439,6 +1439,82 @@ impl crate::format::Render for Comparison {
     }
 }
 
+/// Why nothing paired, when nothing did although both sides measured: per probe and series
+/// the labels each side has (an import that knows no CPU labels `thread=N` where a run
+/// labels `cpu=N`), or that they share no probe and series at all. `None` when some row
+/// paired or a side has no series. Self-contained: it reads only the results and the
+/// comparison's rows.
+pub fn nothing_paired(c: &Comparison, results: &[RunResult]) -> Option<String> {
+    if !c.rows.is_empty() || results.len() < 2 {
+        return None;
+    }
+    // "cyclic latency" → the label sets of that series, on one side.
+    let labels_of = |r: &RunResult| {
+        let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for run in &r.runs {
+            for s in &run.series {
+                let labels: Vec<String> =
+                    s.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let set = if labels.is_empty() {
+                    "no labels".to_string()
+                } else {
+                    labels.join(",")
+                };
+                let sets = out.entry(format!("{} {}", run.probe, s.name)).or_default();
+                if !sets.contains(&set) {
+                    sets.push(set);
+                }
+            }
+        }
+        out
+    };
+    let base = labels_of(&results[0]);
+    let mut lines = Vec::new();
+    for (i, cand) in results.iter().enumerate().skip(1) {
+        let other = labels_of(cand);
+        if base.is_empty() || other.is_empty() {
+            continue;
+        }
+        let (a, b) = (letter(0), letter(i));
+        let shown = |sets: &[String]| {
+            let mut text = sets.iter().take(4).cloned().collect::<Vec<_>>().join(" ");
+            if sets.len() > 4 {
+                text.push_str(&format!(" (+{} more)", sets.len() - 4));
+            }
+            text
+        };
+        let common: Vec<String> = base
+            .iter()
+            .filter_map(|(series, sets)| {
+                let theirs = other.get(series)?;
+                Some(format!(
+                    "{series}: {a} has {}, {b} has {}",
+                    shown(sets),
+                    shown(theirs)
+                ))
+            })
+            .collect();
+        if common.is_empty() {
+            let names = |m: &BTreeMap<String, Vec<String>>| {
+                m.keys().take(3).cloned().collect::<Vec<_>>().join(", ")
+            };
+            lines.push(format!(
+                "{a} ({}) and {b} ({}) have no probe and series in common",
+                names(&base),
+                names(&other)
+            ));
+        } else {
+            lines.extend(common);
+        }
+    }
+    (!lines.is_empty()).then(|| {
+        format!(
+            "nothing compared: no series paired; series pair when probe, series and every label agree — {}",
+            lines.join("; ")
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

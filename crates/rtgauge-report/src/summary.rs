@@ -263,6 +263,11 @@ fn periodic_verdict(runs: &[&ProbeRun]) -> Option<String> {
     let latency = || run.series.iter().filter(|s| s.name == "latency");
     let max = latency().filter_map(|s| s.stats.max_ns).max()?;
     let overruns: u64 = latency().filter_map(|s| s.counters.get("overruns")).sum();
+    // An imported series without the counter lost periods the source cannot count, unless
+    // it never woke a period late (or has no maximum to tell).
+    let uncounted = latency().any(|s| {
+        !s.counters.contains_key("overruns") && s.stats.max_ns.is_none_or(|m| m >= period)
+    });
     let p999 = latency().filter_map(|s| s.stats.percentiles.p99_9_ns).max();
     let d = rtgauge_result::units::format_duration_ns;
     let share = |ns: u64| {
@@ -273,16 +278,25 @@ fn periodic_verdict(runs: &[&ProbeRun]) -> Option<String> {
             format!("{pct:.1} % of the period")
         }
     };
-    let lost = match overruns {
-        0 => "lost no period".to_string(),
-        1 => "lost 1 period".to_string(),
-        n => format!("lost {n} periods"),
+    let lost = match (overruns, uncounted) {
+        (0, false) => "lost no period".to_string(),
+        (1, false) => "lost 1 period".to_string(),
+        (n, false) => format!("lost {n} periods"),
+        (0, true) => "may have lost periods (the source does not say how many)".to_string(),
+        (n, true) => format!(
+            "lost at least {n} period{} (the source does not say how many more)",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
+    // An import whose file does not say how long it measured has no duration to name.
+    let span = match run.measured_ns {
+        0 => String::new(),
+        ns => format!(" in {}", d(ns)),
     };
     let mut line = format!(
-        "a {} periodic task ({}) {lost} in {}: woke up at most {} late ({})",
+        "a {} periodic task ({}) {lost}{span}: woke up at most {} late ({})",
         d(period),
         run.title(),
-        d(run.measured_ns),
         d(max),
         share(max)
     );

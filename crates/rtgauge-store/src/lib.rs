@@ -197,6 +197,42 @@ impl Store {
         origin: &str,
         file: &str,
     ) -> Result<i64, StoreError> {
+        self.insert_row(result, origin, file, "")
+    }
+
+    /// Stores a result read from another file (`rtgauge import`), identified by the hash of
+    /// that file's content ([`Store::imported_as`] finds it again).
+    pub fn insert_imported(
+        &mut self,
+        result: &RunResult,
+        origin: &str,
+        file: &str,
+        source_hash: &str,
+    ) -> Result<i64, StoreError> {
+        self.insert_row(result, origin, file, source_hash)
+    }
+
+    /// The stored run imported from a file of this content hash, with the file it was read
+    /// from then: (ID, file).
+    pub fn imported_as(&self, source_hash: &str) -> Result<Option<(i64, String)>, StoreError> {
+        if source_hash.is_empty() {
+            return Ok(None);
+        }
+        let rows = self.rows(
+            "SELECT id, file FROM runs WHERE source_hash = ?1 ORDER BY id LIMIT 1",
+            params![source_hash],
+            |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+        )?;
+        Ok(rows.into_iter().next())
+    }
+
+    fn insert_row(
+        &mut self,
+        result: &RunResult,
+        origin: &str,
+        file: &str,
+        source_hash: &str,
+    ) -> Result<i64, StoreError> {
         let document = serde_json::to_string(result).map_err(|e| StoreError::Write {
             path: self.path.clone(),
             detail: e.to_string(),
@@ -218,7 +254,8 @@ impl Store {
         tx.execute(
             "INSERT INTO runs (id, started_unix_ns, finished_unix_ns, stored_unix_ns, host, \
              machine_key, kernel_release, preemption_model, status, tool_version, origin, file, \
-             document) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+             document, source_hash) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, \
+             ?13, ?14)",
             params![
                 id,
                 result.started_unix_ns as i64,
@@ -233,6 +270,7 @@ impl Store {
                 origin,
                 file,
                 document,
+                source_hash,
             ],
         )
         .map_err(&classify)?;

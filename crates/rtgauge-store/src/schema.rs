@@ -68,6 +68,14 @@ const MIGRATIONS: &[(i64, &str)] = &[
         PRIMARY KEY (host, probe, cpu, start_unix_ns)
     );",
     ),
+    // `rtgauge import`: the content hash of the imported file, so importing the same file
+    // again (under any name) finds its row instead of adding a second. Empty for runs
+    // measured here and for rows stored before this column existed.
+    (
+        3,
+        "ALTER TABLE runs ADD COLUMN source_hash TEXT NOT NULL DEFAULT '';
+    CREATE INDEX runs_by_source ON runs (source_hash);",
+    ),
 ];
 
 /// The newest schema this build knows.

@@ -224,3 +224,42 @@ fn latest_is_a_run_of_this_host_and_history_is_in_start_order() {
     assert!(store.latest_ids(2, &Latest::Any).unwrap().contains(&import));
     assert_eq!(store.others_than_runs_of(&host).unwrap(), (1, 1));
 }
+
+#[test]
+fn an_imported_file_is_found_again_by_its_content_hash() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("history.sqlite")).unwrap();
+    let idle = fixture("idle");
+    assert_eq!(store.imported_as("xxh3-128:ab").unwrap(), None);
+    store.insert(&idle, "run", "idle.json").unwrap();
+    let id = store
+        .insert_imported(&idle, "import cyclictest", "ct.txt", "xxh3-128:ab")
+        .unwrap();
+    assert_eq!(
+        store.imported_as("xxh3-128:ab").unwrap(),
+        Some((id, "ct.txt".to_string()))
+    );
+    // Runs measured here have no source file: an empty hash matches none of them.
+    assert_eq!(store.imported_as("").unwrap(), None);
+    assert_eq!(store.imported_as("xxh3-128:cd").unwrap(), None);
+}
+
+#[test]
+fn a_history_of_the_previous_schema_gains_the_source_column_and_keeps_its_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite");
+    let mut store = Store::open(&path).unwrap();
+    let id = store.insert(&fixture("idle"), "run", "idle.json").unwrap();
+    drop(store);
+    // Back to schema 2, as a history written by the previous release.
+    let conn = rusqlite_conn(&path);
+    conn.execute_batch(
+        "DROP INDEX runs_by_source; ALTER TABLE runs DROP COLUMN source_hash; \
+         DELETE FROM schema_migrations WHERE version = 3;",
+    )
+    .unwrap();
+    drop(conn);
+    let store = Store::open(&path).unwrap();
+    assert_eq!(store.get(id).unwrap(), fixture("idle"));
+    assert_eq!(store.imported_as("xxh3-128:ab").unwrap(), None);
+}

@@ -886,7 +886,8 @@ pub enum ImportFormat {
     /// Decide from the content.
     Auto,
     /// rt-tests `--json=FILE` (cyclictest, cyclicdeadline, oslat, ptsematest, pmqtest,
-    /// sigwaittest, svsematest), cyclictest's `-h`/`-H`/`--histfile` text, oslat's text.
+    /// sigwaittest, svsematest), cyclictest's text (`-h`/`-H`/`--histfile` histograms, status
+    /// lines alone, `-v` samples), oslat's text (1.x and 2.x).
     #[value(alias = "rt-tests")]
     Cyclictest,
     /// rtla timerlat or osnoise, hist or top, text output.
@@ -911,13 +912,19 @@ pub struct ImportArgs {
     pub format: ImportFormat,
 
     /// Also write each as an rtgauge result document into this directory (for `report`,
-    /// `compare` and `check`).
+    /// `compare` and `check`): `NAME.rtgauge.json`, with the input's extension kept where two
+    /// inputs share a name (`ct.txt.rtgauge.json`, `ct.json.rtgauge.json`).
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 
     /// Do not store them in the run history (only with --output-dir).
     #[arg(long, requires = "output_dir")]
     pub no_store: bool,
+
+    /// Replace existing result files in --output-dir, and import a file the history already
+    /// holds (it keeps its one row: a file's content is stored once).
+    #[arg(long)]
+    pub force: bool,
 
     #[command(flatten)]
     pub store: StoreArgs,

@@ -363,19 +363,326 @@ fn show_format_rt_tests_writes_what_cyclictest_json_readers_expect_and_imports_b
 #[test]
 fn an_unknown_format_is_refused_saying_what_the_file_looks_like() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("status.txt");
-    std::fs::write(
-        &file,
-        "T: 0 ( 1234) P:95 I:1000 C:   1000 Min:      5 Act:    8 Avg:    9 Max:      40\n",
-    )
-    .unwrap();
+    // rt-migrate-test's report: no latency per thread or CPU to import.
+    let file = dir.path().join("migrate.txt");
+    std::fs::write(&file, " Task 0 (prio 2) (pid 1234):\n   Max:   16 us\n").unwrap();
     let out = import_into(dir.path(), &file);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
     assert!(
-        err.contains("cyclictest status lines without a histogram"),
+        err.contains("a text file starting `Task 0 (prio 2) (pid 1234):`"),
         "{err}"
     );
     assert!(err.contains("rtgauge imports"), "{err}");
+    assert!(err.contains("status lines"), "{err}");
+}
+
+/// A `-h 3000` cyclictest run at 1 ms, written from cyclictest's histogram format: two
+/// wake-ups past one period (1016 µs: one period overslept; 2016 µs: two).
+const CYCLICTEST_PAST_ONE_PERIOD: &str = "\
+T: 0 ( 1234) P:95 I:1000 C:   1000 Min:      5 Act:    9 Avg:   12 Max:    2016
+# Histogram
+000005 000500
+000010 000498
+001016 000001
+002016 000001
+# Total: 000001000
+# Min Latencies: 00005
+# Avg Latencies: 00012
+# Max Latencies: 02016
+# Histogram Overflows: 00000
+";
+
+/// Rows the history lists.
+fn history_rows(store: &Path) -> usize {
+    let out = rtgauge_with_store(store).arg("history").output().unwrap();
+    assert_success(&out);
+    String::from_utf8_lossy(&out.stdout)
+        .matches("import cyclictest")
+        .count()
+}
+
+#[test]
+fn two_inputs_of_one_name_get_two_results_and_a_file_is_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let out_dir = dir.path().join("D");
+    let txt = dir.path().join("ct.txt");
+    std::fs::write(&txt, CYCLICTEST_PAST_ONE_PERIOD).unwrap();
+    let json = dir.path().join("ct.json");
+    std::fs::copy(import_fixture("cyclictest-h20-overflow.json"), &json).unwrap();
+    let both = [
+        "--output-dir".as_ref(),
+        out_dir.as_os_str(),
+        txt.as_os_str(),
+        json.as_os_str(),
+    ];
+    let out = import(&store, &both);
+    assert_success(&out);
+    let (a, b) = (
+        out_dir.join("ct.txt.rtgauge.json"),
+        out_dir.join("ct.json.rtgauge.json"),
+    );
+    assert_eq!(
+        read_json(&a)["runs"][0]["series"][0]["stats"]["max_ns"],
+        2_016_000
+    );
+    assert_eq!(
+        read_json(&b)["runs"][0]["series"][0]["stats"]["max_ns"],
+        130_000
+    );
+    assert_eq!(history_rows(&store), 2);
+
+    // Again, each alone: refused in one line, the result file and the history untouched.
+    for input in [&txt, &json] {
+        let before = std::fs::read(&a).unwrap();
+        let out = import(
+            &store,
+            &[
+                "--output-dir".as_ref(),
+                out_dir.as_os_str(),
+                input.as_os_str(),
+            ],
+        );
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains("already"), "{err}");
+        assert_eq!(std::fs::read(&a).unwrap(), before);
+        assert_eq!(history_rows(&store), 2);
+    }
+    // Without the history too: the existing result file is not replaced.
+    let out = import(
+        &store,
+        &[
+            "--no-store".as_ref(),
+            "--output-dir".as_ref(),
+            out_dir.as_os_str(),
+            txt.as_os_str(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("ct.txt.rtgauge.json already exists") && err.contains("--force"),
+        "{err}"
+    );
+    // The same content under another name is the same file.
+    let renamed = dir.path().join("copy.txt");
+    std::fs::copy(&txt, &renamed).unwrap();
+    let out = import(&store, &[renamed.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("as run 1"));
+    // --force writes the result files again and still adds no row.
+    let mut forced = vec!["--force".as_ref()];
+    forced.extend(both);
+    let out = import(&store, &forced);
+    assert_success(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.matches("already in the history").count(), 2, "{text}");
+    assert_eq!(history_rows(&store), 2);
+}
+
+#[test]
+fn an_imported_1_ms_run_that_overslept_periods_is_not_summarised_as_losing_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let hist = dir.path().join("hist.txt");
+    std::fs::write(&hist, CYCLICTEST_PAST_ONE_PERIOD).unwrap();
+    // The same run as its status line alone: no histogram to count them from.
+    let status = dir.path().join("status.txt");
+    std::fs::write(&status, CYCLICTEST_PAST_ONE_PERIOD.lines().next().unwrap()).unwrap();
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(&hist)
+        .arg(&status)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let text = printed(
+        &["show", "--table", "summary"],
+        &dir.path().join("hist.rtgauge.json"),
+    );
+    assert!(
+        text.contains("a 1ms periodic task (cyclic) lost 3 periods"),
+        "{text}"
+    );
+    let text = printed(
+        &["show", "--table", "summary"],
+        &dir.path().join("status.rtgauge.json"),
+    );
+    assert!(!text.contains("lost no period"), "{text}");
+    assert!(
+        text.contains("may have lost periods (the source does not say how many)"),
+        "{text}"
+    );
+    // An import cannot be measured longer: no advice to.
+    let full = printed(&["show"], &dir.path().join("status.rtgauge.json"));
+    assert!(!full.contains("--duration"), "{full}");
+}
+
+#[test]
+fn compare_of_series_whose_labels_do_not_pair_says_which_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    // JSON: series labelled by CPU; status lines without a command line: by thread.
+    let status = dir.path().join("status.txt");
+    std::fs::write(
+        &status,
+        "T: 0 ( 1234) P:98 I:200 C:   5000 Min:      5 Act:    9 Avg:   13 Max:     130\n\
+         T: 1 ( 1235) P:98 I:200 C:   5000 Min:      4 Act:    9 Avg:   14 Max:     131\n",
+    )
+    .unwrap();
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(import_fixture("cyclictest-h20-overflow.json"))
+        .arg(&status)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let out = rtgauge()
+        .arg("compare")
+        .arg(dir.path().join("cyclictest-h20-overflow.rtgauge.json"))
+        .arg(dir.path().join("status.rtgauge.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("cyclic latency: A has cpu=0 cpu=1, B has thread=0 thread=1"),
+        "{err}"
+    );
+    // Pasted with its command line, the threads' CPUs are known and the series pair.
+    std::fs::write(
+        &status,
+        format!(
+            "# cyclictest -S -p98 -i200 -d0\n{}",
+            std::fs::read_to_string(&status).unwrap()
+        ),
+    )
+    .unwrap();
+    let out = rtgauge()
+        .args(["import", "--force", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(&status)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let out = rtgauge()
+        .args(["compare", "--format", "json"])
+        .arg(dir.path().join("cyclictest-h20-overflow.rtgauge.json"))
+        .arg(dir.path().join("status.rtgauge.json"))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["rows"].as_array().unwrap().len(), 2, "{c:#}");
+}
+
+/// (thread, count, min, avg, max) of every `T:` line in `text`, read here independently of
+/// the importer (the last line of each thread counts, as the live display leaves it).
+fn status_figures(text: &str) -> Vec<(String, u64, u64, u64, u64)> {
+    let mut found: std::collections::BTreeMap<String, (u64, u64, u64, u64)> = Default::default();
+    for line in text.lines().filter(|l| l.starts_with("T:")) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let after = |key: &str| -> u64 {
+            let at = words.iter().position(|w| *w == key).unwrap();
+            words[at + 1].parse().unwrap()
+        };
+        found.insert(
+            words[1].to_string(),
+            (after("C:"), after("Min:"), after("Avg:"), after("Max:")),
+        );
+    }
+    found
+        .into_iter()
+        .map(|(t, (c, min, avg, max))| (t, c, min, avg, max))
+        .collect()
+}
+
+#[test]
+fn cyclictest_console_output_produced_here_imports_with_its_own_figures() {
+    if !is_root() || !has("cyclictest") {
+        eprintln!("skipped: needs root and cyclictest (rt-tests)");
+        return;
+    }
+    let _guard = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str], file: &str| {
+        let out = std::process::Command::new("cyclictest")
+            .args(args)
+            .output()
+            .unwrap();
+        assert_success(&out);
+        let path = dir.path().join(file);
+        std::fs::write(&path, &out.stdout).unwrap();
+        (path, String::from_utf8(out.stdout).unwrap())
+    };
+    // Status lines at exit (-q), two threads on CPU 0 at 1000 and 1500 µs.
+    let common = ["-m", "-p", "95", "-i", "1000", "-t", "2", "-a", "0"];
+    let (status, text) = run(&[&common[..], &["-q", "-l", "300"]].concat(), "status.txt");
+    // -v: every sample, after `Thread N using cpu 0.` and `Thread N Interval:`.
+    let (verbose, samples) = run(&[&common[..], &["-v", "-l", "50"]].concat(), "verbose.txt");
+    let out = rtgauge()
+        .args(["import", "--no-store", "--output-dir"])
+        .arg(dir.path())
+        .arg(&status)
+        .arg(&verbose)
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let r = read_json(&dir.path().join("status.rtgauge.json"));
+    let expected = status_figures(&text);
+    assert_eq!(expected.len(), 2, "{text}");
+    for (s, (thread, count, min, avg, max)) in r["runs"][0]["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&expected)
+    {
+        assert_eq!(s["labels"]["thread"], thread.as_str());
+        let stats = &s["stats"];
+        assert_eq!(
+            (
+                stats["count"].as_u64(),
+                stats["min_ns"].as_u64(),
+                stats["mean_ns"].as_u64(),
+                stats["max_ns"].as_u64()
+            ),
+            (
+                Some(*count),
+                Some(min * 1000),
+                Some(avg * 1000),
+                Some(max * 1000)
+            ),
+            "thread {thread}: {text}"
+        );
+        assert!(stats["median_ns"].is_null());
+    }
+    let v = read_json(&dir.path().join("verbose.rtgauge.json"));
+    let series = v["runs"][0]["series"].as_array().unwrap();
+    assert_eq!(series.len(), 2, "{samples}");
+    for (t, s) in series.iter().enumerate() {
+        // Both threads on CPU 0, as cyclictest said.
+        assert_eq!(s["labels"]["cpu"], "0");
+        assert_eq!(s["labels"]["thread"], t.to_string());
+        let mine: Vec<u64> = samples
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split(':').map(str::trim).collect();
+                (f.len() == 3 && f[0] == t.to_string()).then(|| f[2].parse().unwrap())
+            })
+            .collect();
+        // The first thread takes its 50 loops; the slower one as many as it took by then.
+        assert!(!mine.is_empty() && mine.len() <= 50, "{samples}");
+        let stats = &s["stats"];
+        assert_eq!(stats["count"], mine.len());
+        assert_eq!(stats["min_ns"], mine.iter().min().unwrap() * 1000);
+        assert_eq!(stats["max_ns"], mine.iter().max().unwrap() * 1000);
+        assert!(stats["median_ns"].as_u64().is_some());
+        // Printed 1500 and 2000: the default 500 µs distance added, so 1000 and 1500.
+        assert_eq!(s["counters"]["interval_ns"], 1_000_000 + 500_000 * t as u64);
+    }
 }

@@ -53,6 +53,17 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
             .unzip();
         compare::compare_repeated(&results, &cand, [sources.join(" "), cand_sources.join(" ")])
     };
+    // Nothing paired although both sides measured: the output alone would look like "no
+    // difference". Said, and not a success.
+    let unpaired = if args.vs.is_empty() {
+        compare::nothing_paired(&comparison, &results)
+    } else {
+        None
+    };
+    let done = |code: u8| match &unpaired {
+        Some(why) => Err(anyhow::anyhow!("{why}")),
+        None => Ok(code),
+    };
     if args.format == OutputFormat::Html {
         let Some(output) = &args.output else {
             anyhow::bail!("--format html writes a file: add --output FILE (e.g. -o compare.html)");
@@ -74,7 +85,7 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
             output,
         )?;
         println!("comparison: {}", output.display());
-        return Ok(crate::EXIT_OK);
+        return done(crate::EXIT_OK);
     }
     let text = comparison.render(args.format.render())?;
     match &args.output {
@@ -85,5 +96,5 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
         }
         None => print!("{text}"),
     }
-    Ok(crate::EXIT_OK)
+    done(crate::EXIT_OK)
 }

@@ -75,7 +75,8 @@ fn own_warnings(result: &RunResult, mode_left_to_rtgauge: bool) -> Vec<(String, 
         list.add(&w.message);
     }
     let mut out = list.lines();
-    if let Some(line) = samples_line(result) {
+    // An import cannot be measured longer: the advice is for rtgauge's own runs.
+    if let Some(line) = samples_line(result).filter(|_| !rtgauge_import::is_imported(result)) {
         out.push(("warning: ".to_string(), line));
     }
     out
