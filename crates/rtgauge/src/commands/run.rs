@@ -471,7 +471,7 @@ fn report(
     let misses: Vec<String> = result
         .runs
         .iter()
-        .flat_map(rtgauge_probes::taskset::failures)
+        .flat_map(rtgauge_probes::threshold_failures)
         .collect();
     if !misses.is_empty() {
         for m in &misses {
