@@ -703,8 +703,30 @@ impl TypedProbe for ClockSync {
             next = (next + cfg.interval_ns).max(now_ns());
         }
         let measured_ns = now_ns() - start;
+        if let Some(e) = none_answered(&refs) {
+            return Err(e);
+        }
         Ok(output(refs, tsc, measured_ns))
     }
+}
+
+/// Every reference failed every poll: the run failed, with each one's reason (rather than the
+/// frame's "no sample was taken", which would hide them).
+fn none_answered(refs: &[Reference]) -> Option<ProbeError> {
+    if refs.iter().any(|r| r.track.failed < r.track.polls) {
+        return None;
+    }
+    let reasons: Vec<String> = refs
+        .iter()
+        .map(|r| {
+            let why = r.track.first_failure.as_deref().unwrap_or("not polled");
+            format!("{} {}: {why}", r.name, r.source)
+        })
+        .collect();
+    Some(invalid(format!(
+        "no reference answered: {}",
+        reasons.join("; ")
+    )))
 }
 
 /// The series, the states and failures in words (parameters of the run: figures found while
