@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const PROBE: &str = "clocksync";
-const DESCRIPTION: &str = "offset of this clock from its references (chrony, ptp4l, a PTP hardware clock), lock losses, TSC rate against the disciplined clock; verdict against a limit";
+const DESCRIPTION: &str = "offset of this clock from chrony, ptp4l and PTP hardware clocks, lock losses, TSC rate; verdict against a limit";
 // What it reads does not depend on the run's mode: once per load; the warm-up is not waited.
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS)
     .mode_independent()
