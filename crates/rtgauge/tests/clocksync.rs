@@ -610,3 +610,43 @@ fn ptp4l_offset_moves_by_a_known_path_asymmetry_and_its_states_are_read() {
     }
     panic!("no round shifted the offset by -{ASYMMETRY_NS} ns ± 20 %: {shifts:?}");
 }
+
+/// Where the machine has a PTP hardware clock, each one is read against the system clock
+/// through the kernel's cross-timestamps: a reading with its width, or the device's reason.
+#[test]
+fn ptp_hardware_clocks_are_read_where_there_are_some() {
+    let devices: Vec<String> = std::fs::read_dir("/dev")
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| {
+                    n.strip_prefix("ptp")
+                        .is_some_and(|i| i.parse::<u32>().is_ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    if devices.is_empty() {
+        eprintln!("skipped: no PTP hardware clock here (/dev/ptpN); the cross-timestamp decoding is unit-tested in rtgauge-os");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.json");
+    let settings = ["chrony=off", "ptp4l=off", "phc=auto", "interval=200ms"].map(String::from);
+    let (code, err) = run_probe(&out, "1s", &settings);
+    eprintln!("{err}");
+    if code == Some(1) {
+        // Not one device gave a reading: the reasons are the kernel's (e.g. no cross-timestamp).
+        assert!(
+            err.contains("no reference answered") && err.contains("/dev/ptp"),
+            "{err}"
+        );
+        return;
+    }
+    assert_eq!(code, Some(0), "{err}");
+    let result = read_json(&out);
+    let s = series(&result, "offset", "phc");
+    assert!(counter(s, "polls") >= 2, "{s}");
+    let answered = counter(s, "polls") - counter(s, "failed_polls");
+    assert_eq!(s["stats"]["count"].as_u64().unwrap(), answered, "{s}");
+}
