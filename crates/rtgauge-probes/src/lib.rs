@@ -81,6 +81,16 @@ pub fn threshold_failures(run: &rtgauge_result::ProbeRun) -> Vec<String> {
     out
 }
 
+/// Whether the limits probes were given held, one phrase per probe run that had one
+/// (`clocksync limit 1µs: held`), for the verdict line.
+pub fn limit_outcomes(result: &rtgauge_result::RunResult) -> Vec<String> {
+    result
+        .runs
+        .iter()
+        .filter_map(clocksync::limit_outcome)
+        .collect()
+}
+
 /// Registers every built-in probe with the core's registry, in [`BUILT_IN`]'s order, and
 /// their summary rows with the renderer. Call it before building a plan or rendering a
 /// summary; calling it again changes nothing.

@@ -126,11 +126,23 @@ fn metric(s: &Value, key: &str) -> f64 {
         .unwrap_or_else(|| panic!("no {key} in {s}"))
 }
 
-/// `rtgauge run clocksync -d DURATION --set clocksync.K=V…` into `out`: its exit code and stderr.
+/// `rtgauge run clocksync -d DURATION --set clocksync.K=V…` into `out`: its exit code and
+/// stderr.
 fn run_probe(out: &Path, duration: &str, settings: &[String]) -> (Option<i32>, String) {
+    let (code, err, _) = run_probe_with_summary(out, duration, settings);
+    (code, err)
+}
+
+/// [`run_probe`], and the summary it printed (at 100 columns).
+fn run_probe_with_summary(
+    out: &Path,
+    duration: &str,
+    settings: &[String],
+) -> (Option<i32>, String, String) {
     let mut cmd = rtgauge_process();
-    cmd.args(["run", PROBE, "-d", duration, "--no-report", "-q", "-o"])
-        .arg(out);
+    cmd.args(["run", PROBE, "-d", duration, "--no-report", "-o"])
+        .arg(out)
+        .env("COLUMNS", "100");
     for s in settings {
         cmd.args(["--set", &format!("{PROBE}.{s}")]);
     }
@@ -138,6 +150,7 @@ fn run_probe(out: &Path, duration: &str, settings: &[String]) -> (Option<i32>, S
     (
         o.status.code(),
         String::from_utf8_lossy(&o.stderr).into_owned(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
     )
 }
 
@@ -341,8 +354,14 @@ fn chrony_offset_and_lock_are_read_and_a_stopped_server_fails_the_verdict() {
     ];
     // Held: the 5 ms correction is within 10 ms, and the client stays locked.
     let held = dir.path().join("held.json");
-    let (code, err) = run_probe(&held, "2s", &base);
+    let (code, err, summary) = run_probe_with_summary(&held, "2s", &base);
     assert_eq!(code, Some(0), "{err}");
+    assert!(summary.contains("clocksync limit 10ms: held"), "{summary}");
+    assert!(
+        summary.contains("every reference held the 10ms limit in every poll"),
+        "{summary}"
+    );
+    assert!(summary.contains("not verifiable from inside"), "{summary}");
     let result = read_json(&held);
     let s = series(&result, "offset", "chrony");
     let mean = metric(s, "offset_mean_ns");
@@ -373,9 +392,14 @@ fn chrony_offset_and_lock_are_read_and_a_stopped_server_fails_the_verdict() {
     );
     tight[4] = "limit=1ms".into();
     tight.push("timeout=300ms".into());
-    let (code, err) = run_probe(&dir.path().join("tight.json"), "1s", &tight);
-    eprintln!("{err}");
+    let (code, err, summary) = run_probe_with_summary(&dir.path().join("tight.json"), "1s", &tight);
+    eprintln!("{summary}{err}");
     assert_eq!(code, Some(2), "{err}");
+    assert!(
+        summary.contains("clocksync limit 1ms: EXCEEDED"),
+        "{summary}"
+    );
+    assert!(summary.contains("FAILS the 1ms limit:"), "{summary}");
     assert!(
         err.contains("|offset| reached") && err.contains("over the 1ms limit in"),
         "{err}"

@@ -24,7 +24,7 @@ mod phc;
 mod ptp4l;
 mod summary;
 
-pub use summary::failures;
+pub use summary::{failures, limit_outcome};
 
 use rtgauge_core::clock::{counter, now_ns, read_ns};
 use rtgauge_core::probe::{
@@ -742,7 +742,7 @@ fn output(refs: Vec<Reference>, tsc: Option<TscRate>, measured_ns: u64) -> Probe
         }
         if let Some(reason) = &r.track.first_failure {
             warnings.push(format!(
-                "{PROBE}: {label} failed {} of {} polls: {reason}",
+                "{label} failed {} of {} polls: {reason}",
                 r.track.failed, r.track.polls
             ));
             found.insert(format!("failure of {label}"), reason.clone());

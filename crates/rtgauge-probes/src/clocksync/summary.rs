@@ -91,6 +91,22 @@ pub fn failures(run: &ProbeRun) -> Vec<String> {
     out
 }
 
+/// `clocksync limit 1µs: held` (or `EXCEEDED`) for a run given a limit: what the verdict line
+/// says instead of "no limit given".
+pub fn limit_outcome(run: &ProbeRun) -> Option<String> {
+    if run.probe != ABOUT.name {
+        return None;
+    }
+    let limit = recorded_limit(&run.params)?;
+    let held = failures(run).is_empty();
+    Some(format!(
+        "{} limit {}: {}",
+        ABOUT.name,
+        limit_text(limit),
+        if held { "held" } else { "EXCEEDED" }
+    ))
+}
+
 fn reference(s: &Series) -> &str {
     s.labels.get("reference").map_or("?", String::as_str)
 }
