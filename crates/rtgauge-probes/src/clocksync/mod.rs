@@ -508,8 +508,9 @@ fn ptp_devices() -> Vec<PathBuf> {
     found
 }
 
-/// The references to poll, or why there is none here.
-fn discover(cfg: &Config) -> Result<Vec<Reference>, ProbeError> {
+/// The references to poll and the devices `auto` found but left out (why), or why there is
+/// no reference here.
+fn discover(cfg: &Config) -> Result<(Vec<Reference>, Vec<String>), ProbeError> {
     let iv = cfg.series_interval_ns;
     let mut refs = Vec::new();
     match &cfg.chrony {
@@ -542,22 +543,41 @@ fn discover(cfg: &Config) -> Result<Vec<Reference>, ProbeError> {
         let source = p.display().to_string();
         Reference::new(Kind::Ptp4l(p), "ptp4l", source, iv)
     }));
+    // A device named by the user that cannot be opened fails its polls (the verdict says
+    // so); one found by `auto` is left out with the reason (e.g. /dev/ptp0 is root's).
+    let mut left_out = Vec::new();
     let devices = match &cfg.phc {
         Choice::Off => Vec::new(),
-        Choice::Auto => ptp_devices(),
-        Choice::Paths(paths) => paths.clone(),
+        Choice::Auto => ptp_devices()
+            .into_iter()
+            .filter_map(|d| match phc::PhcReference::open(&d) {
+                Ok(device) => Some((d, Ok(device))),
+                Err(reason) => {
+                    left_out.push(format!("phc {}: left out: {reason}", d.display()));
+                    None
+                }
+            })
+            .collect(),
+        Choice::Paths(paths) => paths
+            .iter()
+            .map(|d| (d.clone(), phc::PhcReference::open(d)))
+            .collect::<Vec<_>>(),
     };
-    refs.extend(devices.into_iter().map(|d| {
+    refs.extend(devices.into_iter().map(|(d, device)| {
         let source = d.display().to_string();
-        Reference::new(Kind::Phc(phc::PhcReference::open(&d)), "phc", source, iv)
+        Reference::new(Kind::Phc(device), "phc", source, iv)
     }));
     if refs.is_empty() {
+        let found = match left_out.as_slice() {
+            [] => "no PTP hardware clock (/dev/ptpN)".to_string(),
+            reasons => reasons.join("; "),
+        };
         return Err(ProbeError::Unavailable(format!(
-            "{PROBE}: no synchronisation reference here: no chronyd ({} absent, none running), no ptp4l ({} absent), no PTP hardware clock (/dev/ptpN); name one with --set {PROBE}.chrony=PATH or {PROBE}.ptp4l=PATH",
+            "{PROBE}: no synchronisation reference here: no chronyd ({} absent, none running), no ptp4l ({} absent), {found}; name one with --set {PROBE}.chrony=PATH or {PROBE}.ptp4l=PATH",
             CHRONY_SOCKETS[0], PTP4L_SOCKETS[0]
         )));
     }
-    Ok(refs)
+    Ok((refs, left_out))
 }
 
 /// The TSC's rate against the disciplined clock (CLOCK_MONOTONIC) and against the kernel's
@@ -664,7 +684,7 @@ impl TypedProbe for ClockSync {
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let mut refs = discover(cfg)?;
+        let (mut refs, left_out) = discover(cfg)?;
         let mut tsc = if cfg.tsc { TscRate::start() } else { None };
         let live: Vec<_> = refs
             .iter()
@@ -706,7 +726,9 @@ impl TypedProbe for ClockSync {
         if let Some(e) = none_answered(&refs) {
             return Err(e);
         }
-        Ok(output(refs, tsc, measured_ns))
+        let mut out = output(refs, tsc, measured_ns);
+        out.warnings.extend(left_out);
+        Ok(out)
     }
 }
 

@@ -97,7 +97,7 @@ fn without_a_reference_the_probe_is_skipped_saying_what_it_looked_for() {
         Err(ProbeError::Unavailable(reason)) => {
             assert!(reason.contains("no synchronisation reference"), "{reason}")
         }
-        other => panic!("{:?}", other.map(|r| r.len())),
+        other => panic!("{:?}", other.map(|r| r.0.len())),
     }
 }
 
@@ -109,7 +109,8 @@ fn a_device_that_cannot_be_opened_fails_its_polls_with_the_reason() {
         ("phc", "/dev/ptp-none"),
     ])
     .unwrap();
-    let mut refs = discover(&cfg).unwrap();
+    let (mut refs, left_out) = discover(&cfg).unwrap();
+    assert!(left_out.is_empty());
     let e = refs[0].poll(&cfg, Path::new("/tmp/unused")).unwrap_err();
     assert!(e.contains("/dev/ptp-none cannot be opened"), "{e}");
 }
