@@ -5,7 +5,10 @@
 //! Every `interval` each reference is polled once, each poll bounded by `timeout`:
 //! - chronyd through `chronyc` ([`chrony`]); ptp4l through `pmc` ([`ptp4l`]); a PTP hardware
 //!   clock through the kernel's cross-timestamp ioctls ([`phc`]);
-//! - the TSC's rate against the disciplined clock (CLOCK_MONOTONIC), in the same windows.
+//! - the TSC's rate against the disciplined clock (CLOCK_MONOTONIC), in the same windows
+//!   ([`tsc`]).
+//!
+//! Which references there are is [`discover`]'s; what each one's polls add up to, [`track`]'s.
 //!
 //! One `offset` series per reference (labels `reference`, `source`): the distribution of
 //! |offset| (a series holds magnitudes), the signed figures in its metrics (`offset_mean_ns`,
@@ -20,22 +23,27 @@
 
 mod chrony;
 mod command;
+mod discover;
 mod phc;
 mod ptp4l;
 mod summary;
+mod track;
+mod tsc;
 
 pub use summary::{failures, limit_outcome};
 
-use rtgauge_core::clock::{counter, now_ns, read_ns};
+use rtgauge_core::clock::now_ns;
 use rtgauge_core::probe::{
     About, ParamSpec, Params, ProbeConfig, ProbeContext, ProbeError, ProbeOutput, TypedProbe,
 };
 use rtgauge_core::units::{format_duration_exact, quote};
-use rtgauge_result::{Obtained, Series};
-use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
+use rtgauge_result::Obtained;
+use rtgauge_stats::DEFAULT_INTERVAL_NS;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use track::Track;
+use tsc::TscRate;
 
 const PROBE: &str = "clocksync";
 const DESCRIPTION: &str = "offset of this clock from chrony, ptp4l and PTP hardware clocks, lock losses, TSC rate; verdict against a limit";
@@ -68,10 +76,6 @@ const MIN_INTERVAL_NS: u64 = 100_000_000;
 const MIN_TIMEOUT_NS: u64 = 10_000_000;
 /// The longest sleep between two looks at the stop flag and the budget.
 const LOOK_EVERY_NS: u64 = 100_000_000;
-/// Where distributions put chrony's command socket.
-const CHRONY_SOCKETS: [&str; 2] = ["/run/chrony/chronyd.sock", "/var/run/chrony/chronyd.sock"];
-/// ptp4l's default management socket (uds_address).
-const PTP4L_SOCKETS: [&str; 2] = ["/var/run/ptp4l", "/run/ptp4l"];
 
 pub struct ClockSync;
 
@@ -321,370 +325,12 @@ impl Reference {
     }
 }
 
-/// Running signed figures (no storage grows with the run).
-#[derive(Debug, Clone, Copy, Default)]
-struct Signed {
-    n: u64,
-    sum: f64,
-    min: f64,
-    max: f64,
-    last: f64,
-}
-
-impl Signed {
-    fn add(&mut self, v: f64) {
-        if self.n == 0 {
-            self.min = v;
-            self.max = v;
-        }
-        self.n += 1;
-        self.sum += v;
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
-        self.last = v;
-    }
-
-    fn into_metrics(self, prefix: &str, unit: &str, m: &mut BTreeMap<String, f64>) {
-        if self.n == 0 {
-            return;
-        }
-        m.insert(format!("{prefix}_mean_{unit}"), self.sum / self.n as f64);
-        m.insert(format!("{prefix}_min_{unit}"), self.min);
-        m.insert(format!("{prefix}_max_{unit}"), self.max);
-        m.insert(format!("{prefix}_last_{unit}"), self.last);
-    }
-}
-
-/// What a reference's polls add up to.
-struct Track {
-    offset: Recorder,
-    delay: Recorder,
-    width: Recorder,
-    signed: Signed,
-    frequency: Signed,
-    polls: u64,
-    failed: u64,
-    first_failure: Option<String>,
-    lock_losses: u64,
-    state_changes: u64,
-    source_losses: u64,
-    over_limit: u64,
-    locked_polls: u64,
-    was_locked: Option<bool>,
-    state: Option<String>,
-    sources: BTreeMap<String, bool>,
-    figures: BTreeMap<&'static str, f64>,
-}
-
-impl Track {
-    fn new(interval_ns: u64) -> Track {
-        Track {
-            offset: Recorder::new(interval_ns),
-            delay: Recorder::new(interval_ns),
-            width: Recorder::new(interval_ns),
-            signed: Signed::default(),
-            frequency: Signed::default(),
-            polls: 0,
-            failed: 0,
-            first_failure: None,
-            lock_losses: 0,
-            state_changes: 0,
-            source_losses: 0,
-            over_limit: 0,
-            locked_polls: 0,
-            was_locked: None,
-            state: None,
-            sources: BTreeMap::new(),
-            figures: BTreeMap::new(),
-        }
-    }
-
-    /// One poll's answer (or why there was none) at `at_ns` into the run.
-    fn add(&mut self, answer: Result<Reading, String>, at_ns: u64, limit: Option<Limit>) {
-        self.polls += 1;
-        let (locked, state) = match answer {
-            Ok(r) => {
-                self.record(&r, at_ns, limit);
-                (r.locked, r.state)
-            }
-            Err(reason) => {
-                self.failed += 1;
-                self.first_failure.get_or_insert(reason);
-                (false, "no answer".to_string())
-            }
-        };
-        self.locked_polls += u64::from(locked);
-        if self.was_locked == Some(true) && !locked {
-            self.lock_losses += 1;
-        }
-        self.was_locked = Some(locked);
-        if self.state.as_ref().is_some_and(|s| *s != state) {
-            self.state_changes += 1;
-        }
-        self.state = Some(state);
-    }
-
-    fn record(&mut self, r: &Reading, at_ns: u64, limit: Option<Limit>) {
-        if let Some(o) = r.offset_ns {
-            self.offset.record(o.unsigned_abs(), at_ns);
-            self.signed.add(o as f64);
-            self.over_limit += u64::from(limit.is_some_and(|l| o.unsigned_abs() > l.ns));
-        }
-        if let Some(d) = r.path_delay_ns {
-            self.delay.record(d.unsigned_abs(), at_ns);
-        }
-        if let Some(w) = r.width_ns {
-            self.width.record(w, at_ns);
-        }
-        if let Some(f) = r.frequency_ppb {
-            self.frequency.add(f);
-        }
-        for (name, answers) in &r.sources {
-            if self.sources.insert(name.clone(), *answers) == Some(true) && !answers {
-                self.source_losses += 1;
-            }
-        }
-        self.figures.extend(r.figures.iter().copied());
-    }
-
-    /// The reference's series: `offset` always (with its counters), `path_delay` and `width`
-    /// where the reference gives them.
-    fn series(self, name: &str, source: &str) -> Vec<Series> {
-        let labelled = |s: Series| s.label("reference", name).label("source", source);
-        let mut offset = labelled(Series::new("offset", self.offset.summary()))
-            .counter("polls", self.polls)
-            .counter("failed_polls", self.failed)
-            .counter("lock_losses", self.lock_losses)
-            .counter("state_changes", self.state_changes)
-            .counter("source_losses", self.source_losses)
-            .counter("over_limit", self.over_limit)
-            .counter("locked_polls", self.locked_polls);
-        self.signed
-            .into_metrics("offset", "ns", &mut offset.metrics);
-        self.frequency
-            .into_metrics("frequency", "ppb", &mut offset.metrics);
-        for (k, v) in &self.figures {
-            offset.metrics.insert(k.to_string(), *v);
-        }
-        let mut out = vec![offset];
-        if self.delay.count() > 0 {
-            out.push(labelled(Series::new("path_delay", self.delay.summary())));
-        }
-        if self.width.count() > 0 {
-            out.push(labelled(Series::new("width", self.width.summary())));
-        }
-        out
-    }
-}
-
-/// Whether a process of this name runs (its `comm`).
-fn process_runs(name: &str) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.flatten()
-        .any(|e| std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim() == name))
-}
-
-fn existing(paths: &[&str]) -> Option<PathBuf> {
-    paths.iter().map(PathBuf::from).find(|p| p.exists())
-}
-
-fn ptp_devices() -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir("/dev")
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
-                        n.strip_prefix("ptp")
-                            .is_some_and(|i| i.parse::<u32>().is_ok())
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    found
-}
-
-/// The references to poll and the devices `auto` found but left out (why), or why there is
-/// no reference here.
-fn discover(cfg: &Config) -> Result<(Vec<Reference>, Vec<String>), ProbeError> {
-    let iv = cfg.series_interval_ns;
-    let mut refs = Vec::new();
-    match &cfg.chrony {
-        Choice::Off => {}
-        Choice::Auto => {
-            if existing(&CHRONY_SOCKETS).is_some() || process_runs("chronyd") {
-                refs.push(Reference::new(
-                    Kind::Chrony(None),
-                    "chrony",
-                    "default".into(),
-                    iv,
-                ));
-            }
-        }
-        Choice::Paths(paths) => refs.extend(paths.iter().map(|p| {
-            Reference::new(
-                Kind::Chrony(Some(p.clone())),
-                "chrony",
-                p.display().to_string(),
-                iv,
-            )
-        })),
-    }
-    let ptp_sockets = match &cfg.ptp4l {
-        Choice::Off => Vec::new(),
-        Choice::Auto => existing(&PTP4L_SOCKETS).into_iter().collect(),
-        Choice::Paths(paths) => paths.clone(),
-    };
-    refs.extend(ptp_sockets.into_iter().map(|p| {
-        let source = p.display().to_string();
-        Reference::new(Kind::Ptp4l(p), "ptp4l", source, iv)
-    }));
-    // A device named by the user that cannot be opened fails its polls (the verdict says
-    // so); one found by `auto` is left out with the reason (e.g. /dev/ptp0 is root's).
-    let mut left_out = Vec::new();
-    let devices = match &cfg.phc {
-        Choice::Off => Vec::new(),
-        Choice::Auto => ptp_devices()
-            .into_iter()
-            .filter_map(|d| match phc::PhcReference::open(&d) {
-                Ok(device) => Some((d, Ok(device))),
-                Err(reason) => {
-                    left_out.push(format!("phc {}: left out: {reason}", d.display()));
-                    None
-                }
-            })
-            .collect(),
-        Choice::Paths(paths) => paths
-            .iter()
-            .map(|d| (d.clone(), phc::PhcReference::open(d)))
-            .collect::<Vec<_>>(),
-    };
-    refs.extend(devices.into_iter().map(|(d, device)| {
-        let source = d.display().to_string();
-        Reference::new(Kind::Phc(device), "phc", source, iv)
-    }));
-    if refs.is_empty() {
-        let found = match left_out.as_slice() {
-            [] => "no PTP hardware clock (/dev/ptpN)".to_string(),
-            reasons => reasons.join("; "),
-        };
-        return Err(ProbeError::Unavailable(format!(
-            "{PROBE}: no synchronisation reference here: no chronyd ({} absent, none running), no ptp4l ({} absent), {found}; name one with --set {PROBE}.chrony=PATH or {PROBE}.ptp4l=PATH",
-            CHRONY_SOCKETS[0], PTP4L_SOCKETS[0]
-        )));
-    }
-    Ok((refs, left_out))
-}
-
-/// The TSC's rate against the disciplined clock (CLOCK_MONOTONIC) and against the kernel's
-/// raw one (MONOTONIC_RAW), from pairs taken at each poll.
-struct TscRate {
-    first: (u64, u64, u64, u64),
-    last: (u64, u64, u64, u64),
-    /// Per-window rate against the disciplined clock, Welford's running mean and variance.
-    windows: u64,
-    mean: f64,
-    m2: f64,
-    brackets_ns: u64,
-    pairs: u64,
-}
-
-/// (MONOTONIC, MONOTONIC_RAW, TSC, bracket): the best of three `mono, raw, tsc, mono` reads.
-fn tsc_pair() -> (u64, u64, u64, u64) {
-    (0..3)
-        .map(|_| {
-            let a = now_ns();
-            let raw = read_ns(libc::CLOCK_MONOTONIC_RAW);
-            let tsc = counter::read();
-            let b = now_ns();
-            (a + (b - a) / 2, raw, tsc, b - a)
-        })
-        .min_by_key(|p| p.3)
-        .unwrap_or_default()
-}
-
-fn rate(from: (u64, u64, u64, u64), to: (u64, u64, u64, u64), raw: bool) -> Option<f64> {
-    let dt = if raw {
-        to.1.checked_sub(from.1)?
-    } else {
-        to.0.checked_sub(from.0)?
-    };
-    let dc = to.2.checked_sub(from.2)?;
-    (dt > 0).then(|| dc as f64 * 1e9 / dt as f64)
-}
-
-impl TscRate {
-    fn start() -> Option<TscRate> {
-        if counter::unavailable().is_some() {
-            return None;
-        }
-        let p = tsc_pair();
-        Some(TscRate {
-            first: p,
-            last: p,
-            windows: 0,
-            mean: 0.0,
-            m2: 0.0,
-            brackets_ns: p.3,
-            pairs: 1,
-        })
-    }
-
-    fn poll(&mut self) {
-        let p = tsc_pair();
-        if let Some(r) = rate(self.last, p, false) {
-            self.windows += 1;
-            let d = r - self.mean;
-            self.mean += d / self.windows as f64;
-            self.m2 += d * (r - self.mean);
-        }
-        self.brackets_ns += p.3;
-        self.pairs += 1;
-        self.last = p;
-    }
-
-    /// A `tsc_rate` series without samples: its figures are its metrics.
-    fn series(self) -> Option<Series> {
-        let hz = rate(self.first, self.last, false)?;
-        let raw_hz = rate(self.first, self.last, true)?;
-        let span = self.last.0.saturating_sub(self.first.0).max(1) as f64;
-        let mut s = Series::new("tsc_rate", Default::default())
-            .label("reference", "tsc")
-            .label("source", "CLOCK_MONOTONIC");
-        let m = &mut s.metrics;
-        m.insert("tsc_hz".into(), hz);
-        m.insert("tsc_raw_hz".into(), raw_hz);
-        // Positive: the TSC runs faster against the disciplined clock than the kernel's own
-        // calibration says (the discipline slows the clock down).
-        m.insert("frequency_ppb".into(), (hz / raw_hz - 1.0) * 1e9);
-        m.insert(
-            "tsc_error_ppb".into(),
-            (self.first.3 + self.last.3) as f64 / span * 1e9,
-        );
-        m.insert("tsc_span_ns".into(), span);
-        if self.windows >= 2 {
-            let sd = (self.m2 / (self.windows - 1) as f64).sqrt();
-            m.insert("tsc_stability_ppb".into(), sd / hz * 1e9);
-            let window = span / self.windows as f64;
-            m.insert(
-                "tsc_window_error_ppb".into(),
-                self.brackets_ns as f64 / self.pairs as f64 / window * 1e9,
-            );
-        }
-        Some(s)
-    }
-}
-
 impl TypedProbe for ClockSync {
     const ABOUT: About = ABOUT;
     type Config = Config;
 
     fn measure(&self, ctx: &ProbeContext, cfg: &mut Config) -> Result<ProbeOutput, ProbeError> {
-        let (mut refs, left_out) = discover(cfg)?;
+        let (mut refs, left_out) = discover::discover(cfg)?;
         let mut tsc = if cfg.tsc { TscRate::start() } else { None };
         let live: Vec<_> = refs
             .iter()

@@ -1,3 +1,4 @@
+use super::discover::discover;
 use super::*;
 
 fn parse(pairs: &[(&str, &str)]) -> Result<Config, ProbeError> {
