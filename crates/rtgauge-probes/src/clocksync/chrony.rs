@@ -27,6 +27,17 @@ pub fn args(socket: Option<&Path>) -> Vec<String> {
     a
 }
 
+/// A failure of chronyc with what to do about it: chronyd's command socket is root's (and
+/// chrony's group's), while its read-only reports are open to everyone over UDP 127.0.0.1:323.
+pub fn explain(error: String, socket_given: bool, root: bool) -> String {
+    if socket_given && !root && error.contains("Could not open connection") {
+        return format!(
+            "{error} (the command socket is root's: run as root, or leave chrony=auto to ask chronyd over UDP 127.0.0.1:323)"
+        );
+    }
+    error
+}
+
 fn number(field: &str, what: &str) -> Result<f64, String> {
     field
         .trim()
@@ -155,6 +166,14 @@ mod tests {
         let e = parse(&bad).unwrap_err();
         assert!(e.contains("system time is not a number: 'fast'"), "{e}");
         assert!(parse("").is_err());
+    }
+
+    #[test]
+    fn a_socket_refused_to_a_user_says_what_to_do() {
+        let e = "chronyc failed (exit status: 1): Could not open connection to daemon".to_string();
+        assert!(explain(e.clone(), true, false).contains("run as root, or leave chrony=auto"));
+        assert_eq!(explain(e.clone(), true, true), e);
+        assert_eq!(explain(e.clone(), false, false), e);
     }
 
     #[test]

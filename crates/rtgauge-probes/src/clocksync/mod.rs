@@ -307,11 +307,13 @@ impl Reference {
     fn poll(&mut self, cfg: &Config, client: &Path) -> Result<Reading, String> {
         let timeout = Duration::from_nanos(cfg.timeout_ns);
         match &mut self.kind {
-            Kind::Chrony(socket) => chrony::parse(&command::run(
-                "chronyc",
-                &chrony::args(socket.as_deref()),
-                timeout,
-            )?),
+            Kind::Chrony(socket) => {
+                let args = chrony::args(socket.as_deref());
+                let answer = command::run("chronyc", &args, timeout).map_err(|e| {
+                    chrony::explain(e, socket.is_some(), rtgauge_os::process::euid() == 0)
+                });
+                chrony::parse(&answer?)
+            }
             Kind::Ptp4l(socket) => {
                 let args = ptp4l::args(socket, client, cfg.ptp_domain);
                 let answer = command::run("pmc", &args, timeout);
