@@ -1,9 +1,9 @@
 //! chronyd, asked through its own client: `chronyc -c -n -m tracking sources` (CSV, numeric),
 //! bounded by the probe's timeout.
 //!
-//! Why the client and not the command socket's binary protocol: chronyc's CSV fields are
-//! documented and have kept their order across chrony 2.x–4.x, while the protocol's packet
-//! layout changes with chrony's version; chronyc also finds the daemon the way its users do
+//! Why the client and not the command socket's binary protocol: chronyc's CSV output is meant
+//! for scripts, while the packets are chrony's internal protocol, versioned with chrony;
+//! chronyc also finds the daemon the way its users do
 //! (the UNIX socket for root, UDP 127.0.0.1:323 otherwise, where read-only reports are
 //! allowed to any user).
 //!

@@ -2,9 +2,9 @@
 //! `pmc -u -b 0 -s SOCKET -i CLIENT 'GET TIME_STATUS_NP' 'GET PORT_DATA_SET'
 //! 'GET CURRENT_DATA_SET' 'GET PARENT_DATA_SET'`, bounded by the probe's timeout.
 //!
-//! Why pmc and not the management TLVs written here: pmc is installed with every ptp4l, speaks
-//! the exact message version its ptp4l does (linuxptp changes TLV layouts between releases),
-//! and prints one `name value` line per field; its client socket (`-i`) is a file of ours in
+//! Why pmc and not the management TLVs written here: pmc is installed with every ptp4l and
+//! built with it, so it speaks exactly that ptp4l's management messages (linuxptp's own `_NP`
+//! ones included), and prints one `name value` line per field; its client socket (`-i`) is a file of ours in
 //! the temporary directory, so no root is needed for `/var/run`.
 //!
 //! `offset` is TIME_STATUS_NP's master_offset: this clock minus the master, as ptp4l's servo
