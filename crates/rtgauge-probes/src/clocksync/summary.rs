@@ -215,3 +215,46 @@ impl SummaryRows for super::ClockSync {
         notes
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run recorded on this VM (docs/clocksync.md): a chrony client 5 ms off its server,
+    /// a ptp4l slave that does not steer, the TSC; the robotics profile.
+    fn recorded() -> RunResult {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("src/clocksync/fixtures/chrony-ptp4l.json");
+        rtgauge_result::read_result(&path).unwrap()
+    }
+
+    #[test]
+    fn rows_notes_and_verdict_of_a_recorded_run() {
+        let result = recorded();
+        let run = &result.runs[0];
+        let rows: Vec<String> = super::super::ClockSync
+            .rows(run, &[run], TimeUnit::Us)
+            .into_iter()
+            .map(|(label, cells)| format!("{label}: {}", cells.join(" | ")))
+            .collect();
+        insta::assert_snapshot!("clocksync_rows", rows.join("\n"));
+        let notes = super::super::ClockSync.notes(run, &result);
+        insta::assert_snapshot!("clocksync_notes", notes.join("\n"));
+        assert_eq!(
+            limit_outcome(run).as_deref(),
+            Some("clocksync limit 100µs (robotics): EXCEEDED")
+        );
+        assert_eq!(failures(run).len(), 2, "{:?}", failures(run));
+    }
+
+    #[test]
+    fn without_a_limit_there_is_no_verdict() {
+        let mut result = recorded();
+        result.runs[0].params.remove("profile");
+        let run = &result.runs[0];
+        assert!(failures(run).is_empty());
+        assert_eq!(limit_outcome(run), None);
+        let notes = super::super::ClockSync.notes(run, &result);
+        assert!(notes[0].starts_with("no limit given"), "{notes:?}");
+    }
+}
