@@ -193,4 +193,27 @@ mod tests {
         );
         assert!(!args(None).contains(&"-h".to_string()));
     }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever a daemon (or something else on its socket) answers, reading it returns a
+        /// reading or a reason, never panics: any text, and the recorded answer cut or with a
+        /// field replaced.
+        #[test]
+        fn any_answer_is_read_or_refused_never_a_panic(
+            text in "(?s).{0,400}",
+            cut in 0usize..2000,
+            field in 0usize..64,
+            junk in "[^\n]{0,12}",
+        ) {
+            let _ = parse(&text);
+            let recorded: &str = LOCKED;
+            let _ = parse(&recorded[..recorded.floor_char_boundary(cut.min(recorded.len()))]);
+            let mut words: Vec<String> = recorded.split([',', ' ']).map(String::from).collect();
+            let i = field % words.len();
+            words[i] = junk;
+            let _ = parse(&words.join(","));
+        }
+    }
 }
