@@ -9,11 +9,13 @@
 //! - [`mqueue`]: POSIX message queues;
 //! - [`process`]: memory locking, timer slack, the effective user, resource limits.
 //! - [`sync`]: mutexes with a priority protocol (inheritance or none).
+//! - [`ptp`]: PTP hardware clocks' cross-timestamps with the system clock, the kernel's time status.
 
 pub mod clock;
 pub mod cpus;
 pub mod io;
 pub mod mqueue;
 pub mod process;
+pub mod ptp;
 pub mod sched;
 pub mod sync;

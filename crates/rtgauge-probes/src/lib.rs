@@ -5,6 +5,7 @@
 pub mod alloc;
 pub mod app;
 pub mod clocks;
+pub mod clocksync;
 pub mod cyclic;
 pub mod ioport;
 pub mod memop;
@@ -56,7 +57,7 @@ impl BuiltIn {
 
 /// The built-in probes, in the order suites and listings show them. A new probe is one file
 /// in this crate (implementing [`rtgauge_core::probe::TypedProbe`]) and one line here.
-pub const BUILT_IN: [BuiltIn; 12] = [
+pub const BUILT_IN: [BuiltIn; 13] = [
     BuiltIn::summarised(&cyclic::Cyclic),
     BuiltIn::with_rows(&response::Response, &response::SUMMARY_ROWS),
     BuiltIn::with_rows(&switch::Switch, &switch::SUMMARY_ROWS),
@@ -64,12 +65,31 @@ pub const BUILT_IN: [BuiltIn; 12] = [
     BuiltIn::summarised(&alloc::Alloc),
     BuiltIn::summarised(&memop::Memop),
     BuiltIn::summarised(&clocks::ClockProbe),
+    BuiltIn::summarised(&clocksync::ClockSync),
     BuiltIn::plain(&ioport::IoPort),
     BuiltIn::summarised(&noise::Noise),
     BuiltIn::plain(&timerlat::Timerlat),
     BuiltIn::plain(&app::App),
     BuiltIn::plain(&taskset::TaskSetProbe),
 ];
+
+/// Why a run failed the limits its probes were given (a task set's missed deadlines, a clock
+/// beyond its offset limit), one line each: the program prints them and exits 2.
+pub fn threshold_failures(run: &rtgauge_result::ProbeRun) -> Vec<String> {
+    let mut out = taskset::failures(run);
+    out.extend(clocksync::failures(run));
+    out
+}
+
+/// Whether the limits probes were given held, one phrase per probe run that had one
+/// (`clocksync limit 1µs: held`), for the verdict line.
+pub fn limit_outcomes(result: &rtgauge_result::RunResult) -> Vec<String> {
+    result
+        .runs
+        .iter()
+        .filter_map(clocksync::limit_outcome)
+        .collect()
+}
 
 /// Registers every built-in probe with the core's registry, in [`BUILT_IN`]'s order, and
 /// their summary rows with the renderer. Call it before building a plan or rendering a
@@ -141,7 +161,7 @@ mod tests {
             .iter()
             .filter_map(|b| Some((b.probe.name(), b.summary?.probe())))
             .collect();
-        assert_eq!(summarised.len(), 8, "{summarised:?}");
+        assert_eq!(summarised.len(), 9, "{summarised:?}");
         for (probe, rows) in summarised {
             assert_eq!(probe, rows);
         }
@@ -151,7 +171,7 @@ mod tests {
     /// lists the probes really accept.
     #[test]
     fn parameter_help_names_every_accepted_value() {
-        let lists: [(&str, &str, &[&str]); 10] = [
+        let lists: [(&str, &str, &[&str]); 11] = [
             ("cyclic", "timer", &cyclic::TIMERS),
             ("response", "sources", &response::SOURCES),
             ("response", "placement", &response::PLACEMENTS),
@@ -160,6 +180,7 @@ mod tests {
             ("primitive", "ops", &primitive::OPERATIONS),
             ("alloc", "allocators", &alloc::ALLOCATORS),
             ("clock", "clocks", &clocks::CLOCKS),
+            ("clocksync", "profile", &clocksync::PROFILE_NAMES),
             ("noise", "clock", &noise::CLOCKS),
             ("taskset", "overhead", &taskset::FIGURES),
         ];
@@ -197,6 +218,7 @@ mod tests {
             &alloc::SCENARIOS,
             &memop::OPS,
             &clocks::CLOCKS,
+            &clocksync::PROFILE_NAMES,
             &taskset::FIGURES,
         ]
         .concat()
@@ -319,6 +341,7 @@ mod tests {
         let modules = [
             "alloc",
             "clocks",
+            "clocksync",
             "cyclic",
             "ioport",
             "memop",
@@ -335,6 +358,8 @@ mod tests {
             dir.join("taskset/analysis.rs"),
             dir.join("taskset/spec.rs"),
             dir.join("taskset/rtapp.rs"),
+            dir.join("clocksync/mod.rs"),
+            dir.join("clocksync/summary.rs"),
         ];
         files.extend(modules.iter().map(|m| dir.join(format!("{m}.rs"))));
         for file in files.iter().filter(|f| f.exists()) {

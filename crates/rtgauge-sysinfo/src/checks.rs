@@ -297,6 +297,7 @@ pub fn doctor_with(root: &SysRoot, settings: &DoctorSettings) -> Vec<Check> {
         virtualization(&ctx),
         container(&ctx),
         mitigations(&ctx),
+        crate::timesync::check(ctx.root),
     ]
 }
 

@@ -20,6 +20,7 @@ pub mod platform;
 pub mod procs;
 mod render;
 pub mod root;
+mod timesync;
 
 pub use checks::{doctor, doctor_with, Check, DoctorSettings, Status};
 pub use fingerprint::{collect, collect_from, Fingerprint};

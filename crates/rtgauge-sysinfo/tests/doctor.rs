@@ -30,6 +30,7 @@ const IDS: &[&str] = &[
     "virtualization",
     "container",
     "mitigations",
+    "time_sync",
 ];
 
 fn fixture(name: &str) -> SysRoot {
@@ -345,7 +346,7 @@ fn bad_machine_fails_what_invalidates_and_warns_the_rest() {
     let text = render_text(&checks, false);
     assert!(text.contains("[FAIL] Clocksource"));
     assert!(
-        text.ends_with("1 ok, 17 warn, 4 fail, 0 unknown\n"),
+        text.ends_with("2 ok, 17 warn, 4 fail, 0 unknown\n"),
         "{text}"
     );
 }

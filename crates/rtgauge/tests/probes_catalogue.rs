@@ -22,6 +22,7 @@ fn probes_lists_every_probe_with_availability_and_parameters() {
         "alloc",
         "memop",
         "clock",
+        "clocksync",
         "ioport",
         "timerlat",
     ] {

@@ -351,6 +351,10 @@ fn report(
                 if checked.passed { "held" } else { "EXCEEDED" }
             ));
         }
+        let probe_limits = rtgauge_probes::limit_outcomes(result);
+        if checked.is_none() && !probe_limits.is_empty() {
+            summary = summary.with_limit(probe_limits.join("; "));
+        }
         let text = match args.table {
             TableKind::Summary => summary.render(format),
             TableKind::Full => Tables(result).render(format),
@@ -471,7 +475,7 @@ fn report(
     let misses: Vec<String> = result
         .runs
         .iter()
-        .flat_map(rtgauge_probes::taskset::failures)
+        .flat_map(rtgauge_probes::threshold_failures)
         .collect();
     if !misses.is_empty() {
         for m in &misses {
