@@ -407,14 +407,20 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
         dir: rounds_dir.path(),
         root: &root,
     };
-    println!(
-        "{} change(s) to try on {}, {} rounds of {} per side; the state file {} holds the \
-         originals",
-        tried.len(),
-        the_loop.description,
-        args.rounds,
-        rtgauge_result::units::format_duration_ns(round),
-        state::state_path().display()
+    print!(
+        "{}",
+        render::wrap(
+            &format!(
+                "{} change(s) to try on {}, {} rounds of {} per side; the state file {} holds \
+                 the originals",
+                tried.len(),
+                the_loop.description,
+                args.rounds,
+                rtgauge_result::units::format_duration_ns(round),
+                state::state_path().display()
+            ),
+            ""
+        )
     );
     let outcome = run_trials(&rounds, &tried);
     let (trials, combination) = match outcome {

@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 const WIDTH: usize = 100;
 
 /// `text` broken into lines of at most [`WIDTH`] columns, each after `indent`.
-fn wrap(text: &str, indent: &str) -> String {
+pub fn wrap(text: &str, indent: &str) -> String {
     hanging(indent, text, indent)
 }
 
@@ -189,16 +189,17 @@ fn change_text(change: f64) -> String {
 }
 
 fn effect_text(e: &Effect) -> String {
-    let (before, after) = if e.figure == "missed" {
-        (format!("{:.0}", e.before), format!("{:.0}", e.after))
-    } else {
-        (ns(e.before), ns(e.after))
-    };
+    let p = rtgauge_report::compare::format_p(e.p);
+    if e.figure == "missed" {
+        // Counts: the numbers say it; a factor of counts plus one would not.
+        return format!("missed {:.0} → {:.0} (p {p})", e.before, e.after);
+    }
     format!(
-        "{} {before} → {after} ({}, p {})",
+        "{} {} → {} ({}, p {p})",
         e.figure,
-        change_text(e.change),
-        rtgauge_report::compare::format_p(e.p)
+        ns(e.before),
+        ns(e.after),
+        change_text(e.change)
     )
 }
 
