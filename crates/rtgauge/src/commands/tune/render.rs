@@ -192,7 +192,10 @@ fn effect_text(e: &Effect) -> String {
     let p = rtgauge_report::compare::format_p(e.p);
     if e.figure == "missed" {
         // Counts: the numbers say it; a factor of counts plus one would not.
-        return format!("missed {:.0} → {:.0} (p {p})", e.before, e.after);
+        return format!(
+            "missed {:.0} → {:.0} in all rounds (p {p})",
+            e.before, e.after
+        );
     }
     format!(
         "{} {} → {} ({}, p {p})",

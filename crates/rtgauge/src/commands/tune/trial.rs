@@ -91,7 +91,8 @@ impl Verdict {
     }
 }
 
-/// One figure's move: the geometric means' ratio − 1, its p-value, the rounds' spread.
+/// One figure's move: the geometric means' ratio − 1, its p-value, the rounds' spread. For
+/// missed periods, `before` and `after` are the totals over the rounds.
 #[derive(Debug, Clone, Serialize)]
 pub struct Effect {
     pub figure: String,
@@ -103,13 +104,14 @@ pub struct Effect {
 }
 
 impl Effect {
+    /// `before` and `after` are the sides' geometric means, so `after = before × (1 + change)`.
     fn of(figure: &str, a: &[f64], b: &[f64]) -> Option<Effect> {
         let w = LogWelch::of(a, b)?;
         let p = w.p_two_sided();
         Some(Effect {
             figure: figure.into(),
-            before: median(a),
-            after: median(b),
+            before: geometric_mean(a),
+            after: geometric_mean(b),
             change: w.change(),
             p: if p.is_nan() { 1.0 } else { p },
             spread: w.spread(),
@@ -128,14 +130,12 @@ impl Effect {
     }
 }
 
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+fn geometric_mean(v: &[f64]) -> f64 {
+    let logs: Vec<f64> = v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+    if logs.is_empty() {
+        return f64::NAN;
     }
+    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
 }
 
 /// The judgement of one trial from its rounds' figures.
@@ -166,7 +166,9 @@ pub fn judge(a: &[Figures], b: &[Figures]) -> Judgement {
     .collect();
     if a.iter().chain(b).any(|f| f.misses > 0) {
         if let Some(mut e) = Effect::of("missed", &pick(a, &misses), &pick(b, &misses)) {
-            (e.before, e.after) = (e.before - 1.0, e.after - 1.0);
+            // Counts read best as totals over the rounds.
+            let total = |v: &[Figures]| v.iter().map(|f| f.misses as f64).sum();
+            (e.before, e.after) = (total(a), total(b));
             effects.push(e);
         }
     }
