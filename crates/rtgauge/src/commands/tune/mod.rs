@@ -372,31 +372,13 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
         );
     }
     rtgauge_core::signals::install();
+    state::arm_forced_exit();
     let root = Root::live();
-    let mut guard = Restorer {
-        root: root.clone(),
-        state: State {
-            pid: std::process::id(),
-            writes: Vec::new(),
-            mounted_debugfs: false,
-        },
-        done: false,
-    };
-    let (mut tried, mut skipped) = findings(args, the_loop, &root);
-    if tried.iter().any(|c| c.needs_debugfs) {
-        // Recorded before mounting: a killed tune's --restore unmounts it too.
-        guard.state.mounted_debugfs = true;
-        guard.state.save()?;
-        if let Err(e) = state::mount_debugfs() {
-            guard.state.mounted_debugfs = false;
-            guard.state.save()?;
-            eprintln!("rtgauge: cannot mount debugfs: {e}");
-        }
-        (tried, skipped) = findings(args, the_loop, &root);
-        tried.retain(|c| !c.needs_debugfs);
+    let (mut guard, tried, skipped) = save_originals(args, the_loop, &root)?;
+    if let Some(dir) = &args.write_profile {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--write-profile {}", dir.display()))?;
     }
-    guard.state.writes = tried.iter().flat_map(|c| c.writes.clone()).collect();
-    guard.state.save()?;
     let round = round_ns(args, tried.len())?;
     let rounds_dir = rounds_dir(args)?;
     let rounds = Rounds {
@@ -422,14 +404,12 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
             ""
         )
     );
-    let outcome = run_trials(&rounds, &tried);
-    let (trials, combination) = match outcome {
+    let (trials, combination) = match run_trials(&rounds, &tried) {
         Ok(t) => t,
         Err(TrialError::Interrupted) => {
             let sig = rtgauge_core::signals::stop_signal().unwrap_or(libc::SIGINT);
             println!("interrupted: restoring every setting");
-            let errors = guard.finish();
-            report_restore_errors(&errors);
+            report_restore_errors(&guard.finish());
             return Ok(u8::try_from(128 + sig).unwrap_or(crate::EXIT_ERROR));
         }
         Err(e) => return Err(e.into()),
@@ -437,20 +417,11 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
     // Everything back as it was; then, with --keep, what helped goes in again.
     let errors = guard.finish();
     report_restore_errors(&errors);
-    let helped: Vec<&Trial> = trials
-        .iter()
-        .filter(|t| t.verdict() == Some(Verdict::Better))
-        .collect();
-    let mut kept = Vec::new();
-    if args.keep && errors.is_empty() {
-        for t in &helped {
-            let c = candidate_of(t);
-            match settings::apply(&root, &c) {
-                Ok(_) => kept.push(t.name.clone()),
-                Err(e) => eprintln!("rtgauge: {}: could not be kept: {e}", t.name),
-            }
-        }
-    }
+    let kept = if args.keep && errors.is_empty() {
+        keep(&root, &trials)
+    } else {
+        Vec::new()
+    };
     let boot = boot::fixes(&the_loop.measured, &the_loop.housekeeping);
     let document = TuneDocument {
         verdict: render::verdict_line(&the_loop.description, &trials, &combination, &boot),
@@ -467,20 +438,75 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
         kept,
     };
     print!("{}", render::applied(&document));
+    write_outputs(args, &document)?;
+    Ok(if errors.is_empty() {
+        crate::EXIT_OK
+    } else {
+        crate::EXIT_ERROR
+    })
+}
+
+/// The settings to try, with every original saved to the state file before anything changes
+/// (debugfs is mounted first when a setting needs it, and that is recorded before too).
+fn save_originals(
+    args: &TuneArgs,
+    the_loop: &Loop,
+    root: &Root,
+) -> Result<(Restorer, Vec<Candidate>, Vec<Skipped>)> {
+    let mut guard = Restorer {
+        root: root.clone(),
+        state: State {
+            pid: std::process::id(),
+            writes: Vec::new(),
+            mounted_debugfs: false,
+        },
+        done: false,
+    };
+    let (mut tried, mut skipped) = findings(args, the_loop, root);
+    if tried.iter().any(|c| c.needs_debugfs) {
+        // Recorded before mounting: a killed tune's --restore unmounts it too.
+        guard.state.mounted_debugfs = true;
+        guard.state.save()?;
+        if let Err(e) = state::mount_debugfs() {
+            guard.state.mounted_debugfs = false;
+            guard.state.save()?;
+            eprintln!("rtgauge: cannot mount debugfs: {e}");
+        }
+        (tried, skipped) = findings(args, the_loop, root);
+        tried.retain(|c| !c.needs_debugfs);
+    }
+    guard.state.writes = tried.iter().flat_map(|c| c.writes.clone()).collect();
+    guard.state.save()?;
+    Ok((guard, tried, skipped))
+}
+
+/// With --keep: the changes that were better, applied again; their names.
+fn keep(root: &Root, trials: &[Trial]) -> Vec<String> {
+    let mut kept = Vec::new();
+    for t in trials
+        .iter()
+        .filter(|t| t.verdict() == Some(Verdict::Better))
+    {
+        match settings::apply(root, &candidate_of(t)) {
+            Ok(_) => kept.push(t.name.clone()),
+            Err(e) => eprintln!("rtgauge: {}: could not be kept: {e}", t.name),
+        }
+    }
+    kept
+}
+
+fn write_outputs(args: &TuneArgs, document: &TuneDocument) -> Result<()> {
     if let Some(path) = &args.output {
-        let text = serde_json::to_vec_pretty(&document)?;
+        let text = serde_json::to_vec_pretty(document)?;
         rtgauge_result::output::write(path, &text)?;
         println!("trials: {}", path.display());
     }
     if let Some(dir) = &args.write_profile {
-        for written in profile::write(dir, &document)? {
+        for written in profile::write(dir, document)? {
             println!("profile: {}", written.display());
         }
     }
-    if !errors.is_empty() {
-        return Ok(crate::EXIT_ERROR);
-    }
-    Ok(crate::EXIT_OK)
+    Ok(())
 }
 
 fn report_restore_errors(errors: &[String]) {

@@ -118,21 +118,27 @@ impl State {
     }
 }
 
-/// Whether a state file is left: `doctor` and `run` warn while it is.
+/// The state file, if there is one (a tune running now, or one that did not finish).
 pub fn left_behind() -> Option<PathBuf> {
     let p = state_path();
     p.exists().then_some(p)
 }
 
-/// The warning `doctor` and `run` print while a state file is left.
+/// The warning `doctor` and `run` print while a state file is left by a tune that no longer
+/// runs (a running tune's own rounds are not warned about it).
 pub fn left_behind_warning() -> Option<String> {
-    left_behind().map(|p| {
-        format!(
-            "rtgauge tune did not finish restoring this machine's settings ({} is left): run \
-             `rtgauge tune --restore` as root to put them back",
-            p.display()
-        )
-    })
+    let path = left_behind()?;
+    if let Ok(Some(state)) = State::load() {
+        let comm = std::fs::read_to_string(format!("/proc/{}/comm", state.pid));
+        if comm.is_ok_and(|c| c.trim() == "rtgauge") {
+            return None;
+        }
+    }
+    Some(format!(
+        "rtgauge tune did not finish restoring this machine's settings ({} is left): run \
+         `rtgauge tune --restore` as root to put them back",
+        path.display()
+    ))
 }
 
 /// Held while tune may change settings; released when dropped or when the process dies.
@@ -201,4 +207,17 @@ pub fn unmount_debugfs() -> std::io::Result<()> {
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// Arms what a second SIGINT/SIGTERM says before the process exits at once: the first asks
+/// tune to stop and restore; the second does not wait for it, so the state file is left.
+pub fn arm_forced_exit() {
+    rtgauge_core::signals::on_forced_exit(on_forced_exit);
+}
+
+extern "C" fn on_forced_exit() {
+    const MESSAGE: &[u8] = b"\nrtgauge: second interrupt: exiting without restoring; run \
+`rtgauge tune --restore` to put back what /run/rtgauge/tune-state.json holds\n";
+    // SAFETY: write is async-signal-safe; the buffer is static.
+    unsafe { libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len()) };
 }
