@@ -407,23 +407,37 @@ fn keep_leaves_the_change_that_helped_and_restores_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let tasks = tasks(dir.path());
     let before = snapshot();
-    let out = rtgauge_process()
-        .args(["tune", "--apply", "--keep", "--tasks"])
-        .arg(&tasks)
-        .args([
-            "--only",
-            "rt-throttling",
-            "--rounds",
-            "2",
-            "--budget",
-            "16s",
-        ])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    println!("{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(out.status.code(), Some(0));
-    assert!(stdout.contains("kept until reboot (--keep): rt-throttling"));
+    // Bounded retries, each printed: a disturbed round can leave one attempt undecided.
+    for attempt in 1..=3 {
+        let out = rtgauge_process()
+            .args(["tune", "--apply", "--keep", "--tasks"])
+            .arg(&tasks)
+            .args([
+                "--only",
+                "rt-throttling",
+                "--rounds",
+                "3",
+                "--budget",
+                "18s",
+            ])
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        println!(
+            "attempt {attempt}:\n{stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(out.status.code(), Some(0));
+        if stdout.contains("kept until reboot (--keep): rt-throttling") {
+            break;
+        }
+        assert!(
+            stdout.contains("every setting is as it was before"),
+            "{stdout}"
+        );
+        assert_same(&before, &format!("attempt {attempt}, nothing kept"));
+        assert!(attempt < 3, "rt-throttling was not better in 3 attempts");
+    }
     assert_eq!(read(RT_RUNTIME).as_deref(), Some("-1"));
     assert!(!Path::new(STATE).exists());
     let mut expected = before.clone();
