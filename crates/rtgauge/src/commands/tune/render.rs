@@ -330,3 +330,98 @@ fn row(rank: usize, t: &Trial) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::settings::Write;
+    use super::super::trial::{judge, Figures};
+    use super::*;
+
+    fn rounds(max_ms: &[f64], misses: u64) -> Vec<Figures> {
+        max_ms
+            .iter()
+            .map(|&m| Figures {
+                tail: "p99.9".into(),
+                tail_ns: Some((m * 300_000.0) as u64),
+                max_ns: (m * 1e6) as u64,
+                misses,
+                result: Default::default(),
+            })
+            .collect()
+    }
+
+    fn trial(name: &str, change: &str, before: &[f64], after: &[f64], misses: u64) -> Trial {
+        let (a, b) = (rounds(before, misses), rounds(after, 0));
+        Trial {
+            name: name.into(),
+            title: String::new(),
+            change: change.into(),
+            cost: String::new(),
+            writes: vec![Write {
+                path: "/proc/sys/kernel/sched_rt_runtime_us".into(),
+                original: "950000".into(),
+                target: "-1".into(),
+                optional: false,
+            }],
+            failed: None,
+            refused: Vec::new(),
+            judgement: Some(judge(&a, &b)),
+            before: a,
+            after: b,
+        }
+    }
+
+    /// The table of a run with one clear winner, one undecided change and one that failed to
+    /// apply: ranked, every line within 100 columns.
+    #[test]
+    fn the_ranked_table_fits_100_columns() {
+        let trials = vec![
+            trial(
+                "timer-migration",
+                "1 → 0",
+                &[1.2, 1.9, 1.4],
+                &[1.5, 1.1, 2.0],
+                0,
+            ),
+            trial(
+                "rt-throttling",
+                "300000 → -1, root cpu group 300000 → -1",
+                &[1210.0, 1250.0, 1230.0],
+                &[5.1, 5.3, 4.9],
+                240,
+            ),
+            Trial {
+                failed: Some("writing 0 to /proc/sys/kernel/nmi_watchdog was refused".into()),
+                judgement: None,
+                ..trial("watchdogs", "NMI 1 → 0", &[1.0], &[1.0], 0)
+            },
+        ];
+        let boot = vec![BootFix {
+            what: "CPU isolation".into(),
+            param: "isolcpus=domain,managed_irq,1".into(),
+            why: "the scheduler balances no task onto the measured CPUs".into(),
+        }];
+        let doc = TuneDocument {
+            verdict: verdict_line("a 1ms loop on CPU 1", &trials, &None, &boot),
+            the_loop: "a 1ms loop on CPU 1".into(),
+            measured: "1".into(),
+            housekeeping: "0".into(),
+            run_words: Vec::new(),
+            rounds: 3,
+            round_ns: 2_000_000_000,
+            trials,
+            combination: None,
+            skipped: vec![Skipped {
+                name: "cstates",
+                reason: "no enabled idle state exits slower than 10 µs".into(),
+            }],
+            boot,
+            kept: Vec::new(),
+        };
+        let text = applied(&doc);
+        for line in text.lines() {
+            assert!(line.chars().count() <= WIDTH, "{line}");
+        }
+        insta::assert_snapshot!("applied", text);
+    }
+}
