@@ -552,7 +552,7 @@ fn the_dry_run_changes_nothing() {
     plant_short(&mut m);
     let before = snapshot();
     let out = rtgauge_process()
-        .args(["tune", "--load", "cpu"])
+        .args(["tune", "--load", "cpu", "--skip", "vmstat-interval"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -566,6 +566,18 @@ fn the_dry_run_changes_nothing() {
     assert!(stdout.contains("nothing was changed"));
     assert!(stdout.contains("timer-migration"));
     assert!(stdout.contains("not tried:"));
+    assert!(
+        stdout.contains("  vmstat-interval    --skip names it: not touched"),
+        "{stdout}"
+    );
+    // A misspelt name is refused before anything is read, with the closest name.
+    let typo = rtgauge_process()
+        .args(["tune", "--apply", "--only", "timer-migraton"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&typo.stderr);
+    assert_eq!(typo.status.code(), Some(1));
+    assert!(err.contains("did you mean `timer-migration`"), "{err}");
     for line in stdout.lines() {
         assert!(
             line.chars().count() <= 100,
