@@ -500,6 +500,25 @@ fn after_sigkill_tune_restore_puts_every_file_back_and_doctor_warns() {
     let doctor = rtgauge_process().arg("doctor").output().unwrap();
     let err = String::from_utf8_lossy(&doctor.stderr);
     assert!(err.contains("rtgauge tune --restore"), "{err}");
+    let scratch = tempfile::tempdir().unwrap();
+    let run = rtgauge_process()
+        .args([
+            "run",
+            "cyclic",
+            "-d",
+            "200ms",
+            "-c",
+            "0",
+            "-q",
+            "--no-report",
+            "-o",
+        ])
+        .arg(scratch.path().join("run.json"))
+        .args(["--force"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(err.contains("rtgauge tune --restore"), "run: {err}");
     let refused = rtgauge_process()
         .args(["tune"])
         .args(SHORT)

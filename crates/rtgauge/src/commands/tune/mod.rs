@@ -268,6 +268,8 @@ fn restore_left() -> Result<u8> {
         return Ok(crate::EXIT_OK);
     };
     let errors = state.restore(&Root::live());
+    // The killed tune's rounds, when they went to a temporary directory.
+    let _ = std::fs::remove_dir_all(temporary_rounds_dir(state.pid));
     if errors.is_empty() {
         State::remove().context("removing the state file")?;
         println!(
@@ -544,12 +546,15 @@ impl Drop for RoundsDir {
     }
 }
 
+/// Where the rounds of the tune with this pid go without --output.
+fn temporary_rounds_dir(pid: u32) -> PathBuf {
+    std::env::temp_dir().join(format!("rtgauge-tune-{pid}"))
+}
+
 fn rounds_dir(args: &TuneArgs) -> Result<RoundsDir> {
     let dir = match &args.output {
         Some(out) => RoundsDir::Kept(out.with_extension("rounds")),
-        None => RoundsDir::Temporary(
-            std::env::temp_dir().join(format!("rtgauge-tune-{}", std::process::id())),
-        ),
+        None => RoundsDir::Temporary(temporary_rounds_dir(std::process::id())),
     };
     std::fs::create_dir_all(dir.path())
         .with_context(|| format!("cannot create {}", dir.path().display()))?;
