@@ -44,7 +44,7 @@ pub struct TuneArgs {
     #[arg(short, long, value_name = "PERIOD", default_value = "1ms", value_parser = crate::cli::period)]
     pub period: u64,
 
-    /// Background load during every round (as `run --load`), e.g. cpu or cpu,io.
+    /// Background load during every round (as `run --load`), e.g. cpu or cpu+io.
     #[arg(short, long, value_name = "LOAD")]
     pub load: Option<String>,
 
