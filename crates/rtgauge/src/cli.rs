@@ -107,6 +107,10 @@ pub enum Command {
     /// latency histograms and interval maxima exposed to Prometheus (--listen) or
     /// node_exporter's textfile collector (--textfile), kept in the run history across restarts.
     Monitor(Box<MonitorArgs>),
+    /// Make it fit: try each runtime fix doctor's findings call for, one at a time against the
+    /// unchanged machine in interleaved rounds; keep what helps, restore the rest (root; a dry
+    /// run without --apply).
+    Tune(Box<crate::commands::TuneArgs>),
     /// Send results to a results server of a board farm: `submit squad URL …` posts every
     /// headline statistic as a SQUAD metric and every judged limit as a test.
     #[command(subcommand)]
@@ -129,7 +133,7 @@ pub enum Command {
     },
 }
 
-fn duration(s: &str) -> Result<u64, String> {
+pub(crate) fn duration(s: &str) -> Result<u64, String> {
     units::parse_duration_ns(s).map_err(|e| e.to_string())
 }
 
@@ -144,7 +148,7 @@ fn run_duration(s: &str) -> Result<u64, String> {
 }
 
 /// `--period`: parsed here once; the probes' configuration receives this duration as it is.
-fn period(s: &str) -> Result<u64, String> {
+pub(crate) fn period(s: &str) -> Result<u64, String> {
     let ns = duration(s)?;
     if ns < MIN_PERIOD_NS {
         return Err(format!(

@@ -12,6 +12,9 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
     let settings = rtgauge_sysinfo::DoctorSettings::for_cpus(&cpus)
         .at_priority(u32::try_from(args.priority).unwrap_or(0));
     let checks = rtgauge_sysinfo::doctor_with(&root, &settings);
+    if let Some(line) = super::tune::left_behind_warning() {
+        eprintln!("rtgauge: {line}");
+    }
     // A killed traced run leaves its tracefs instance recording; nobody else would remove it.
     if let Ok(removed) = rtgauge_trace::remove_stale() {
         for name in removed {

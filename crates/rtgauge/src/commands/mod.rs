@@ -22,6 +22,7 @@ mod soak;
 mod submit;
 mod suites;
 mod trend;
+mod tune;
 mod warnings;
 
 use crate::cli::{Cli, Command};
@@ -29,6 +30,7 @@ use anyhow::Result;
 use clap::CommandFactory;
 use rtgauge_result::output;
 use std::path::Path;
+pub use tune::TuneArgs;
 
 pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
     match cli.command {
@@ -49,6 +51,7 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Import(a) => import::import(a),
         Command::Trend(a) => trend::trend(a),
         Command::Monitor(a) => monitor::monitor(*a, args),
+        Command::Tune(a) => tune::tune(*a),
         Command::Submit(crate::cli::SubmitTarget::Squad(a)) => submit::squad(a),
         Command::Schema => {
             print!("{}", result_schema());

@@ -49,6 +49,9 @@ fn numbered(path: &Path, i: u32) -> PathBuf {
 }
 
 fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
+    if let Some(line) = super::tune::left_behind_warning() {
+        eprintln!("rtgauge: {line}");
+    }
     let mut plan = build_plan(args)?;
     let relaxed = super::fallback::relax_unless_asked(args, &mut plan);
     if let (Some(reason), false) = (&relaxed, args.quiet) {

@@ -1,0 +1,370 @@
+//! One trial: a change against the unchanged machine in interleaved rounds (A B, B A, …, as
+//! `rtgauge ab` alternates), each round a `rtgauge run` of the user's probe, period and load;
+//! then the judgement of the figures that matter.
+
+use super::settings::{self, Root, Write};
+use rtgauge_result::RunResult;
+use rtgauge_stats::runs::LogWelch;
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Three figures are tested per trial, so each at a third of 5 %.
+const ALPHA: f64 = 0.05 / 3.0;
+/// A change smaller than this is not called better or worse, however consistent.
+const MIN_CHANGE: f64 = 0.10;
+
+/// The figures of one round: the tail percentile and maximum of the loop's worst series, and
+/// its missed periods (cyclic: overruns; task set: deadline misses).
+#[derive(Debug, Clone, Serialize)]
+pub struct Figures {
+    /// `p99.9` where the round had enough samples for it, else `p99`.
+    pub tail: String,
+    pub tail_ns: Option<u64>,
+    pub max_ns: u64,
+    pub misses: u64,
+    /// The round's result document.
+    pub result: PathBuf,
+}
+
+impl Figures {
+    /// Reads the figures of the loop from a round's result. None when the probe measured
+    /// nothing.
+    pub fn of(result: &RunResult, path: &Path) -> Option<Figures> {
+        let series: Vec<_> = result
+            .runs
+            .iter()
+            .flat_map(|r| &r.series)
+            .filter(|s| s.name == "latency" || s.name == "response")
+            .collect();
+        let max_ns = series.iter().filter_map(|s| s.stats.max_ns).max()?;
+        let pick = |label: &str| {
+            series
+                .iter()
+                .filter_map(|s| {
+                    s.stats
+                        .percentiles
+                        .entries()
+                        .iter()
+                        .find(|e| e.0 == label)
+                        .and_then(|e| e.2)
+                })
+                .max()
+        };
+        let (tail, tail_ns) = match pick("p99.9") {
+            Some(v) => ("p99.9", Some(v)),
+            None => ("p99", pick("p99")),
+        };
+        let misses = series
+            .iter()
+            .map(|s| {
+                s.counters.get("overruns").copied().unwrap_or(0)
+                    + s.counters.get("deadline_misses").copied().unwrap_or(0)
+            })
+            .sum();
+        Some(Figures {
+            tail: tail.into(),
+            tail_ns,
+            max_ns,
+            misses,
+            result: path.into(),
+        })
+    }
+}
+
+/// Better, worse, or cannot tell, for the whole trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Better,
+    Worse,
+    CannotTell,
+}
+
+impl Verdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::CannotTell => "cannot tell",
+        }
+    }
+}
+
+/// One figure's move: the geometric means' ratio − 1, its p-value, the rounds' spread. For
+/// missed periods, `before` and `after` are the totals over the rounds.
+#[derive(Debug, Clone, Serialize)]
+pub struct Effect {
+    pub figure: String,
+    pub before: f64,
+    pub after: f64,
+    pub change: f64,
+    pub p: f64,
+    pub spread: f64,
+}
+
+impl Effect {
+    /// `before` and `after` are the sides' geometric means, so `after = before × (1 + change)`.
+    fn of(figure: &str, a: &[f64], b: &[f64]) -> Option<Effect> {
+        let w = LogWelch::of(a, b)?;
+        let p = w.p_two_sided();
+        Some(Effect {
+            figure: figure.into(),
+            before: geometric_mean(a),
+            after: geometric_mean(b),
+            change: w.change(),
+            p: if p.is_nan() { 1.0 } else { p },
+            spread: w.spread(),
+        })
+    }
+
+    fn decided(&self) -> Option<Verdict> {
+        if self.p >= ALPHA || self.change.abs() < MIN_CHANGE {
+            return None;
+        }
+        Some(if self.change < 0.0 {
+            Verdict::Better
+        } else {
+            Verdict::Worse
+        })
+    }
+}
+
+fn geometric_mean(v: &[f64]) -> f64 {
+    let logs: Vec<f64> = v.iter().filter(|x| **x > 0.0).map(|x| x.ln()).collect();
+    if logs.is_empty() {
+        return f64::NAN;
+    }
+    (logs.iter().sum::<f64>() / logs.len() as f64).exp()
+}
+
+/// The judgement of one trial from its rounds' figures.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judgement {
+    pub verdict: Verdict,
+    /// max, the tail percentile, missed periods (those both sides had).
+    pub effects: Vec<Effect>,
+}
+
+/// Better when a figure moved down beyond chance and the margin and none moved up; worse the
+/// other way round; otherwise cannot tell.
+pub fn judge(a: &[Figures], b: &[Figures]) -> Judgement {
+    let pick = |v: &[Figures], f: &dyn Fn(&Figures) -> Option<f64>| -> Vec<f64> {
+        v.iter().filter_map(f).collect()
+    };
+    let tail = a.first().map(|f| f.tail.clone()).unwrap_or_default();
+    let max = |f: &Figures| Some(f.max_ns as f64);
+    let tail_of = |f: &Figures| f.tail_ns.map(|v| v as f64);
+    // One more than the count, so a side without a miss still has a logarithm.
+    let misses = |f: &Figures| Some(f.misses as f64 + 1.0);
+    let mut effects: Vec<Effect> = [
+        Effect::of("max", &pick(a, &max), &pick(b, &max)),
+        Effect::of(&tail, &pick(a, &tail_of), &pick(b, &tail_of)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if a.iter().chain(b).any(|f| f.misses > 0) {
+        if let Some(mut e) = Effect::of("missed", &pick(a, &misses), &pick(b, &misses)) {
+            // Counts read best as totals over the rounds.
+            let total = |v: &[Figures]| v.iter().map(|f| f.misses as f64).sum();
+            (e.before, e.after) = (total(a), total(b));
+            effects.push(e);
+        }
+    }
+    let decided: Vec<Verdict> = effects.iter().filter_map(Effect::decided).collect();
+    let verdict = if decided.contains(&Verdict::Better) && !decided.contains(&Verdict::Worse) {
+        Verdict::Better
+    } else if decided.contains(&Verdict::Worse) && !decided.contains(&Verdict::Better) {
+        Verdict::Worse
+    } else {
+        Verdict::CannotTell
+    };
+    Judgement { verdict, effects }
+}
+
+/// How each round is measured.
+pub struct Rounds<'a> {
+    pub exe: PathBuf,
+    /// `rtgauge run` words of the loop (probe, CPUs, period, load).
+    pub run_words: Vec<String>,
+    pub rounds: u32,
+    pub round_ns: u64,
+    pub dir: &'a Path,
+    pub root: &'a Root,
+}
+
+/// Why a trial stopped early.
+#[derive(Debug, thiserror::Error)]
+pub enum TrialError {
+    #[error("interrupted")]
+    Interrupted,
+    #[error("{0}")]
+    Apply(#[from] settings::SettingError),
+    #[error("a round failed: {0}")]
+    Round(String),
+}
+
+/// The rounds of one trial: `label` names it in progress lines and file names.
+pub struct Sides {
+    pub a: Vec<Figures>,
+    pub b: Vec<Figures>,
+    /// Optional writes the kernel refused (the change went on without them).
+    pub refused: Vec<String>,
+}
+
+impl Rounds<'_> {
+    /// Measures `change` applied (B) against it restored (A), A B then B A; leaves the change
+    /// restored, also when a round fails or a stop is requested.
+    pub fn trial(&self, label: &str, change: &[Write]) -> Result<Sides, TrialError> {
+        let out = self.rounds_of(label, change);
+        let errors = settings::restore(self.root, change);
+        if let Some(e) = errors.into_iter().next() {
+            return Err(e.into());
+        }
+        out
+    }
+
+    fn rounds_of(&self, label: &str, change: &[Write]) -> Result<Sides, TrialError> {
+        let mut sides = Sides {
+            a: Vec::new(),
+            b: Vec::new(),
+            refused: Vec::new(),
+        };
+        let whole = settings::Candidate {
+            name: "",
+            check: "",
+            title: "",
+            cost: "",
+            change: String::new(),
+            writes: change.to_vec(),
+            needs_debugfs: false,
+        };
+        for round in 1..=self.rounds {
+            let order = if round % 2 == 1 {
+                [false, true]
+            } else {
+                [true, false]
+            };
+            for applied in order {
+                if applied {
+                    let refused = settings::apply(self.root, &whole)?;
+                    if round == 1 {
+                        sides.refused = refused.iter().map(ToString::to_string).collect();
+                    }
+                } else {
+                    let errors = settings::restore(self.root, change);
+                    if let Some(e) = errors.into_iter().next() {
+                        return Err(e.into());
+                    }
+                }
+                let letter = if applied { "B" } else { "A" };
+                println!(
+                    "  round {round} of {}: {}",
+                    self.rounds,
+                    if applied { "changed" } else { "as it was" }
+                );
+                let path = self.dir.join(format!("{label}-{letter}-{round}.json"));
+                let figures = self.measure(&path)?;
+                if applied {
+                    sides.b.push(figures);
+                } else {
+                    sides.a.push(figures);
+                }
+            }
+        }
+        Ok(sides)
+    }
+
+    /// One `rtgauge run` as a child process; a stop request interrupts it.
+    fn measure(&self, path: &Path) -> Result<Figures, TrialError> {
+        use rtgauge_core::signals::stop_requested;
+        if stop_requested() {
+            return Err(TrialError::Interrupted);
+        }
+        let round = rtgauge_result::units::format_duration_ns(self.round_ns);
+        let mut child = std::process::Command::new(&self.exe)
+            .arg("run")
+            .args(&self.run_words)
+            .args([
+                "-d",
+                &round,
+                "-q",
+                "--no-report",
+                "--no-store",
+                "--force",
+                "-o",
+            ])
+            .arg(path)
+            .env("RTGAUGE_NO_STORE", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .map_err(|e| TrialError::Round(format!("cannot start rtgauge run: {e}")))?;
+        let status = loop {
+            if stop_requested() {
+                // SAFETY: signalling our own child, whose pid is still ours to wait for.
+                unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+                let _ = child.wait();
+                return Err(TrialError::Interrupted);
+            }
+            match child.try_wait() {
+                Ok(Some(s)) => break s,
+                Ok(None) => std::thread::sleep(Duration::from_millis(50)),
+                Err(e) => return Err(TrialError::Round(e.to_string())),
+            }
+        };
+        let mut stderr = String::new();
+        if let Some(mut e) = child.stderr.take() {
+            use std::io::Read;
+            let _ = e.read_to_string(&mut stderr);
+        }
+        // 2: a deadline missed or a limit exceeded, which is what is being measured.
+        if !matches!(status.code(), Some(0 | 2)) {
+            let line = stderr.lines().last().unwrap_or("no message").to_string();
+            return Err(TrialError::Round(format!(
+                "rtgauge run exited {status}: {line}"
+            )));
+        }
+        let result = rtgauge_result::read_result(path)
+            .map_err(|e| TrialError::Round(format!("{}: {e}", path.display())))?;
+        Figures::of(&result, path).ok_or_else(|| {
+            TrialError::Round(format!("{}: the loop measured nothing", path.display()))
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn figs(max: &[u64], misses: &[u64]) -> Vec<Figures> {
+        max.iter()
+            .zip(misses)
+            .map(|(&m, &x)| Figures {
+                tail: "p99.9".into(),
+                tail_ns: Some(m / 2),
+                max_ns: m,
+                misses: x,
+                result: PathBuf::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_large_consistent_drop_is_better_and_noise_cannot_tell() {
+        let a = figs(
+            &[900_000_000, 1_100_000_000, 1_000_000_000],
+            &[120, 118, 121],
+        );
+        let b = figs(&[90_000, 120_000, 100_000], &[0, 0, 0]);
+        let j = judge(&a, &b);
+        assert_eq!(j.verdict, Verdict::Better);
+        assert_eq!(j.effects.len(), 3);
+        assert_eq!(judge(&b, &a).verdict, Verdict::Worse);
+        let c = figs(&[90_000, 200_000, 100_000], &[0, 0, 0]);
+        let d = figs(&[150_000, 95_000, 110_000], &[0, 0, 0]);
+        assert_eq!(judge(&c, &d).verdict, Verdict::CannotTell);
+        assert_eq!(judge(&c, &d).effects.len(), 2, "no misses: not a figure");
+    }
+}
