@@ -17,11 +17,12 @@
 
 pub mod analysis;
 pub mod platform;
+pub mod preemption;
 mod rtapp;
 pub mod spec;
 mod summary;
 
-pub use summary::{failures, summary_lines};
+pub use summary::{failures, summary_lines, verdict};
 
 use analysis::{Overheads, Prediction};
 use rtgauge_core::clock::{self, now_ns};
@@ -182,6 +183,18 @@ impl TypedProbe for TaskSetProbe {
             ..ProbeOutput::default()
         };
 
+        // 0. The platform of each used CPU: its rules and preemption map; the threads'
+        // demand is measured over the overhead windows.
+        let root = rtgauge_sysinfo::SysRoot::live();
+        let mut maps: BTreeMap<usize, preemption::CpuMap> = used
+            .iter()
+            .map(|&c| (c, preemption::read(&root, c)))
+            .collect();
+        let calibrations: Vec<preemption::Calibration> = maps
+            .values()
+            .map(|m| preemption::Calibration::start(&root, m))
+            .collect();
+
         // 1. Overheads, on each used CPU at the highest priority of its tasks.
         let window = overhead_window(ctx);
         let mut measured: BTreeMap<usize, MeasuredOverheads> = BTreeMap::new();
@@ -210,14 +223,25 @@ impl TypedProbe for TaskSetProbe {
             );
         }
 
+        for (c, map) in calibrations.into_iter().zip(maps.values_mut()) {
+            c.finish(&root, map);
+        }
+        let platform: BTreeMap<usize, platform::CpuPlatform> =
+            maps.iter().map(|(&c, m)| (c, m.platform())).collect();
+
         // 2. The analysis, once per figure.
         let predictions: Vec<Vec<Prediction>> = (0..FIGURES.len())
             .map(|f| {
                 let oh: BTreeMap<usize, Overheads> =
                     measured.iter().map(|(&c, m)| (c, m.figure(f))).collect();
-                analysis::analyse(set, first_cpu, &oh)
+                analysis::analyse_on(set, first_cpu, &oh, &platform)
             })
             .collect();
+        let chosen_overheads: BTreeMap<usize, Overheads> = measured
+            .iter()
+            .map(|(&c, m)| (c, m.figure(cfg.figure)))
+            .collect();
+        platform_report(set, first_cpu, &maps, &chosen_overheads, realtime, &mut out);
 
         // 3. The tasks.
         let calibration: BTreeMap<usize, f64> = measured
@@ -260,6 +284,16 @@ impl TypedProbe for TaskSetProbe {
                 m.figure(cfg.figure).switch_ns as f64,
             );
             metrics.insert("blocking_ns".into(), chosen.blocking_ns as f64);
+            for t in &chosen.terms {
+                metrics.insert(format!("{TERM_NS}{}", t.name), t.work_ns as f64);
+                metrics.insert(format!("{TERM_PER_NS}{}", t.name), t.per_ns as f64);
+            }
+            if let (Some(max), Some(r)) = (run.response.max(), chosen.wcrt_ns) {
+                metrics.insert(
+                    "exceeded_prediction".into(),
+                    if max > r { 1.0 } else { 0.0 },
+                );
+            }
             if task.policy == TaskPolicy::Deadline {
                 // EDF's demand test bounds the response by the deadline itself.
                 metrics.insert("deadline_policy".into(), 1.0);
@@ -348,6 +382,97 @@ impl TypedProbe for TaskSetProbe {
                 .join("; "),
         );
         Ok(out)
+    }
+}
+
+/// Metric-name prefixes of a prediction's platform terms: `term_ns:RT throttling` (taken
+/// per window) and `term_per_ns:RT throttling` (the window).
+pub const TERM_NS: &str = "term_ns:";
+pub const TERM_PER_NS: &str = "term_per_ns:";
+
+/// The platform's part of the run's output: each used CPU's map (compact in the
+/// `platform-cpuN` parameter, in full in `preemption-map-cpuN`), the servers that act on the
+/// set (a warning naming the budget, its fix and its cost) and what was not measured (a
+/// warning: left out of the predictions, never silently).
+fn platform_report(
+    set: &TaskSet,
+    first_cpu: usize,
+    maps: &BTreeMap<usize, preemption::CpuMap>,
+    overheads: &BTreeMap<usize, Overheads>,
+    realtime: bool,
+    out: &mut ProbeOutput,
+) {
+    let cpu_of = |i: usize| set.tasks[i].cpu.unwrap_or(first_cpu);
+    for (&cpu, map) in maps {
+        let on: Vec<usize> = (0..set.tasks.len()).filter(|&i| cpu_of(i) == cpu).collect();
+        let tasks: Vec<(String, Option<i32>)> = on
+            .iter()
+            .map(|&i| {
+                let t = &set.tasks[i];
+                (
+                    t.name.clone(),
+                    t.policy.fixed_priority().then_some(t.priority),
+                )
+            })
+            .collect();
+        out.params
+            .insert(format!("platform-cpu{cpu}"), preemption::compact_line(map));
+        out.params.insert(
+            format!("preemption-map-cpu{cpu}"),
+            preemption::map_lines(map, &tasks).join("\n"),
+        );
+        if !realtime {
+            continue;
+        }
+        let o = overheads.get(&cpu).copied().unwrap_or_default();
+        let p = map.platform();
+        for s in analysis::acting_servers(set, first_cpu, cpu, o, Some(&p)) {
+            let demand = analysis::realtime_demand(set, first_cpu, cpu, o, Some(&p), s.period_ns);
+            out.warnings.push(format!(
+                "CPU {cpu}: its real-time tasks need {} of every {}, and {} ({}) lets them run {}: every real-time task there is stopped for {} each window, counted in their predictions; fix: {}",
+                format_duration_ns(demand),
+                format_duration_ns(s.period_ns),
+                s.name(),
+                s.source,
+                format_duration_ns(s.allowance_ns()),
+                format_duration_ns(s.blackout_ns()),
+                s.fix()
+            ));
+        }
+        let missing = map.not_measured();
+        let mut not_counted: Vec<String> = map
+            .notes
+            .iter()
+            .filter(|n| n.contains("not read") && !n.contains("assumed"))
+            .map(|n| {
+                let short = n.split(" (").next().unwrap_or(n);
+                match short.split_once(": ") {
+                    Some((what, why)) => format!("{what} ({why})"),
+                    None => short.to_string(),
+                }
+            })
+            .collect();
+        if !missing.is_empty() {
+            not_counted.push(format!(
+                "{} (not measured)",
+                missing
+                    .iter()
+                    .map(|e| e.preemptor.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if !not_counted.is_empty() {
+            out.params
+                .insert(format!("not-counted-cpu{cpu}"), not_counted.join("; "));
+        }
+        if !missing.is_empty() {
+            let names: Vec<String> = missing.iter().map(|e| e.preemptor.name.clone()).collect();
+            out.warnings.push(format!(
+                "CPU {cpu}: not measured, so left out of the predictions: {} (an interrupt's time is not measured here; the wake-up overhead holds what they cost in its window)",
+                names.join(", ")
+            ));
+        }
     }
 }
 

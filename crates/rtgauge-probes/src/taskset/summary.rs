@@ -128,8 +128,156 @@ fn long_response_line(
     ))
 }
 
-/// One line per task for the end of a run: period, work, predicted worst, measured
-/// maximum, misses and the verdict. Empty for another probe's run.
+/// What one task's series says, read once for its line, the set's verdict and the failures.
+struct TaskView<'a> {
+    name: &'a str,
+    series: &'a Series,
+    predicted_ns: Option<u64>,
+    max_ns: Option<u64>,
+    misses: u64,
+    jobs: u64,
+    fits: bool,
+}
+
+impl<'a> TaskView<'a> {
+    fn of(s: &'a Series) -> TaskView<'a> {
+        TaskView {
+            name: s.labels.get("task").map_or("?", String::as_str),
+            series: s,
+            predicted_ns: s
+                .metrics
+                .get("predicted_wcrt_ns")
+                .map(|v| v.max(0.0) as u64),
+            max_ns: s.stats.max_ns,
+            misses: s.counters.get("deadline_misses").copied().unwrap_or(0),
+            jobs: s.counters.get("jobs").copied().unwrap_or(0),
+            fits: s.metrics.get("fits") == Some(&1.0),
+        }
+    }
+
+    fn metric(&self, k: &str) -> Option<f64> {
+        self.series.metrics.get(k).copied()
+    }
+
+    fn starved(&self) -> bool {
+        self.jobs == 0
+    }
+
+    /// Measured longer than predicted.
+    fn exceeded(&self) -> bool {
+        matches!((self.max_ns, self.predicted_ns), (Some(m), Some(p)) if m > p)
+    }
+
+    fn at_risk(&self) -> bool {
+        self.starved() || self.misses > 0 || !self.fits || self.exceeded()
+    }
+
+    /// The platform terms counted in its prediction: `+ RT throttling 50ms per 1s`.
+    fn terms(&self) -> String {
+        let terms: Vec<String> = self
+            .series
+            .metrics
+            .iter()
+            .filter_map(|(k, v)| {
+                let name = k.strip_prefix(super::TERM_NS)?;
+                let per = self.metric(&format!("{}{name}", super::TERM_PER_NS))?;
+                Some(format!(
+                    "+ {name} {} per {}",
+                    format_duration_ns(*v as u64),
+                    format_duration_ns(per as u64)
+                ))
+            })
+            .collect();
+        match terms.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", terms.join(", ")),
+        }
+    }
+
+    /// `1 missed of 5000 jobs`.
+    fn missed(&self) -> String {
+        format!("{} missed of {} jobs", self.misses, self.jobs)
+    }
+
+    /// Why it is at risk, in a few words, for the set's verdict.
+    fn risk(&self) -> String {
+        let d = format_duration_ns;
+        if self.starved() {
+            return "never ran".into();
+        }
+        let mut why = Vec::new();
+        if !self.fits {
+            why.push("does not fit".to_string());
+        } else if self.exceeded() || self.misses > 0 {
+            why.push("predicted to fit".to_string());
+        }
+        if let (true, Some(m), Some(p)) = (self.exceeded(), self.max_ns, self.predicted_ns) {
+            why.push(format!("measured {} against {} predicted", d(m), d(p)));
+        }
+        if self.misses > 0 {
+            why.push(format!("{} missed", self.misses));
+        }
+        why.join(", ")
+    }
+}
+
+/// The set's verdict, the tasks at risk first (never ran, missed, does not fit, measured
+/// beyond its prediction): what the run's verdict line says for a task-set run. None for
+/// another probe's run.
+pub fn verdict(run: &ProbeRun) -> Option<String> {
+    if run.probe != PROBE {
+        return None;
+    }
+    let tasks: Vec<TaskView> = run
+        .series
+        .iter()
+        .filter(|s| s.name == "response")
+        .map(TaskView::of)
+        .collect();
+    let mut risky: Vec<&TaskView> = tasks.iter().filter(|t| t.at_risk()).collect();
+    risky.sort_by_key(|t| {
+        (
+            !t.starved(),
+            std::cmp::Reverse(t.misses),
+            t.fits,
+            !t.exceeded(),
+        )
+    });
+    let fine: Vec<&str> = tasks
+        .iter()
+        .filter(|t| !t.at_risk())
+        .map(|t| t.name)
+        .collect();
+    let n = tasks.len();
+    Some(match (risky.len(), fine.len()) {
+        (0, _) => format!(
+            "task set: {} fit{} and none missed",
+            if n == 1 {
+                "the task".to_string()
+            } else {
+                format!("all {n} tasks")
+            },
+            if n == 1 { "s" } else { "" }
+        ),
+        (r, f) => {
+            let listed: Vec<String> = risky
+                .iter()
+                .map(|t| format!("{} ({})", t.name, t.risk()))
+                .collect();
+            let rest = match f {
+                0 => String::new(),
+                1 => format!("; {} fits", fine[0]),
+                _ => format!("; {} fit", fine.join(", ")),
+            };
+            format!("task set: {r} of {n} at risk: {}{rest}", listed.join(", "))
+        }
+    })
+}
+
+/// One line per task for the end of a run, after one per CPU on the platform: a task at
+/// risk leads with that (never ran; predicted to fit, but measured beyond it or missed; does
+/// not fit), then the prediction with its platform terms, the measured maximum and the
+/// misses. Empty for another probe's run.
 pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     if run.probe != PROBE {
         return Vec::new();
@@ -141,6 +289,11 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     } else if run.obtained.policy.split('/').any(|p| p == "other") {
         lines.push("NOT REAL-TIME: the tasks ran as SCHED_OTHER (real-time priority was refused), so these verdicts do not describe this run; run as root or grant CAP_SYS_NICE".to_string());
     }
+    for (k, v) in &run.params {
+        if k.starts_with("platform-cpu") {
+            lines.push(format!("platform: {v}"));
+        }
+    }
     let responses: Vec<&Series> = run.series.iter().filter(|s| s.name == "response").collect();
     let names = thread_names(
         responses
@@ -149,45 +302,16 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     );
     let mut explained = Vec::new();
     for (task, s) in responses.iter().enumerate() {
-        let name = s.labels.get("task").map_or("?", String::as_str);
-        let metric = |k: &str| s.metrics.get(k).copied();
-        let ns = |k: &str| metric(k).map(|v| format_duration_ns(v.max(0.0) as u64));
-        let predicted = ns("predicted_wcrt_ns").unwrap_or_else(|| "no bound".into());
-        let measured = s.stats.max_ns.map_or("-".into(), format_duration_ns);
-        let misses = s.counters.get("deadline_misses").copied().unwrap_or(0);
-        let edf = metric("deadline_policy") == Some(1.0);
-        let verdict = match (
-            metric("fits") == Some(1.0),
-            metric("margin_ns"),
-            metric("margin_pct"),
-        ) {
-            (true, _, _) if edf => {
-                "fits (the demand test of its CPU's deadline tasks passes: done by its deadline)"
-                    .to_string()
-            }
-            (true, Some(m), Some(p)) => {
-                format!("fits, margin {} ({p:.0} %)", format_duration_ns(m as u64))
-            }
-            (true, _, _) => "fits".to_string(),
-            (false, Some(m), _) => {
-                format!("does not fit: {} late", format_duration_ns((-m) as u64))
-            }
-            (false, None, _) => "does not fit".to_string(),
-        };
-        lines.push(format!(
-            "{name}: period {}, work {}, predicted worst {predicted}, measured max {measured}, {misses} missed of {} jobs; {verdict} (overheads: {figure} seen)",
-            ns("period_ns").unwrap_or_default(),
-            ns("work_ns").unwrap_or_default(),
-            s.counters.get("jobs").copied().unwrap_or(0),
-        ));
+        let t = TaskView::of(s);
+        lines.push(task_line(&t, run, figure));
         // The same bound the probe used to choose what to read: prediction or deadline.
-        let above = [metric("predicted_wcrt_ns"), metric("deadline_ns")]
+        let above = [t.metric("predicted_wcrt_ns"), t.metric("deadline_ns")]
             .into_iter()
             .flatten()
             .map(|v| v as u64)
             .min();
         if let Some(above) = above {
-            let work = metric("work_ns").map_or(0, |w| w as u64);
+            let work = t.metric("work_ns").map_or(0, |w| w as u64);
             let fell_behind = s.counters.get("overruns").is_some_and(|&o| o > 0);
             explained.extend(long_response_line(
                 run,
@@ -203,26 +327,105 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     lines
 }
 
-/// Why a task-set run should exit with status 2: the tasks that missed a deadline or do
-/// not fit, one line each. Empty when all fit and none missed.
+/// One task's line: see [`summary_lines`].
+fn task_line(t: &TaskView, run: &ProbeRun, figure: &str) -> String {
+    let d = format_duration_ns;
+    let ns = |k: &str| {
+        t.metric(k)
+            .map(|v| d(v.max(0.0) as u64))
+            .unwrap_or_default()
+    };
+    let predicted = t.predicted_ns.map_or("no bound".into(), d);
+    let measured = t.max_ns.map_or("-".into(), d);
+    let terms = t.terms();
+    let shape = format!("period {}, work {}", ns("period_ns"), ns("work_ns"));
+    let name = t.name;
+    if t.starved() {
+        return format!(
+            "{name}: never ran: no job completed in {} (starved: what runs above it held the CPU); predicted worst {predicted}{terms}; {shape}",
+            d(run.measured_ns)
+        );
+    }
+    if t.fits && (t.exceeded() || t.misses > 0) {
+        let against = match (t.exceeded(), t.predicted_ns) {
+            (true, Some(p)) => format!("measured {measured} against {} predicted, ", d(p)),
+            _ => format!("measured max {measured} (predicted {predicted}), "),
+        };
+        let missing = t
+            .series
+            .labels
+            .get("cpu")
+            .and_then(|c| run.params.get(&format!("not-counted-cpu{c}")))
+            .map(|m| format!("; not in the prediction: {m}"))
+            .unwrap_or_default();
+        return format!(
+            "{name}: predicted to fit, but {against}{}{missing}; {shape}{terms} (overheads: {figure} seen)",
+            t.missed()
+        );
+    }
+    let edf = t.metric("deadline_policy") == Some(1.0);
+    let verdict = match (t.fits, t.metric("margin_ns"), t.metric("margin_pct")) {
+        (true, _, _) if edf => {
+            "fits (the demand test of its CPU's deadline tasks passes: done by its deadline)"
+                .to_string()
+        }
+        (true, Some(m), Some(p)) => format!("fits, margin {} ({p:.0} %)", d(m as u64)),
+        (true, _, _) => "fits".to_string(),
+        (false, Some(m), _) => format!("does not fit: {} late", d((-m) as u64)),
+        (false, None, _) => "does not fit".to_string(),
+    };
+    if !t.fits {
+        return format!(
+            "{name}: {verdict}; predicted worst {predicted}{terms}, measured max {measured}, {}; {shape} (overheads: {figure} seen)",
+            t.missed()
+        );
+    }
+    format!(
+        "{name}: {shape}, predicted worst {predicted}{terms}, measured max {measured}, {}; {verdict} (overheads: {figure} seen)",
+        t.missed()
+    )
+}
+
+/// Why a task-set run should exit with status 2: the tasks that never ran, missed a deadline
+/// or do not fit, one line each, in the verdict's order. Empty when all fit and none missed.
 pub fn failures(run: &ProbeRun) -> Vec<String> {
     if run.probe != PROBE {
         return Vec::new();
     }
-    run.series
+    let mut tasks: Vec<TaskView> = run
+        .series
         .iter()
         .filter(|s| s.name == "response")
-        .filter_map(|s| {
-            let name = s.labels.get("task").map_or("?", String::as_str);
-            let misses = s.counters.get("deadline_misses").copied().unwrap_or(0);
-            let fits = s.metrics.get("fits") == Some(&1.0);
-            match (fits, misses) {
-                (true, 0) => None,
-                (true, m) => Some(format!("task {name} missed {m} deadlines")),
-                (false, 0) => Some(format!(
-                    "task {name} does not fit (the analysis predicts it can miss its deadline)"
-                )),
-                (false, m) => Some(format!("task {name} does not fit and missed {m} deadlines")),
+        .map(TaskView::of)
+        // Measured beyond its prediction but in time: said on its line, not a failure.
+        .filter(|t| t.starved() || t.misses > 0 || !t.fits)
+        .collect();
+    tasks.sort_by_key(|t| {
+        (
+            !t.starved(),
+            std::cmp::Reverse(t.misses),
+            t.fits,
+            !t.exceeded(),
+        )
+    });
+    tasks
+        .iter()
+        .map(|t| {
+            let deadlines = |m: u64| format!("{m} deadline{}", if m == 1 { "" } else { "s" });
+            match (t.starved(), t.fits, t.misses) {
+                (true, _, _) => format!("task {} never ran (starved)", t.name),
+                (false, true, m) => format!(
+                    "task {} was predicted to fit but missed {}",
+                    t.name,
+                    deadlines(m)
+                ),
+                (false, false, 0) => format!(
+                    "task {} does not fit (the analysis predicts it can miss its deadline)",
+                    t.name
+                ),
+                (false, false, m) => {
+                    format!("task {} does not fit and missed {}", t.name, deadlines(m))
+                }
             }
         })
         .collect()
@@ -301,6 +504,84 @@ mod tests {
             spikes: Vec::new(),
             spikes_unexplained: 0,
         }
+    }
+
+    /// The platform's part: a task whose prediction holds RT throttling, one predicted to
+    /// fit that then ran longer and missed, one that never ran.
+    fn with_platform(mut run: ProbeRun) -> ProbeRun {
+        let mut throttled = run.series[0].clone();
+        throttled.labels.insert("task".into(), "servo".into());
+        throttled.stats.max_ns = Some(50_400_000);
+        throttled.counters.insert("deadline_misses".into(), 302);
+        throttled.counters.insert("jobs".into(), 5000);
+        throttled.metrics = [
+            ("period_ns", 2e6),
+            ("work_ns", 4e5),
+            ("predicted_wcrt_ns", 50_400_000.0),
+            ("fits", 0.0),
+            ("margin_ns", -48_400_000.0),
+            ("term_ns:RT throttling", 5e7),
+            ("term_per_ns:RT throttling", 1e9),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+        let mut control = run.series[0].clone();
+        control.labels.insert("task".into(), "control".into());
+        control.stats.max_ns = Some(1_672_000);
+        control.counters.insert("deadline_misses".into(), 1);
+        control
+            .metrics
+            .insert("predicted_wcrt_ns".into(), 757_459.0);
+        let mut starved = run.series[0].clone();
+        starved.labels.insert("task".into(), "logger".into());
+        starved.stats.max_ns = None;
+        starved.counters.insert("jobs".into(), 0);
+        run.series.extend([throttled, control, starved]);
+        run.params.insert(
+            "platform-cpu1".into(),
+            "CPU 1: RT throttling 50ms per 1s (kernel.sched_rt_runtime_us); fair server: not readable without root and debugfs; 2 real-time threads, 1 interrupts and the tick may preempt".into(),
+        );
+        run.params.insert(
+            "not-counted-cpu1".into(),
+            "fair server (not readable without root and debugfs); tick, irq 4 ttyS0 (not measured)"
+                .into(),
+        );
+        run
+    }
+
+    #[test]
+    fn measurement_and_prediction_never_contradict_each_other() {
+        let run = with_platform(recorded_run("fifo"));
+        let lines = summary_lines(&run);
+        insta::assert_snapshot!("taskset_summary_with_platform", lines.join("\n"));
+        // No line says "fits" of a task that missed or ran longer than predicted.
+        for s in run.series.iter() {
+            let t = TaskView::of(s);
+            let line = lines
+                .iter()
+                .find(|l| l.starts_with(&format!("{}:", t.name)))
+                .unwrap();
+            if t.misses > 0 || t.exceeded() {
+                assert!(!line.contains("; fits"), "{line}");
+            }
+        }
+        let v = verdict(&run).unwrap();
+        insta::assert_snapshot!("taskset_verdict", v);
+        assert!(
+            v.starts_with("task set: 5 of 6 at risk: logger (never ran), servo"),
+            "{v}"
+        );
+        insta::assert_snapshot!("taskset_failures_with_platform", failures(&run).join("\n"));
+        let fine = {
+            let mut r = recorded_run("fifo");
+            r.series.truncate(1);
+            r
+        };
+        assert_eq!(
+            verdict(&fine).unwrap(),
+            "task set: the task fits and none missed"
+        );
     }
 
     #[test]
