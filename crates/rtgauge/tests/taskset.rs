@@ -392,3 +392,76 @@ fn traced_misses_are_read_per_task_and_named_by_task() {
         .unwrap_or_else(|| panic!("no explanation of slow's misses: {stdout}"));
     assert!(explained.contains("longer because of"), "{explained}");
 }
+
+/// A real-time thread of this test's own (not of the set), FIFO 95 on the tasks' CPU, running
+/// 300 µs every 5 ms: the run lists it in that CPU's preemption map with its priority,
+/// measures its demand (within 20 % of 300 µs per 5 ms), and the prediction of the task
+/// below it includes it as a term, by name.
+#[test]
+fn a_platform_thread_above_the_tasks_is_mapped_measured_and_counted() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let Some(_turn) = exclusive_as_root("a SCHED_FIFO helper thread") else {
+        return;
+    };
+    let cpu = last_cpu();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let helper = {
+        let stop = stop.clone();
+        std::thread::Builder::new()
+            .name("rtg-helper".into())
+            .spawn(move || {
+                rtgauge_os::sched::set_affinity(&[cpu]).unwrap();
+                rtgauge_os::sched::set_fifo(95).unwrap();
+                let mut next = rtgauge_os::clock::now_ns();
+                while !stop.load(Ordering::Relaxed) {
+                    let start = rtgauge_os::clock::thread_cpu_ns();
+                    while rtgauge_os::clock::thread_cpu_ns() - start < 300_000 {
+                        std::hint::spin_loop();
+                    }
+                    next += 5_000_000;
+                    rtgauge_os::clock::sleep_until_once(next);
+                }
+            })
+            .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = task_file(
+        dir.path(),
+        "below.toml",
+        &format!(
+            "[[task]]\nname = \"servo\"\nperiod = \"10ms\"\nwork = \"1ms\"\npriority = 90\ncpu = {cpu}\n"
+        ),
+    );
+    let (_, stdout, result) = run_set(&file, &[]);
+    stop.store(true, Ordering::Relaxed);
+    helper.join().unwrap();
+    let run = &result["runs"][0];
+    let map = run["params"][format!("preemption-map-cpu{cpu}")]
+        .as_str()
+        .unwrap();
+    let line = map
+        .lines()
+        .find(|l| l.contains("rtg-helper"))
+        .unwrap_or_else(|| panic!("the helper is not in the map: {map}"));
+    assert!(
+        line.contains("FIFO 95") && line.contains("preempts every task"),
+        "{line}"
+    );
+    let servo = response(&result, "servo");
+    let m = &servo["metrics"];
+    let switch = m["switch_used_ns"].as_f64().unwrap();
+    let work = m["term_ns:rtg-helper"].as_f64().unwrap() - 2.0 * switch;
+    let per = m["term_per_ns:rtg-helper"].as_f64().unwrap();
+    println!("helper measured: {work} ns per {per} ns (switch {switch} ns)");
+    assert!((240e3..=360e3).contains(&work), "{work} ns: {line}");
+    assert!((4e6..=6e6).contains(&per), "{per} ns: {line}");
+    assert!(
+        m["predicted_wcrt_ns"].as_f64().unwrap() >= 1e6 + work,
+        "{stdout}"
+    );
+    let servo_line = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("servo:"))
+        .unwrap();
+    assert!(servo_line.contains("+ rtg-helper"), "{servo_line}");
+}
