@@ -274,7 +274,21 @@ impl TypedProbe for TaskSetProbe {
             metrics.insert("work_as_run_ns".into(), run.work_as_run_ns as f64);
             metrics.insert("deadline_ns".into(), task.deadline_ns as f64);
             metrics.insert("priority".into(), task.priority as f64);
-            metrics.insert("fits".into(), if chosen.fits() { 1.0 } else { 0.0 });
+            // `fits`: predicted to fit and the run agrees (no miss, no response beyond the
+            // prediction); `predicted_fits`: the analysis alone.
+            let agrees = run.misses == 0
+                && match (run.response.max(), chosen.wcrt_ns) {
+                    (Some(max), Some(r)) => max <= r,
+                    _ => true,
+                };
+            metrics.insert(
+                "predicted_fits".into(),
+                if chosen.fits() { 1.0 } else { 0.0 },
+            );
+            metrics.insert(
+                "fits".into(),
+                if chosen.fits() && agrees { 1.0 } else { 0.0 },
+            );
             metrics.insert(
                 "wakeup_used_ns".into(),
                 m.figure(cfg.figure).wakeup_ns as f64,
@@ -444,6 +458,7 @@ fn platform_report(
             .notes
             .iter()
             .filter(|n| n.contains("not read") && !n.contains("assumed"))
+            .filter(|n| !n.starts_with("deadline bandwidth"))
             .map(|n| {
                 let short = n.split(" (").next().unwrap_or(n);
                 match short.split_once(": ") {
@@ -453,14 +468,16 @@ fn platform_report(
             })
             .collect();
         if !missing.is_empty() {
-            not_counted.push(format!(
-                "{} (not measured)",
-                missing
-                    .iter()
-                    .map(|e| e.preemptor.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+            not_counted.push(format!("{} (not measured)", preemption::count_of(&missing)));
+        }
+        let idle: Vec<String> = map
+            .entries
+            .iter()
+            .filter(|e| matches!(e.preemptor.demand, Some((0, _))))
+            .map(|e| format!("{} {}", e.preemptor.name, e.policy))
+            .collect();
+        if !idle.is_empty() {
+            not_counted.push(format!("{} (did not run while measured)", idle.join(", ")));
         }
         if !not_counted.is_empty() {
             out.params

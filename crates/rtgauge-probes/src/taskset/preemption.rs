@@ -259,6 +259,37 @@ fn has_fair_server(root: &SysRoot) -> bool {
     matches!((parts.next(), parts.next()), (Some(major), Some(minor)) if (major, minor) >= (6, 12))
 }
 
+/// `the tick and 8 interrupts`, or the names when they are few.
+pub fn count_of(entries: &[&Entry]) -> String {
+    if entries.len() <= 3 {
+        return entries
+            .iter()
+            .map(|e| e.preemptor.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+    }
+    let irqs = entries.iter().filter(|e| e.kind == "interrupt").count();
+    let tick = entries.iter().any(|e| e.kind == "tick");
+    let threads = entries.len() - irqs - usize::from(tick);
+    let mut parts = Vec::new();
+    if tick {
+        parts.push("the tick".to_string());
+    }
+    if irqs > 0 {
+        parts.push(format!(
+            "{irqs} interrupt{}",
+            if irqs == 1 { "" } else { "s" }
+        ));
+    }
+    if threads > 0 {
+        parts.push(format!(
+            "{threads} thread{}",
+            if threads == 1 { "" } else { "s" }
+        ));
+    }
+    parts.join(" and ")
+}
+
 /// The scheduler statistics of the map's threads at one moment, to measure their demand
 /// over a window ([`Calibration::finish`]).
 pub struct Calibration {

@@ -151,7 +151,8 @@ impl<'a> TaskView<'a> {
             max_ns: s.stats.max_ns,
             misses: s.counters.get("deadline_misses").copied().unwrap_or(0),
             jobs: s.counters.get("jobs").copied().unwrap_or(0),
-            fits: s.metrics.get("fits") == Some(&1.0),
+            // Documents from before `predicted_fits` have the analysis' verdict in `fits`.
+            fits: s.metrics.get("predicted_fits").or(s.metrics.get("fits")) == Some(&1.0),
         }
     }
 
