@@ -441,7 +441,9 @@ fn rt_throttling() -> Option<(u64, u64)> {
 
 /// The lock every test (and helper) that changes or depends on the kernel's scheduler
 /// settings takes, so that one's sysctl does not land in another's measurement.
-struct KernelSettingsLock(std::fs::File);
+struct KernelSettingsLock {
+    _held: std::fs::File,
+}
 
 impl KernelSettingsLock {
     fn take() -> KernelSettingsLock {
@@ -454,7 +456,7 @@ impl KernelSettingsLock {
             .unwrap();
         // SAFETY: flock on a descriptor this struct owns; released when it is closed.
         unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        KernelSettingsLock(file)
+        KernelSettingsLock { _held: file }
     }
 }
 
