@@ -439,27 +439,6 @@ fn rt_throttling() -> Option<(u64, u64)> {
     (runtime >= 0 && runtime < period).then_some((runtime as u64, period as u64))
 }
 
-/// The lock every test (and helper) that changes or depends on the kernel's scheduler
-/// settings takes, so that one's sysctl does not land in another's measurement.
-struct KernelSettingsLock {
-    _held: std::fs::File,
-}
-
-impl KernelSettingsLock {
-    fn take() -> KernelSettingsLock {
-        use std::os::fd::AsRawFd;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open("/tmp/rtgauge-kernel.lock")
-            .unwrap();
-        // SAFETY: flock on a descriptor this struct owns; released when it is closed.
-        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
-        KernelSettingsLock { _held: file }
-    }
-}
-
 /// Polling at 100 % runtime in rt mode, a SCHED_FIFO thread uses up RT throttling's budget
 /// every window and is stopped for the rest of it: with --trace, at least 90 % of that time
 /// (one take per whole window measured, the first window left out) is named "RT throttling",
@@ -471,7 +450,7 @@ fn rt_throttling_is_named_in_the_noise_it_makes() {
         return;
     }
     let _turn = exclusive();
-    let _lock = KernelSettingsLock::take();
+    let _lock = common::KernelSettingsLock::take();
     let Some((runtime_us, period_us)) = rt_throttling() else {
         eprintln!("skipped: RT throttling is off (kernel.sched_rt_runtime_us = -1)");
         return;

@@ -187,7 +187,7 @@ fn a_set_that_response_time_analysis_schedules_is_declared_to_fit() {
                 .find(|l| l.trim_start().starts_with(&format!("{task}:")))
                 .unwrap_or_else(|| panic!("no summary line for {task}: {stdout}"));
             assert!(
-                line.contains("predicted worst") && line.contains("measured max"),
+                line.contains("predicted") && line.contains("measured"),
                 "{line}"
             );
             // Prediction and measurement never contradict each other on one line: a task
@@ -227,6 +227,8 @@ fn an_overloaded_set_does_not_fit_misses_and_exits_2() {
     };
     let dir = tempfile::tempdir().unwrap();
     let file = task_file(dir.path(), "over.toml", &three_tasks(last_cpu(), 28));
+    // Whether RT throttling is on decides what is asserted: nobody changes it meanwhile.
+    let _lock = KernelSettingsLock::take();
     for attempt in 1..=3 {
         println!("attempt {attempt}");
         let (code, stdout, result) = run_set(
