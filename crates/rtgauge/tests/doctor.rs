@@ -184,7 +184,7 @@ fn doctor_prints_the_preemption_map_of_the_cpus_asked_for() {
     assert!(map.contains(&format!("CPU {cpu}:")), "{map}");
     assert!(map.contains("RT throttling"), "{map}");
     assert!(map.contains("fair server"), "{map}");
-    assert!(map.contains("tick (tick, hard interrupt"), "{map}");
+    assert!(map.contains("tick (tick, above every thread"), "{map}");
     let (_, json) = doctor(&["--json", "--cpus", &cpu.to_string()]);
     let doc: Value = serde_json::from_str(&json).unwrap();
     let lines = doc["preemption_map"][cpu.to_string()].as_array().unwrap();

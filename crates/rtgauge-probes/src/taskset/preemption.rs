@@ -108,7 +108,7 @@ pub fn read(root: &SysRoot, cpu: usize) -> CpuMap {
                         demand: None,
                     },
                     kind: "interrupt",
-                    policy: "hard interrupt".into(),
+                    policy: "above every thread".into(),
                     ids: None,
                     detail: format!("{detail}; {count} taken on CPU {cpu} so far"),
                 });
@@ -128,7 +128,7 @@ pub fn read(root: &SysRoot, cpu: usize) -> CpuMap {
             demand: None,
         },
         kind: "tick",
-        policy: "hard interrupt".into(),
+        policy: "above every thread".into(),
         ids: None,
         detail: match hz {
             Some(hz) => format!(
