@@ -66,11 +66,21 @@ cpu = {cpu}
 #[test]
 fn bad_task_sets_are_refused_in_one_line_naming_the_task_and_field() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, String, &str); 5] = [
+    let cases: [(&str, String, &str); 7] = [
         (
             "unknown field",
             "[[task]]\nname = \"servo\"\nperiod = \"1ms\"\nwork = \"100us\"\npriority = 90\nprio = 3\n".into(),
-            "task servo: prio: unknown field",
+            "task servo: prio: unknown field (did you mean `priority`?)",
+        ),
+        (
+            "TOML syntax",
+            "[[task]]\nname = \"servo\"\nperiod = 1ms\n".into(),
+            "not a valid TOML task set: line 3: ",
+        ),
+        (
+            "a suite file",
+            "name = \"mine\"\ndescription = \"my suite\"\n\n[[probe]]\nname = \"cyclic\"\n".into(),
+            "this is a suite file",
         ),
         (
             "period below the minimum",

@@ -175,6 +175,16 @@ impl TypedProbe for TaskSetProbe {
                 "run although overloaded ({e}): once real-time tasks have used a CPU for the kernel's RT throttling limit (sched_rt_runtime_us, 95 % of each second by default), it stops them all for the rest of the second, so tasks that fit miss too"
             )),
         }
+        for t in set
+            .tasks
+            .iter()
+            .filter(|t| t.policy.fixed_priority() && t.priority == 99)
+        {
+            out_warnings.push(format!(
+                "task {}: priority 99 is the kernel's (migration/N and its watchdogs run there, and a task at 99 queues with them as an equal); use 1 to 98",
+                t.name
+            ));
+        }
         let cpu_of = |i: usize| set.tasks[i].cpu.unwrap_or(first_cpu);
         let used: BTreeSet<usize> = (0..set.tasks.len()).map(cpu_of).collect();
         let realtime = ctx.mode.policy.is_realtime();

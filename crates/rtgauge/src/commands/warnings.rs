@@ -96,6 +96,8 @@ struct Group {
     /// The first message's run key, if it had one, and its text.
     key: Option<String>,
     text: String,
+    /// The first message's sentence (its text without the subject).
+    sentence: String,
     /// The other messages of the kind, each as its run, subject and first number.
     also: Vec<String>,
 }
@@ -120,6 +122,7 @@ impl Grouped {
                 shape,
                 key,
                 text,
+                sentence,
                 also: Vec::new(),
             });
             return;
@@ -129,7 +132,9 @@ impl Grouped {
             who.extend(key);
         }
         who.extend(subject);
-        if let Some(n) = first_number(&sentence).filter(|_| sentence != group.text) {
+        // Its number, when the sentence says another one than the first's (a subject alone
+        // when the sentences are the same: `also task servo`, never `task servo: 0`).
+        if let Some(n) = first_number(&sentence).filter(|_| sentence != group.sentence) {
             who.push(n.to_string());
         }
         let who = who.join(": ");
