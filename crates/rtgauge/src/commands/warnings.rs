@@ -337,4 +337,23 @@ mod tests {
         );
         assert_eq!(titles_by_label(Vec::new()), None);
     }
+
+    #[test]
+    fn the_same_sentence_about_other_subjects_lists_them_without_numbers() {
+        let mut g = Grouped::default();
+        for m in [
+            "taskset rt none: task servo: the verdict depends on the overhead figure: with the p99.9 overheads it fits",
+            "taskset rt none: task planner: the verdict depends on the overhead figure: with the p99.9 overheads it fits",
+            "cyclic rt none: cpu 0: 31 of 201 periods overran",
+            "cyclic rt none: cpu 1: 78 of 201 periods overran",
+        ] {
+            g.add(m);
+        }
+        let lines: Vec<String> = g.lines().into_iter().map(|(p, t)| p + &t).collect();
+        assert!(
+            lines[0].ends_with("it fits (also task planner)"),
+            "{lines:?}"
+        );
+        assert!(lines[1].ends_with("overran (also cpu 1: 78)"), "{lines:?}");
+    }
 }
