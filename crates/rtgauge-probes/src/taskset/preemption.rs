@@ -5,9 +5,13 @@
 //! (threaded or not), the tick. Read through `rtgauge-sysinfo`; the demand of each thread
 //! is measured from its scheduler statistics over a calibration window ([`Calibration`]).
 
+use super::analysis::{self, Overheads};
 use super::platform::{CpuPlatform, Preemptor, Server, ServerKind};
+use super::spec::TaskSet;
+use rtgauge_core::probe::ProbeOutput;
 use rtgauge_core::units::format_duration_ns;
 use rtgauge_sysinfo::{platform, procs, Fact, SysRoot};
+use std::collections::BTreeMap;
 
 /// A thread or interrupt on the map.
 #[derive(Debug, Clone, PartialEq)]
@@ -442,4 +446,98 @@ pub fn compact_line(map: &CpuMap) -> String {
         }
     ));
     format!("CPU {}: {}", map.cpu, parts.join("; "))
+}
+
+/// Metric-name prefixes of a prediction's platform terms: `term_ns:RT throttling` (taken
+/// per window) and `term_per_ns:RT throttling` (the window).
+pub const TERM_NS: &str = "term_ns:";
+pub const TERM_PER_NS: &str = "term_per_ns:";
+
+/// The platform's part of the run's output: each used CPU's map (compact in the
+/// `platform-cpuN` parameter, in full in `preemption-map-cpuN`), the servers that act on the
+/// set (a warning naming the budget, its fix and its cost) and what was not measured (a
+/// warning: left out of the predictions, never silently).
+pub(super) fn report(
+    set: &TaskSet,
+    first_cpu: usize,
+    maps: &BTreeMap<usize, CpuMap>,
+    overheads: &BTreeMap<usize, Overheads>,
+    realtime: bool,
+    out: &mut ProbeOutput,
+) {
+    let cpu_of = |i: usize| set.tasks[i].cpu.unwrap_or(first_cpu);
+    for (&cpu, map) in maps {
+        let on: Vec<usize> = (0..set.tasks.len()).filter(|&i| cpu_of(i) == cpu).collect();
+        let tasks: Vec<(String, Option<i32>)> = on
+            .iter()
+            .map(|&i| {
+                let t = &set.tasks[i];
+                (
+                    t.name.clone(),
+                    t.policy.fixed_priority().then_some(t.priority),
+                )
+            })
+            .collect();
+        out.params
+            .insert(format!("platform-cpu{cpu}"), compact_line(map));
+        out.params.insert(
+            format!("preemption-map-cpu{cpu}"),
+            map_lines(map, &tasks).join("\n"),
+        );
+        if !realtime {
+            continue;
+        }
+        let o = overheads.get(&cpu).copied().unwrap_or_default();
+        let p = map.platform();
+        for s in analysis::acting_servers(set, first_cpu, cpu, o, Some(&p)) {
+            let demand = analysis::realtime_demand(set, first_cpu, cpu, o, Some(&p), s.period_ns);
+            out.warnings.push(format!(
+                "CPU {cpu}: its real-time tasks need {} of every {}, and {} ({}) lets them run {}: every real-time task there is stopped for {} each window, counted in their predictions; fix: {}",
+                format_duration_ns(demand),
+                format_duration_ns(s.period_ns),
+                s.name(),
+                s.source,
+                format_duration_ns(s.allowance_ns()),
+                format_duration_ns(s.blackout_ns()),
+                s.fix()
+            ));
+        }
+        let missing = map.not_measured();
+        let mut not_counted: Vec<String> = map
+            .notes
+            .iter()
+            .filter(|n| n.contains("not read") && !n.contains("assumed"))
+            .filter(|n| !n.starts_with("deadline bandwidth"))
+            .map(|n| {
+                let short = n.split(" (").next().unwrap_or(n);
+                match short.split_once(": ") {
+                    Some((what, why)) => format!("{what} ({why})"),
+                    None => short.to_string(),
+                }
+            })
+            .collect();
+        if !missing.is_empty() {
+            not_counted.push(format!("{} (not measured)", count_of(&missing)));
+        }
+        let idle: Vec<String> = map
+            .entries
+            .iter()
+            .filter(|e| matches!(e.preemptor.demand, Some((0, _))))
+            .map(|e| format!("{} {}", e.preemptor.name, e.policy))
+            .collect();
+        if !idle.is_empty() {
+            not_counted.push(format!("{} (did not run while measured)", idle.join(", ")));
+        }
+        if !not_counted.is_empty() {
+            out.params
+                .insert(format!("not-counted-cpu{cpu}"), not_counted.join("; "));
+        }
+        if !missing.is_empty() {
+            let names: Vec<String> = missing.iter().map(|e| e.preemptor.name.clone()).collect();
+            out.warnings.push(format!(
+                "CPU {cpu}: not measured, so left out of the predictions: {} (an interrupt's time is not measured here; the wake-up overhead holds what they cost in its window)",
+                names.join(", ")
+            ));
+        }
+    }
 }
