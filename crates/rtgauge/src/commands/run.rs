@@ -351,7 +351,12 @@ fn report(
             .filter_map(rtgauge_probes::taskset::verdict)
             .collect();
         if !task_verdicts.is_empty() {
-            summary.verdict = task_verdicts.join("; ");
+            let others = result.runs.iter().any(|r| r.probe != names::TASKSET);
+            summary.verdict = if others {
+                format!("{}; {}", task_verdicts.join("; "), summary.verdict)
+            } else {
+                task_verdicts.join("; ")
+            };
         }
         if let (Some(checked), Some(path)) = (&checked, &args.spec) {
             summary = summary.with_limit(format!(
