@@ -210,6 +210,24 @@ impl TypedProbe for TaskSetProbe {
             .values()
             .map(|m| preemption::Calibration::start(&root, m))
             .collect();
+        // The interrupts' and the tick's time comes from the kernel's trace of the same
+        // window: the run's (--trace), else one of the probe's own while it lasts.
+        let own_trace = match (ctx.trace, realtime) {
+            (None, true) => match rtgauge_trace::TraceSession::start(
+                &rtgauge_trace::TraceConfig::new(used.iter().copied().collect()),
+            ) {
+                Ok(session) => Some(session),
+                Err(e) => {
+                    for map in maps.values_mut() {
+                        map.notes
+                            .push(format!("interrupts and the tick: not traced ({e})"));
+                    }
+                    None
+                }
+            },
+            _ => None,
+        };
+        let traced_from = now_ns();
 
         // 1. Overheads, on each used CPU at the highest priority of its tasks.
         let window = overhead_window(ctx);
@@ -242,6 +260,20 @@ impl TypedProbe for TaskSetProbe {
         for (c, map) in calibrations.into_iter().zip(maps.values_mut()) {
             c.finish(&root, map);
         }
+        let traced_to = now_ns();
+        if let Some(trace) = ctx.trace.or(own_trace.as_ref()) {
+            for (&cpu, map) in maps.iter_mut() {
+                match trace.read_window(cpu, traced_from, traced_to) {
+                    Ok(t) => {
+                        preemption::measure_interrupts(map, &t.events, traced_to - traced_from)
+                    }
+                    Err(e) => map
+                        .notes
+                        .push(format!("interrupts and the tick: trace not read ({e})")),
+                }
+            }
+        }
+        drop(own_trace);
         let platform: BTreeMap<usize, platform::CpuPlatform> =
             maps.iter().map(|(&c, m)| (c, m.platform())).collect();
 

@@ -23,6 +23,8 @@ pub struct Entry {
     pub policy: String,
     /// The thread's ids (pid, tid), for the calibration.
     pub ids: Option<(u32, u32)>,
+    /// The interrupt's number, for the traced calibration.
+    pub irq: Option<u32>,
     /// Detail for the full map: `pid 812`, `threaded: irq/24-eth0 FIFO 50`, `HZ 250`.
     pub detail: String,
 }
@@ -39,6 +41,8 @@ pub struct CpuMap {
     /// Normal (SCHED_OTHER) threads that may run there: they preempt real-time tasks only in
     /// the servers' time.
     pub normal_threads: usize,
+    /// The kernel's tick rate (CONFIG_HZ), when known.
+    pub hz: Option<u64>,
 }
 
 impl CpuMap {
@@ -114,6 +118,7 @@ pub fn read(root: &SysRoot, cpu: usize) -> CpuMap {
                     kind: "interrupt",
                     policy: "above every thread".into(),
                     ids: None,
+                    irq: Some(irq.irq),
                     detail: format!("{detail}; {count} taken on CPU {cpu} so far"),
                 });
             }
@@ -123,6 +128,7 @@ pub fn read(root: &SysRoot, cpu: usize) -> CpuMap {
     let hz = rtgauge_sysinfo::kernel::kernel_config(root)
         .ok()
         .and_then(|c| c.get("CONFIG_HZ").and_then(|v| v.parse::<u64>().ok()));
+    map.hz = hz;
     map.entries.push(Entry {
         preemptor: Preemptor {
             name: "tick".into(),
@@ -134,6 +140,7 @@ pub fn read(root: &SysRoot, cpu: usize) -> CpuMap {
         kind: "tick",
         policy: "above every thread".into(),
         ids: None,
+        irq: None,
         detail: match hz {
             Some(hz) => format!(
                 "the scheduler tick, every {} (HZ {hz}) while the CPU is busy, unless it is a nohz_full CPU running one task",
@@ -174,6 +181,7 @@ fn thread_entry(root: &SysRoot, t: &procs::Task) -> Entry {
             format!("{} {}", t.policy_name(), t.rt_priority)
         },
         ids: Some((t.pid, t.tid)),
+        irq: None,
         detail: if t.pid == t.tid {
             format!("pid {}", t.pid)
         } else {
@@ -249,6 +257,55 @@ fn read_servers(root: &SysRoot, cpu: usize, map: &mut CpuMap) {
             max * 100.0
         )),
         Err(u) => map.notes.push(format!("deadline bandwidth admitted: {u}")),
+    }
+}
+
+/// Sets the demand of the map's interrupts and of the tick from the kernel's trace of the
+/// calibration window (`window_ns` long): each one's handler time per interrupt (the tick: the
+/// local timer vector's), once per the window over its count. One that did not come has none.
+pub fn measure_interrupts(map: &mut CpuMap, events: &[rtgauge_trace::TraceEvent], window_ns: u64) {
+    use rtgauge_trace::EventKind;
+    use std::collections::HashMap;
+    // (time in handlers, handlers run) per IRQ number; the tick as u32::MAX.
+    const TICK: u32 = u32::MAX;
+    let mut open: HashMap<u32, u64> = HashMap::new();
+    let mut took: HashMap<u32, (u64, u64)> = HashMap::new();
+    for e in events {
+        let (key, entry) = match &e.kind {
+            EventKind::IrqEntry { irq, .. } => (*irq, true),
+            EventKind::IrqExit { irq } => (*irq, false),
+            EventKind::VectorEntry { name } if name == "local_timer" => (TICK, true),
+            EventKind::VectorExit { name } if name == "local_timer" => (TICK, false),
+            _ => continue,
+        };
+        if entry {
+            open.insert(key, e.ts_ns);
+        } else if let Some(start) = open.remove(&key) {
+            let t = took.entry(key).or_default();
+            t.0 += e.ts_ns.saturating_sub(start);
+            t.1 += 1;
+        }
+    }
+    let window_ns = window_ns.max(1);
+    for e in map.entries.iter_mut().filter(|e| !e.preemptor.thread) {
+        let key = match (e.kind, e.irq) {
+            ("tick", _) => TICK,
+            (_, Some(irq)) => irq,
+            _ => continue,
+        };
+        // On a busy CPU the tick comes every 1/HZ, however rarely it came while measuring.
+        let busy_tick = match (key, map.hz) {
+            (TICK, Some(hz)) if hz > 0 => Some(1_000_000_000 / hz),
+            _ => None,
+        };
+        e.preemptor.demand = Some(match took.get(&key) {
+            // The trace's timestamps are µs: a handler shorter than that counts as 1 µs.
+            Some(&(ns, n)) if n > 0 => (
+                (ns / n).max(1_000),
+                (window_ns / n).min(busy_tick.unwrap_or(u64::MAX)),
+            ),
+            _ => (0, window_ns),
+        });
     }
 }
 
@@ -408,20 +465,36 @@ pub fn compact_line(map: &CpuMap) -> String {
         .collect();
     let threads = map.entries.iter().filter(|e| e.preemptor.thread).count();
     let irqs = map.entries.iter().filter(|e| e.kind == "interrupt").count();
-    let busy: Vec<String> = map
+    // What ran while measured, the largest share of the CPU first, four at most.
+    let mut ran: Vec<(&Entry, u64, u64)> = map
         .entries
         .iter()
         .filter_map(|e| match e.preemptor.demand {
-            Some((w, per)) if w > 0 => Some(format!(
-                "{} {} {} per {}",
-                e.preemptor.name,
-                e.policy,
-                format_duration_ns(w),
-                format_duration_ns(per)
-            )),
+            Some((w, per)) if w > 0 => Some((e, w, per)),
             _ => None,
         })
         .collect();
+    ran.sort_by(|a, b| (b.1 as f64 / b.2 as f64).total_cmp(&(a.1 as f64 / a.2 as f64)));
+    let mut busy: Vec<String> = ran
+        .iter()
+        .take(4)
+        .map(|(e, w, per)| {
+            let policy = if e.preemptor.thread {
+                format!(" {}", e.policy)
+            } else {
+                String::new()
+            };
+            format!(
+                "{}{policy} {} per {}",
+                e.preemptor.name,
+                format_duration_ns(*w),
+                format_duration_ns(*per)
+            )
+        })
+        .collect();
+    if ran.len() > 4 {
+        busy.push(format!("{} more", ran.len() - 4));
+    }
     let mut parts = vec![if servers.is_empty() {
         "no RT throttling".to_string()
     } else {
@@ -442,7 +515,7 @@ pub fn compact_line(map: &CpuMap) -> String {
         if busy.is_empty() {
             String::new()
         } else {
-            format!(" ({} ran while measured: {})", busy.len(), busy.join(", "))
+            format!(" ({} ran while measured: {})", ran.len(), busy.join(", "))
         }
     ));
     format!("CPU {}: {}", map.cpu, parts.join("; "))
@@ -506,7 +579,9 @@ pub(super) fn report(
         let mut not_counted: Vec<String> = map
             .notes
             .iter()
-            .filter(|n| n.contains("not read") && !n.contains("assumed"))
+            .filter(|n| {
+                (n.contains("not read") || n.contains("not traced")) && !n.contains("assumed")
+            })
             .filter(|n| !n.starts_with("deadline bandwidth"))
             .map(|n| {
                 let short = n.split(" (").next().unwrap_or(n);
@@ -535,9 +610,73 @@ pub(super) fn report(
         if !missing.is_empty() {
             let names: Vec<String> = missing.iter().map(|e| e.preemptor.name.clone()).collect();
             out.warnings.push(format!(
-                "CPU {cpu}: not measured, so left out of the predictions: {} (an interrupt's time is not measured here; the wake-up overhead holds what they cost in its window)",
+                "CPU {cpu}: not measured, so left out of the predictions: {} (an interrupt's and the tick's time is read from the kernel's trace, which needs root and tracefs; the wake-up overhead holds what they cost in its window)",
                 names.join(", ")
             ));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str, kind: &'static str, irq: Option<u32>) -> Entry {
+        Entry {
+            preemptor: Preemptor {
+                name: name.into(),
+                priority: Preemptor::ABOVE_ALL,
+                thread: false,
+                realtime: false,
+                demand: None,
+            },
+            kind,
+            policy: "above every thread".into(),
+            ids: None,
+            irq,
+            detail: String::new(),
+        }
+    }
+
+    /// Two eth0 interrupts of 12 µs and one tick of 5 µs in a 10-ms window: eth0 12 µs per
+    /// 5 ms, the tick 5 µs per 4 ms (HZ 250: a busy CPU's rate, not the idle one seen); an
+    /// interrupt that did not come has no time.
+    #[test]
+    fn interrupts_are_measured_from_the_trace_of_the_window() {
+        let text = "\
+ <idle>-0 [001] d.h..   100.000100: irq_handler_entry: irq=24 name=eth0
+ <idle>-0 [001] d.h..   100.000112: irq_handler_exit: irq=24 ret=handled
+ <idle>-0 [001] d.h..   100.002000: local_timer_entry: vector=236
+ <idle>-0 [001] d.h..   100.002005: local_timer_exit: vector=236
+ <idle>-0 [001] d.h..   100.005100: irq_handler_entry: irq=24 name=eth0
+ <idle>-0 [001] d.h..   100.005112: irq_handler_exit: irq=24 ret=handled
+";
+        let (events, _) = rtgauge_trace::parse_trace(text);
+        let mut map = CpuMap {
+            cpu: 1,
+            entries: vec![
+                entry("irq 24 eth0", "interrupt", Some(24)),
+                entry("irq 26 ttyS0", "interrupt", Some(26)),
+                entry("tick", "tick", None),
+            ],
+            hz: Some(250),
+            ..CpuMap::default()
+        };
+        measure_interrupts(&mut map, &events, 10_000_000);
+        let demand: Vec<_> = map.entries.iter().map(|e| e.preemptor.demand).collect();
+        assert_eq!(
+            demand,
+            [
+                Some((12_000, 5_000_000)),
+                Some((0, 10_000_000)),
+                Some((5_000, 4_000_000))
+            ]
+        );
+        assert!(map.not_measured().is_empty());
+        assert!(
+            compact_line(&map).contains("irq 24 eth0 12µs per 5ms"),
+            "{}",
+            compact_line(&map)
+        );
     }
 }
