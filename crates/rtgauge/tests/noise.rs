@@ -442,7 +442,7 @@ fn rt_throttling() -> Option<(u64, u64)> {
 /// Polling at 100 % runtime in rt mode, a SCHED_FIFO thread uses up RT throttling's budget
 /// every window and is stopped for the rest of it: with --trace, at least 90 % of that time
 /// (one take per whole window measured, the first window left out) is named "RT throttling",
-/// and it is the largest cause; none of it an idle gap.
+/// and it is the largest cause; no gap is as long as a window.
 #[test]
 fn rt_throttling_is_named_in_the_noise_it_makes() {
     if let Some(why) = common::cannot_trace() {
@@ -482,13 +482,11 @@ fn rt_throttling_is_named_in_the_noise_it_makes() {
     assert!(throttled * 10 >= expected * 9, "{gap}");
     let top = &gap["causes"][0]["cause"];
     assert_eq!(top["server"], "RT throttling", "{gap}");
-    assert!(
-        gap["causes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|c| c["cause"]["kind"] == "gap")
-            .all(|c| c["duration_ns"].as_u64().unwrap() * 5 < throttled),
-        "{gap}"
-    );
+    // The 50-ms windows are not read as gaps any more: every gap left is a VM's or an
+    // interrupts-off stretch, far shorter than a window.
+    for c in gap["causes"].as_array().unwrap() {
+        if c["cause"]["kind"] == "gap" {
+            assert!(c["longest_ns"].as_u64().unwrap() < 10_000_000, "{c}");
+        }
+    }
 }
