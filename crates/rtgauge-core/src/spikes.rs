@@ -421,6 +421,7 @@ fn attribute_batch(
             .collect();
         let config = AttributionConfig {
             woken_by_timer,
+            rt_throttling: rtgauge_trace::rt_throttling_on(),
             ..AttributionConfig::default()
         };
         out.extend(explain(session, cpu, tid, &wakeups, &config)?);

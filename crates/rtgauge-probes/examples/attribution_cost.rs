@@ -242,7 +242,7 @@ fn digest(attributions: &[Attribution]) -> String {
                 Cause::Irq { .. } | Cause::Vector { .. } => 0,
                 Cause::Softirq { .. } | Cause::Nmi { .. } => 1,
                 Cause::Thread { .. } | Cause::ThreadedIrq { .. } => 2,
-                Cause::Gap { .. } => 3,
+                Cause::Gap { .. } | Cause::Throttled { .. } => 3,
                 Cause::Idle => 4,
                 Cause::Unknown => 5,
             };

@@ -699,7 +699,10 @@ impl CpuNoise {
     fn attribute(&self, session: &TraceSession) -> Result<Causes, rtgauge_trace::TraceError> {
         let trace = session.read_cpu(self.cpu)?;
         let covered_from = trace.events.first().map_or(u64::MAX, |e| e.ts_ns);
-        let config = AttributionConfig::default();
+        let config = AttributionConfig {
+            rt_throttling: rtgauge_trace::rt_throttling_on(),
+            ..AttributionConfig::default()
+        };
         let mut causes = Causes {
             events_lost: trace.events_lost,
             ..Causes::default()
@@ -738,6 +741,7 @@ impl CpuNoise {
                         Cause::Thread { pid, .. } if *pid == self.tid => continue,
                         Cause::Thread { .. } | Cause::ThreadedIrq { .. } => &mut causes.thread_ns,
                         Cause::Gap { .. } => &mut causes.outside_linux_ns,
+                        Cause::Throttled { .. } => &mut causes.throttled_ns,
                         Cause::Idle | Cause::Unknown => &mut causes.unknown_ns,
                     };
                     *slot += c.duration_ns;
@@ -846,6 +850,9 @@ struct Causes {
     thread_ns: u64,
     /// Nothing recorded where Linux would have: hardware, SMI, hypervisor.
     outside_linux_ns: u64,
+    /// The thread ready to run, its CPU's real-time class held back (RT throttling, the
+    /// fair server).
+    throttled_ns: u64,
     unknown_ns: u64,
     events_lost: bool,
     /// The stalls the trace covered, and their time.
@@ -867,6 +874,7 @@ impl Causes {
             ("noise_nmi_ns", self.nmi_ns),
             ("noise_thread_ns", self.thread_ns),
             ("noise_outside_linux_ns", self.outside_linux_ns),
+            ("noise_throttled_ns", self.throttled_ns),
             ("noise_unexplained_ns", self.unknown_ns),
             ("trace_events_lost", u64::from(self.events_lost)),
             ("untraced_events", self.untraced_events),

@@ -22,7 +22,7 @@ fn lane(cause: &Cause) -> usize {
         Cause::Irq { .. } | Cause::Vector { .. } | Cause::Nmi { .. } => 0,
         Cause::Softirq { .. } => 1,
         Cause::Thread { .. } | Cause::ThreadedIrq { .. } | Cause::Idle => 2,
-        Cause::Gap { .. } | Cause::Unknown => 3,
+        Cause::Gap { .. } | Cause::Throttled { .. } | Cause::Unknown => 3,
     }
 }
 

@@ -38,6 +38,10 @@ pub enum Cause {
     },
     /// The CPU was idle.
     Idle,
+    /// The measured thread was ready to run but its CPU's real-time class was held back:
+    /// `server` is `RT throttling` (its budget was used up: the CPU idles or runs normal
+    /// tasks) or `fair server` (the deadline server ran normal tasks).
+    Throttled { server: String },
     /// The CPU recorded nothing where Linux would have: time outside Linux (hypervisor, SMI,
     /// firmware) or an interrupts-off stretch; `idle` says the CPU was idle before it.
     Gap { idle: bool },
@@ -124,6 +128,7 @@ pub fn cause_name(cause: &Cause) -> String {
             format!("{comm}/{pid}")
         }
         Cause::Idle => "idle".to_string(),
+        Cause::Throttled { server } => server.clone(),
         Cause::Gap { idle: true } => "gap (from idle)".to_string(),
         Cause::Gap { idle: false } => "gap".to_string(),
         Cause::Unknown => "unknown".to_string(),
@@ -137,7 +142,7 @@ pub struct CauseGroup {
     /// so the causes of two runs can be compared), `unexplained`.
     pub label: String,
     /// The short kind a check spec names: irq, vector, softirq, nmi, thread, threaded_irq,
-    /// idle, gap, unknown.
+    /// idle, throttling, gap, unknown.
     pub kind: &'static str,
     pub count: usize,
     /// Longest time the cause held the CPU in one of these spikes, ns.
@@ -154,6 +159,7 @@ pub fn cause_kind(cause: &Cause) -> &'static str {
         Cause::Thread { .. } => "thread",
         Cause::ThreadedIrq { .. } => "threaded_irq",
         Cause::Idle => "idle",
+        Cause::Throttled { .. } => "throttling",
         Cause::Gap { .. } => "gap",
         Cause::Unknown => "unknown",
     }

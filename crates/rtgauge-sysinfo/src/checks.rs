@@ -7,7 +7,7 @@
 use crate::cpu;
 use crate::format_cpu_list;
 use crate::kernel::{self, KernelConfig};
-use crate::platform::{self, Virtualization};
+use crate::platform::{self, cpu_cgroup, group_and_ancestors, CpuCgroup, Virtualization};
 use crate::procs::{self, Task, CAP_IPC_LOCK, CAP_SYS_NICE};
 use crate::root::{Fact, SysRoot, Unknown};
 use std::collections::BTreeSet;
@@ -423,45 +423,6 @@ fn rt_throttling(ctx: &Ctx) -> Check {
             ))
             .fix(SYSCTL),
     }
-}
-
-/// Where this process sits in the cgroup that sets its RT budget.
-#[derive(Debug, PartialEq, Eq)]
-enum CpuCgroup {
-    /// cgroup v1 with the `cpu` controller: the group's path in that hierarchy.
-    V1(String),
-    /// cgroup v2 only: the group's path in the unified hierarchy.
-    V2(String),
-}
-
-fn cpu_cgroup(text: &str) -> Option<CpuCgroup> {
-    let mut v2 = None;
-    for line in text.lines() {
-        let mut parts = line.splitn(3, ':');
-        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
-        else {
-            continue;
-        };
-        if controllers.split(',').any(|c| c == "cpu") {
-            return Some(CpuCgroup::V1(path.to_string()));
-        }
-        if id == "0" && controllers.is_empty() {
-            v2 = Some(CpuCgroup::V2(path.to_string()));
-        }
-    }
-    v2
-}
-
-/// The group and its ancestors, innermost first: `/a/b` → `/a/b`, `/a`, `/`.
-fn group_and_ancestors(path: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut p = path.trim_end_matches('/').to_string();
-    while !p.is_empty() {
-        out.push(p.clone());
-        p.truncate(p.rfind('/').unwrap_or(0));
-    }
-    out.push("/".to_string());
-    out
 }
 
 fn rt_cgroup(ctx: &Ctx) -> Check {

@@ -261,6 +261,134 @@ pub fn rt_throttling(root: &SysRoot) -> Fact<(i64, Option<i64>)> {
     Ok((runtime, period))
 }
 
+/// Where this process sits in the cgroup that sets its RT budget.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CpuCgroup {
+    /// cgroup v1 with the `cpu` controller: the group's path in that hierarchy.
+    V1(String),
+    /// cgroup v2 only: the group's path in the unified hierarchy.
+    V2(String),
+}
+
+pub fn cpu_cgroup(text: &str) -> Option<CpuCgroup> {
+    let mut v2 = None;
+    for line in text.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if controllers.split(',').any(|c| c == "cpu") {
+            return Some(CpuCgroup::V1(path.to_string()));
+        }
+        if id == "0" && controllers.is_empty() {
+            v2 = Some(CpuCgroup::V2(path.to_string()));
+        }
+    }
+    v2
+}
+
+/// The group and its ancestors, innermost first: `/a/b` → `/a/b`, `/a`, `/`.
+pub fn group_and_ancestors(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut p = path.trim_end_matches('/').to_string();
+    while !p.is_empty() {
+        out.push(p.clone());
+        p.truncate(p.rfind('/').unwrap_or(0));
+    }
+    out.push("/".to_string());
+    out
+}
+
+/// An RT budget set by a cpu cgroup (RT group scheduling, cgroup v1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupBudget {
+    /// The group whose budget is the tightest: this process's, or an ancestor's.
+    pub group: String,
+    pub runtime_us: i64,
+    pub period_us: i64,
+}
+
+/// The RT budget this process's cpu cgroup gives its real-time threads with RT group
+/// scheduling: the tightest (smallest share) of the group and its ancestors below the root,
+/// whose budget is the system-wide one. None when the process is in the root group, on
+/// cgroup v2 (which cannot set one) or when no group file is there (no RT group scheduling).
+pub fn rt_group_budget(root: &SysRoot) -> Fact<Option<GroupBudget>> {
+    let text = root.read("/proc/self/cgroup")?;
+    let Some(CpuCgroup::V1(path)) = cpu_cgroup(&text) else {
+        return Ok(None);
+    };
+    let Some(mount) = ["/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpu,cpuacct"]
+        .into_iter()
+        .find(|m| root.read(&format!("{m}/cpu.rt_runtime_us")).is_ok())
+    else {
+        return Ok(None);
+    };
+    let mut tightest: Option<GroupBudget> = None;
+    for group in group_and_ancestors(&path).into_iter().filter(|g| g != "/") {
+        let runtime: i64 = root.read_parsed(&format!("{mount}{group}/cpu.rt_runtime_us"))?;
+        let period: i64 = root.read_parsed(&format!("{mount}{group}/cpu.rt_period_us"))?;
+        if runtime < 0 || period <= 0 {
+            continue;
+        }
+        let share = |b: &GroupBudget| b.runtime_us as f64 / b.period_us as f64;
+        let this = GroupBudget {
+            group,
+            runtime_us: runtime,
+            period_us: period,
+        };
+        if tightest.as_ref().is_none_or(|t| share(&this) < share(t)) {
+            tightest = Some(this);
+        }
+    }
+    Ok(tightest)
+}
+
+/// The deadline fair server of `cpu` (Linux 6.12 on): (runtime, period) in ns, from debugfs.
+pub fn fair_server(root: &SysRoot, cpu: usize) -> Fact<(u64, u64)> {
+    let dir = format!("/sys/kernel/debug/sched/fair_server/cpu{cpu}");
+    let read = |file: &str| {
+        root.read_parsed::<u64>(&format!("{dir}/{file}")).map_err(|u| {
+            Unknown::new(format!(
+                "not readable without root and debugfs ({u}; mount -t debugfs none /sys/kernel/debug)"
+            ))
+        })
+    };
+    Ok((read("runtime")?, read("period")?))
+}
+
+/// The SCHED_DEADLINE bandwidth admitted in the root domain of `cpu` and the most it may
+/// admit, as shares of one CPU (the kernel's `dl_bw->total_bw` and `dl_bw->bw`, read from
+/// debugfs `sched/debug`; the fair servers' reservations are part of the total).
+pub fn deadline_bandwidth(root: &SysRoot, cpu: usize) -> Fact<(f64, f64)> {
+    let path = "/sys/kernel/debug/sched/debug";
+    let text = root
+        .read(path)
+        .map_err(|u| Unknown::new(format!("not readable without root and debugfs ({u})")))?;
+    let head = format!("dl_rq[{cpu}]:");
+    let section = text
+        .split_once(&head)
+        .map(|(_, rest)| rest)
+        .ok_or_else(|| Unknown::new(format!("{path}: no {head} section")))?;
+    let field = |name: &str| -> Fact<f64> {
+        section
+            .lines()
+            .skip(1)
+            .take_while(|l| !l.trim().is_empty())
+            .find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                (k.trim() == name).then(|| v.trim().parse::<f64>().ok())?
+            })
+            .ok_or_else(|| Unknown::new(format!("{path}: no {name} under {head}")))
+    };
+    // Bandwidths are fixed point with 20 fractional bits (BW_SHIFT).
+    let unit = (1u64 << 20) as f64;
+    Ok((
+        field(".dl_bw->total_bw")? / unit,
+        field(".dl_bw->bw")? / unit,
+    ))
+}
+
 /// kernel.timer_migration.
 pub fn timer_migration(root: &SysRoot) -> Fact<bool> {
     let path = "/proc/sys/kernel/timer_migration";
@@ -288,5 +416,48 @@ mod tests {
         assert!(is_x86(info));
         assert!(cpu_flags(info).contains(&"hypervisor".to_string()));
         assert!(!is_x86("Processor : ARMv8\nFeatures : fp asimd\n"));
+    }
+
+    #[test]
+    fn scheduler_budgets_read_from_a_fixture() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |path: &str, text: &str| {
+            let p = dir.path().join(path.trim_start_matches('/'));
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        put("/proc/self/cgroup", "3:cpu,cpuacct:/rt/app\n0::/\n");
+        put("/sys/fs/cgroup/cpu/cpu.rt_runtime_us", "950000\n");
+        put("/sys/fs/cgroup/cpu/rt/cpu.rt_runtime_us", "400000\n");
+        put("/sys/fs/cgroup/cpu/rt/cpu.rt_period_us", "1000000\n");
+        put("/sys/fs/cgroup/cpu/rt/app/cpu.rt_runtime_us", "300000\n");
+        put("/sys/fs/cgroup/cpu/rt/app/cpu.rt_period_us", "500000\n");
+        put("/sys/kernel/debug/sched/debug", "rt_rq[1]:/\n  .rt_runtime : 950.0\n\ndl_rq[1]:\n  .dl_nr_running : 0\n  .dl_bw->bw : 996147\n  .dl_bw->total_bw : 104856\n\n");
+        let root = SysRoot::at(dir.path());
+        let g = rt_group_budget(&root).unwrap().unwrap();
+        assert_eq!(
+            (g.group.as_str(), g.runtime_us, g.period_us),
+            ("/rt", 400000, 1000000)
+        );
+        let e = fair_server(&root, 1).unwrap_err().reason;
+        assert!(
+            e.starts_with("not readable without root and debugfs"),
+            "{e}"
+        );
+        put(
+            "/sys/kernel/debug/sched/fair_server/cpu1/runtime",
+            "50000000\n",
+        );
+        put(
+            "/sys/kernel/debug/sched/fair_server/cpu1/period",
+            "1000000000\n",
+        );
+        assert_eq!(fair_server(&root, 1), Ok((50_000_000, 1_000_000_000)));
+        let (total, max) = deadline_bandwidth(&root, 1).unwrap();
+        assert!(
+            (total - 0.1).abs() < 1e-3 && (max - 0.95).abs() < 1e-3,
+            "{total} {max}"
+        );
+        assert!(deadline_bandwidth(&root, 0).is_err());
     }
 }

@@ -202,6 +202,32 @@ pub fn irqs(root: &SysRoot) -> Fact<Vec<Irq>> {
     Ok(out)
 }
 
+/// The CPUs a thread may run on (`Cpus_allowed_list` of its status).
+pub fn affinity(root: &SysRoot, pid: u32, tid: u32) -> Fact<Vec<usize>> {
+    let path = format!("/proc/{pid}/task/{tid}/status");
+    let text = root.read(&path)?;
+    let list = text
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .ok_or_else(|| Unknown::new(format!("{path}: no Cpus_allowed_list line")))?;
+    rtgauge_os::cpus::cpu_list(list.trim()).map_err(|_| Unknown::unexpected(&path, list))
+}
+
+/// A thread's time on a CPU so far and how many times it was switched in
+/// (`/proc/<pid>/task/<tid>/schedstat`: run ns, wait ns, timeslices).
+pub fn schedstat(root: &SysRoot, pid: u32, tid: u32) -> Fact<(u64, u64)> {
+    let path = format!("/proc/{pid}/task/{tid}/schedstat");
+    let text = root.read_trimmed(&path)?;
+    let w: Vec<u64> = text
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    match w.as_slice() {
+        [run, _, slices, ..] => Ok((*run, *slices)),
+        _ => Err(Unknown::unexpected(&path, &text)),
+    }
+}
+
 /// What the calling process (or the recorded one, on a fixture) may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Privileges {

@@ -52,6 +52,10 @@ pub struct AttributionConfig {
     /// when an event another thread fired woke it (response: the programmed time is when the event
     /// was fired), which leaves the IRQ/thread split out and silence inside a task alone.
     pub woken_by_timer: bool,
+    /// RT throttling is on (kernel.sched_rt_runtime_us below its period, the kernel's
+    /// default): a normal task running while the real-time thread waits is throttling's
+    /// doing; with it off, the fair server's.
+    pub rt_throttling: bool,
 }
 
 impl Default for AttributionConfig {
@@ -59,6 +63,7 @@ impl Default for AttributionConfig {
         Self {
             gap_threshold_ns: DEFAULT_GAP_THRESHOLD_NS,
             woken_by_timer: true,
+            rt_throttling: true,
         }
     }
 }
@@ -243,6 +248,8 @@ enum Kind {
     Switch {
         prev_pid: u32,
         prev_prio: i32,
+        /// The task leaving stays runnable (preempted, or held back by throttling).
+        prev_runnable: bool,
         next_comm: Sym,
         next_pid: u32,
         next_prio: i32,
@@ -295,9 +302,14 @@ impl Kind {
 impl Ev {
     fn of(event: &TraceEvent, names: &mut Names) -> Ev {
         let kind = match &event.kind {
-            EventKind::Switch { prev, next, .. } => Kind::Switch {
+            EventKind::Switch {
+                prev,
+                prev_state,
+                next,
+            } => Kind::Switch {
                 prev_pid: prev.pid,
                 prev_prio: prev.prio,
+                prev_runnable: prev_state.starts_with('R'),
                 next_comm: names.id(&next.comm),
                 next_pid: next.pid,
                 next_prio: next.prio,
@@ -352,10 +364,140 @@ enum Key {
         work: Option<Sym>,
     },
     Idle,
+    /// The measured thread waited while its real-time class was held back.
+    Throttled {
+        fair: bool,
+    },
     Gap {
         idle: bool,
     },
     Unknown,
+}
+
+/// How long a real-time thread must have waited behind a normal task before that counts as
+/// throttling: a normal task's non-preemptible kernel section (PREEMPT_NONE, a kworker's
+/// work item) holds a woken real-time thread for up to some hundreds of µs, RT throttling
+/// and the fair server for tens of ms.
+const HELD_BEHIND_NORMAL_NS: u64 = 1_000_000;
+
+/// Whether the measured thread is waiting to run while its CPU idles or runs a normal task:
+/// what RT throttling and the fair server look like in a trace.
+struct Waiting {
+    thread: u32,
+    /// Ready to run but not on the CPU, since this time.
+    ready_since: Option<u64>,
+    /// Its kernel priority (below 100: real-time).
+    prio: Option<i32>,
+    /// The task last switched in, and its priority.
+    running: Option<(u32, i32)>,
+}
+
+impl Waiting {
+    fn new(thread: u32, prios: &HashMap<u32, i32>) -> Waiting {
+        Waiting {
+            thread,
+            ready_since: None,
+            prio: prios.get(&thread).copied(),
+            running: None,
+        }
+    }
+
+    fn apply(&mut self, event: &Ev) {
+        let ready = |since: Option<u64>| since.or(Some(event.ts));
+        match event.kind {
+            Kind::Wakeup { pid, prio } if pid == self.thread => {
+                self.ready_since = ready(self.ready_since);
+                self.prio = Some(prio);
+            }
+            Kind::Switch {
+                prev_pid,
+                prev_prio,
+                prev_runnable,
+                next_pid,
+                next_prio,
+                ..
+            } => {
+                if prev_pid == self.thread {
+                    self.ready_since = if prev_runnable { Some(event.ts) } else { None };
+                    self.prio = Some(prev_prio);
+                }
+                if next_pid == self.thread {
+                    self.ready_since = None;
+                    self.prio = Some(next_prio);
+                }
+                self.running = Some((next_pid, next_prio));
+            }
+            // Recorded while it ran: it is on the CPU.
+            _ if event.pid == self.thread => self.ready_since = None,
+            _ => {}
+        }
+    }
+
+    /// The part of [from, to) in `context` during which the real-time thread was held back:
+    /// from when it had waited the gap threshold with the CPU idle (RT throttling: the fair
+    /// server never idles a CPU), or [`HELD_BEHIND_NORMAL_NS`] behind a normal task.
+    fn held_back(
+        &self,
+        context: Key,
+        from: u64,
+        to: u64,
+        prios: &HashMap<u32, i32>,
+        config: &AttributionConfig,
+    ) -> Option<(u64, Key)> {
+        let since = self.ready_since?;
+        if self.prio.is_none_or(|p| p >= 100) {
+            return None;
+        }
+        let (after, key) = match context {
+            Key::Idle if config.rt_throttling => {
+                (config.gap_threshold_ns, Key::Throttled { fair: false })
+            }
+            Key::Task { pid, .. } if pid != self.thread => {
+                let prio = match self.running {
+                    Some((running, prio)) if running == pid => Some(prio),
+                    _ => prios.get(&pid).copied(),
+                };
+                if prio.is_none_or(|p| p < 100) {
+                    return None;
+                }
+                (
+                    HELD_BEHIND_NORMAL_NS,
+                    Key::Throttled {
+                        fair: !config.rt_throttling,
+                    },
+                )
+            }
+            _ => return None,
+        };
+        let from_held = from.max(since.saturating_add(after));
+        (from_held < to).then_some((from_held, key))
+    }
+
+    /// Adds [from, to) to `timeline`, the held-back part as throttling.
+    #[allow(clippy::too_many_arguments)]
+    fn add(
+        &self,
+        timeline: &mut Timeline,
+        (from, to): (u64, u64),
+        silent_since: u64,
+        context: Key,
+        timer_deadline: u64,
+        prios: &HashMap<u32, i32>,
+        config: &AttributionConfig,
+    ) {
+        match self.held_back(context, from, to, prios, config) {
+            Some((held, key)) => {
+                timeline.add_stretch(from, held, silent_since, context, timer_deadline, config);
+                // The whole wait was the throttle's, its first stretch too (it is only
+                // known to be throttling once it lasted).
+                if let Some(since) = self.ready_since {
+                    timeline.relabel_since(since, key, self.thread);
+                }
+                timeline.push(held, to, key);
+            }
+            None => timeline.add_stretch(from, to, silent_since, context, timer_deadline, config),
+        }
+    }
 }
 
 /// What the CPU was in: the open handlers (innermost last) and the work item of each kworker.
@@ -466,6 +608,7 @@ impl Context<'_> {
         let mut state = state.clone();
         let mut timeline = Timeline::default();
         let mut previous_ts = start;
+        let mut waiting = Waiting::new(spike.thread_pid, prios);
         for event in &evs[first..last] {
             // Every event names the task that was on the CPU when it was recorded (in
             // interrupt context, the interrupted one), which is more robust than following
@@ -482,12 +625,13 @@ impl Context<'_> {
                 Kind::Nmi { delta_ns, .. } => event.ts.saturating_sub(delta_ns).max(previous_ts),
                 _ => event.ts,
             };
-            timeline.add_stretch(
-                previous_ts.max(start),
-                nmi_start.min(end),
+            waiting.add(
+                &mut timeline,
+                (previous_ts.max(start), nmi_start.min(end)),
                 previous_ts,
                 context,
                 timer_deadline,
+                prios,
                 config,
             );
             if let Kind::Nmi { handler, .. } = event.kind {
@@ -495,6 +639,7 @@ impl Context<'_> {
             }
             previous_ts = previous_ts.max(event.ts);
             state.apply(event);
+            waiting.apply(event);
         }
         // After the last event: the task it switched to, or the one it was recorded in.
         let after_last = last
@@ -508,12 +653,13 @@ impl Context<'_> {
                 _ => self.task_key(evs[i].comm, evs[i].pid, &state.works),
             });
         let context = state.stack.last().copied().unwrap_or(after_last);
-        timeline.add_stretch(
-            previous_ts.max(start),
-            end,
+        waiting.add(
+            &mut timeline,
+            (previous_ts.max(start), end),
             previous_ts,
             context,
             timer_deadline,
+            prios,
             config,
         );
 
@@ -583,6 +729,9 @@ impl Context<'_> {
                 cause
             }
             Key::Idle => Cause::Idle,
+            Key::Throttled { fair } => Cause::Throttled {
+                server: if fair { "fair server" } else { "RT throttling" }.into(),
+            },
             Key::Gap { idle } => Cause::Gap { idle },
             Key::Unknown => Cause::Unknown,
         }
@@ -721,6 +870,24 @@ impl Timeline {
             }
         }
         self.push(from, to, context);
+    }
+
+    /// Gives the stretches from `since` on that were idle, a gap or a task other than
+    /// `thread` to `key` (a wait found to be throttling).
+    fn relabel_since(&mut self, since: u64, key: Key, thread: u32) {
+        for (from, _, cause) in self.stretches.iter_mut().rev() {
+            if *from < since {
+                break;
+            }
+            let relabel = match *cause {
+                Key::Idle | Key::Gap { .. } => true,
+                Key::Task { pid, .. } => pid != thread,
+                _ => false,
+            };
+            if relabel {
+                *cause = key;
+            }
+        }
     }
 
     fn push(&mut self, from: u64, to: u64, cause: Key) {

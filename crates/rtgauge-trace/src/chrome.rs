@@ -23,7 +23,7 @@ fn lane(cause: &Cause) -> u32 {
         Cause::Irq { .. } | Cause::Vector { .. } | Cause::Nmi { .. } => 1,
         Cause::Softirq { .. } => 2,
         Cause::Thread { .. } | Cause::ThreadedIrq { .. } | Cause::Idle | Cause::Unknown => 3,
-        Cause::Gap { .. } => 4,
+        Cause::Gap { .. } | Cause::Throttled { .. } => 4,
     }
 }
 

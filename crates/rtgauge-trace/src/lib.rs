@@ -69,8 +69,8 @@ pub use rtgauge_result::spike::{
 };
 pub use session::{
     cpumask, instance_pid, lockdown_forbids_tracing, remove_stale, remove_stale_in,
-    tracefs_in_mount_table, BufferFit, CpuTrace, TraceConfig, TraceSession, DEFAULT_BUFFER_SIZE_KB,
-    INSTANCE_PREFIX, TRACEFS_PATHS, WANTED_EVENTS,
+    rt_throttling_on, tracefs_in_mount_table, BufferFit, CpuTrace, TraceConfig, TraceSession,
+    DEFAULT_BUFFER_SIZE_KB, INSTANCE_PREFIX, TRACEFS_PATHS, WANTED_EVENTS,
 };
 pub use timerlat::{
     parse_timerlat_line, timerlat_unavailable, TimerlatConfig, TimerlatContext, TimerlatSample,

@@ -649,6 +649,22 @@ pub fn lockdown_forbids_tracing(lockdown: &str) -> bool {
     lockdown.contains("[confidentiality]")
 }
 
+/// Whether RT throttling is on now (kernel.sched_rt_runtime_us non-negative and below its
+/// period): what the attribution names a normal task taking a waiting real-time thread's CPU.
+/// Unreadable: on, the kernel's default.
+pub fn rt_throttling_on() -> bool {
+    let read = |f: &str| {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .ok()
+            .and_then(|t| t.trim().parse::<i64>().ok())
+    };
+    match (read("sched_rt_runtime_us"), read("sched_rt_period_us")) {
+        (Some(runtime), Some(period)) => runtime >= 0 && runtime < period,
+        (Some(runtime), None) => runtime >= 0,
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -169,3 +169,26 @@ fn doctor_priority_flag_judges_competing_tasks_at_that_priority() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("between 1 and 99"), "{err}");
 }
+
+/// With --cpus, doctor prints the preemption map of those CPUs: the platform's rules, then
+/// every thread and interrupt that may run ahead of a real-time task there, the tick among
+/// them; with --json, the same lines under `preemption_map`. Without --cpus, no map.
+#[test]
+fn doctor_prints_the_preemption_map_of_the_cpus_asked_for() {
+    let cpu = *rtgauge_sysinfo::online_cpus().last().unwrap();
+    let (_, text) = doctor(&["--cpus", &cpu.to_string()]);
+    let map = text
+        .split_once("preemption map")
+        .unwrap_or_else(|| panic!("no preemption map: {text}"))
+        .1;
+    assert!(map.contains(&format!("CPU {cpu}:")), "{map}");
+    assert!(map.contains("RT throttling"), "{map}");
+    assert!(map.contains("fair server"), "{map}");
+    assert!(map.contains("tick (tick, above every thread"), "{map}");
+    let (_, json) = doctor(&["--json", "--cpus", &cpu.to_string()]);
+    let doc: Value = serde_json::from_str(&json).unwrap();
+    let lines = doc["preemption_map"][cpu.to_string()].as_array().unwrap();
+    assert_eq!(lines[0], format!("CPU {cpu}:"));
+    let (_, all) = doctor(&[]);
+    assert!(!all.contains("preemption map"), "{all}");
+}

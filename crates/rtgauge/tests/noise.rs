@@ -307,6 +307,7 @@ fn trace_splits_the_noise_by_cause_or_says_it_could_not() {
                 "noise_nmi_ns",
                 "noise_thread_ns",
                 "noise_outside_linux_ns",
+                "noise_throttled_ns",
                 "noise_unexplained_ns",
             ]
             .iter()
@@ -423,4 +424,69 @@ fn named_stalls_attempt() -> Result<String, String> {
         ));
     }
     Ok(format!("named {:.2} ms; {summary}", named_ns as f64 / 1e6))
+}
+
+/// RT throttling's budget and window now (µs), when it is on.
+fn rt_throttling() -> Option<(u64, u64)> {
+    let read = |f: &str| -> Option<i64> {
+        std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    };
+    let (runtime, period) = (read("sched_rt_runtime_us")?, read("sched_rt_period_us")?);
+    (runtime >= 0 && runtime < period).then_some((runtime as u64, period as u64))
+}
+
+/// Polling at 100 % runtime in rt mode, a SCHED_FIFO thread uses up RT throttling's budget
+/// every window and is stopped for the rest of it: with --trace, at least 90 % of that time
+/// (one take per whole window measured, the first window left out) is named "RT throttling",
+/// and it is the largest cause; no gap is as long as a window.
+#[test]
+fn rt_throttling_is_named_in_the_noise_it_makes() {
+    if let Some(why) = common::cannot_trace() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let _turn = exclusive();
+    let _lock = common::KernelSettingsLock::take();
+    let Some((runtime_us, period_us)) = rt_throttling() else {
+        eprintln!("skipped: RT throttling is off (kernel.sched_rt_runtime_us = -1)");
+        return;
+    };
+    let result = run_result(&[
+        "noise",
+        "--mode",
+        "rt",
+        "--cpus",
+        &CPU.to_string(),
+        "--duration",
+        "5s",
+        "--warmup",
+        "1s",
+        "--trace",
+        "--set",
+        "noise.runtime=100%",
+    ]);
+    let gap = first_series(&result, "gap");
+    let counter = |k: &str| gap["counters"][k].as_u64().unwrap();
+    let measured_ns = result["runs"][0]["measured_ns"].as_u64().unwrap();
+    let windows = (measured_ns / (period_us * 1_000)).saturating_sub(1);
+    let expected = windows * (period_us - runtime_us) * 1_000;
+    let throttled = counter("noise_throttled_ns");
+    println!(
+        "{windows} windows: {throttled} ns named RT throttling of {expected} ns expected; outside Linux {} ns",
+        counter("noise_outside_linux_ns")
+    );
+    assert!(throttled * 10 >= expected * 9, "{gap}");
+    let top = &gap["causes"][0]["cause"];
+    assert_eq!(top["server"], "RT throttling", "{gap}");
+    // The 50-ms windows are not read as gaps any more: every gap left is a VM's or an
+    // interrupts-off stretch, far shorter than a window.
+    for c in gap["causes"].as_array().unwrap() {
+        if c["cause"]["kind"] == "gap" {
+            assert!(c["longest_ns"].as_u64().unwrap() < 10_000_000, "{c}");
+        }
+    }
 }

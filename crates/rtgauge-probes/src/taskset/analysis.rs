@@ -19,7 +19,18 @@
 //! - Deadline tasks (SCHED_DEADLINE, EDF), per CPU: the processor-demand test (Baruah, Mok &
 //!   Rosier 1990): for every absolute deadline t up to the synchronous busy period,
 //!   `Σ max(0, ⌊(t − D'_i)/T_i⌋ + 1) C'_i ≤ t`, with `C' = C + 2 cs` and `D' = D − J`.
+//! - The platform ([`CpuPlatform`]), for fixed-priority tasks: a server that keeps the
+//!   real-time tasks off the CPU for `B` of every window `P` (RT throttling: `B = P − Q` once
+//!   their demand in a window, `Σ ⌈P/T_j⌉ (C_j + 2 cs)` over the CPU's real-time tasks and
+//!   measured real-time threads, exceeds the budget `Q`; the fair server: its runtime, once
+//!   that demand exceeds `P − runtime`) is a higher-priority periodic task of work `B` and
+//!   period `P` (Lehoczky's periodic-server interference: the takes sit at the windows' ends,
+//!   at least `P − B` apart, so a window of length `w` holds at most `⌈w/P⌉ B` of them);
+//!   every measured platform thread or interrupt at the task's priority or above is a
+//!   higher-priority task of its measured work per window (threads with their two
+//!   switches). Each counted term is kept in [`Prediction::terms`].
 
+use super::platform::{CpuPlatform, Server, ServerKind, Term};
 use super::spec::{Protocol, TaskPolicy, TaskSet};
 use std::collections::BTreeMap;
 
@@ -43,6 +54,8 @@ pub struct Prediction {
     pub blocking_ns: u64,
     /// Why the response is unbounded, in words, when it is.
     pub unbounded_because: Option<String>,
+    /// The platform's terms counted in the response (servers, preempting threads, IRQs).
+    pub terms: Vec<Term>,
 }
 
 impl Prediction {
@@ -70,11 +83,117 @@ const MAX_ROUNDS: usize = 100;
 const MAX_DEMAND_POINTS: usize = 1_000_000;
 
 /// Predicts every task's worst response. Tasks without a CPU are on `first_cpu`;
-/// `overheads` gives each CPU's figures (missing: zero).
+/// `overheads` gives each CPU's figures (missing: zero). No platform terms.
 pub fn analyse(
     set: &TaskSet,
     first_cpu: usize,
     overheads: &BTreeMap<usize, Overheads>,
+) -> Vec<Prediction> {
+    analyse_on(set, first_cpu, overheads, &BTreeMap::new())
+}
+
+/// The real-time demand of CPU `cpu` in one window of `period_ns`: the set's fixed-priority
+/// tasks there, `⌈P/T⌉ (C + 2 cs)` each, and the measured real-time platform threads.
+pub fn realtime_demand(
+    set: &TaskSet,
+    first_cpu: usize,
+    cpu: usize,
+    o: Overheads,
+    platform: Option<&CpuPlatform>,
+    period_ns: u64,
+) -> u64 {
+    let tasks = set
+        .tasks
+        .iter()
+        .filter(|t| t.cpu.unwrap_or(first_cpu) == cpu && t.policy.fixed_priority())
+        .map(|t| {
+            period_ns
+                .div_ceil(t.period_ns)
+                .saturating_mul(t.work_ns + 2 * o.switch_ns)
+        })
+        .fold(0u64, u64::saturating_add);
+    let threads = platform
+        .into_iter()
+        .flat_map(|p| &p.preemptors)
+        .filter(|p| p.realtime)
+        .filter_map(|p| p.demand)
+        .map(|(work, per)| period_ns.div_ceil(per.max(1)).saturating_mul(work))
+        .fold(0u64, u64::saturating_add);
+    tasks.saturating_add(threads)
+}
+
+/// The servers of `cpu` that act on this set: those whose allowance its real-time demand
+/// per window exceeds. A fair server whose take fits in RT throttling's own (same window)
+/// is left out: the throttled time already runs the normal tasks.
+pub fn acting_servers<'a>(
+    set: &TaskSet,
+    first_cpu: usize,
+    cpu: usize,
+    o: Overheads,
+    platform: Option<&'a CpuPlatform>,
+) -> Vec<&'a Server> {
+    let Some(p) = platform else {
+        return Vec::new();
+    };
+    let acting: Vec<&Server> = p
+        .servers
+        .iter()
+        .filter(|s| s.period_ns > 0 && s.blackout_ns() > 0)
+        .filter(|s| {
+            realtime_demand(set, first_cpu, cpu, o, platform, s.period_ns) > s.allowance_ns()
+        })
+        .collect();
+    let covers = |fair: &Server| {
+        acting.iter().any(|t| {
+            t.kind == ServerKind::RtThrottling
+                && t.period_ns == fair.period_ns
+                && t.blackout_ns() >= fair.blackout_ns()
+        })
+    };
+    acting
+        .iter()
+        .copied()
+        .filter(|s| s.kind != ServerKind::FairServer || !covers(s))
+        .collect()
+}
+
+/// The platform terms of a fixed-priority task at `priority` on a CPU with `platform`:
+/// the acting servers, then the measured preemptors at its priority or above.
+fn platform_terms(
+    acting: &[&Server],
+    platform: Option<&CpuPlatform>,
+    priority: i32,
+    o: Overheads,
+) -> Vec<Term> {
+    let mut terms: Vec<Term> = acting
+        .iter()
+        .map(|s| Term {
+            name: s.name().to_string(),
+            work_ns: s.blackout_ns(),
+            per_ns: s.period_ns,
+        })
+        .collect();
+    for p in platform.into_iter().flat_map(|p| &p.preemptors) {
+        if let (true, Some((work, per))) = (p.preempts(priority), p.demand) {
+            if work > 0 && per > 0 {
+                terms.push(Term {
+                    name: p.name.clone(),
+                    work_ns: work + if p.thread { 2 * o.switch_ns } else { 0 },
+                    per_ns: per,
+                });
+            }
+        }
+    }
+    terms
+}
+
+/// [`analyse`] with each CPU's platform: its servers and measured preemptors as
+/// higher-priority interference of the fixed-priority tasks.
+pub fn analyse_on(
+    set: &TaskSet,
+    first_cpu: usize,
+    overheads: &BTreeMap<usize, Overheads>,
+    platform: &BTreeMap<usize, CpuPlatform>,
 ) -> Vec<Prediction> {
     let cpu_of = |i: usize| set.tasks[i].cpu.unwrap_or(first_cpu);
     let oh = |i: usize| overheads.get(&cpu_of(i)).copied().unwrap_or_default();
@@ -110,6 +229,7 @@ pub fn analyse(
                 unbounded_because: (!fits).then(|| {
                     format!("the deadline tasks of CPU {cpu} ask more than it has in some interval (processor-demand test)")
                 }),
+                terms: Vec::new(),
             });
         }
     }
@@ -152,6 +272,13 @@ pub fn analyse(
                     }
                 })
                 .collect();
+            let on = platform.get(&cpu_of(i));
+            let terms = if task.policy.fixed_priority() {
+                let acting = acting_servers(set, first_cpu, cpu_of(i), o, on);
+                platform_terms(&acting, on, task.priority, o)
+            } else {
+                Vec::new()
+            };
             let mut wcrt = None;
             if jitter[i] == u64::MAX {
                 unbounded_because.get_or_insert_with(|| {
@@ -162,13 +289,18 @@ pub fn analyse(
                 });
             }
             if unbounded_because.is_none() {
-                let level: f64 = (task.work_ns + o.switch_ns) as f64 / task.period_ns as f64
+                let own_level: f64 = (task.work_ns + o.switch_ns) as f64 / task.period_ns as f64
                     + interferers
                         .iter()
                         .map(|&j| {
                             (set.tasks[j].work_ns + 2 * o.switch_ns) as f64
                                 / set.tasks[j].period_ns as f64
                         })
+                        .sum::<f64>();
+                let level = own_level
+                    + terms
+                        .iter()
+                        .map(|t| t.work_ns as f64 / t.per_ns as f64)
                         .sum::<f64>();
                 let busy_window = (level <= 1.0)
                     .then(|| {
@@ -186,6 +318,7 @@ pub fn analyse(
                                             .div_ceil(set.tasks[j].period_ns)
                                             .saturating_mul(set.tasks[j].work_ns + 2 * o.switch_ns)
                                     })
+                                    .chain(terms.iter().map(|t| t.interference(w)))
                                     .fold(0u64, u64::saturating_add)
                             },
                         )
@@ -193,6 +326,14 @@ pub fn analyse(
                     .flatten();
                 match busy_window {
                     Some(r) => wcrt = Some(r),
+                    None if own_level <= 1.0 && !terms.is_empty() => {
+                        unbounded_because = Some(format!(
+                            "the tasks of CPU {} at its priority or above need more than {} leave{} them",
+                            cpu_of(i),
+                            terms.iter().map(Term::describe_plain).collect::<Vec<_>>().join(" and "),
+                            if terms.len() == 1 { "s" } else { "" }
+                        ))
+                    }
                     None => {
                         unbounded_because = Some(format!(
                         "the tasks of CPU {} at its priority or above need more than the CPU has",
@@ -206,6 +347,7 @@ pub fn analyse(
                 deadline_ns: task.deadline_ns,
                 blocking_ns: blocking,
                 unbounded_because,
+                terms,
             });
         }
         if jitter == before {
@@ -621,6 +763,155 @@ mod tests {
         assert_eq!(p[2].wcrt_ns, Some(6_200));
     }
 
+    fn throttling(runtime: u64, period: u64) -> CpuPlatform {
+        CpuPlatform {
+            servers: vec![Server {
+                kind: ServerKind::RtThrottling,
+                runtime_ns: runtime,
+                period_ns: period,
+                source: "kernel.sched_rt_runtime_us".into(),
+            }],
+            preemptors: Vec::new(),
+        }
+    }
+
+    /// Burns & Wellings' set (a: T=7, C=3; b: T=12, C=3; c: T=20, C=5) under RT throttling
+    /// of 9 per 10: its demand in a window of 10 is ⌈10/7⌉3 + ⌈10/12⌉3 + ⌈10/20⌉5 = 14 > 9, so
+    /// the throttle acts, a higher-priority task of 1 every 10. Worked by hand:
+    /// R_a = 3 + ⌈w/10⌉1 = 4; w_b = 3 + ⌈w/7⌉3 + ⌈w/10⌉1: 3 → 7 → 7, R_b = 7; c's level is
+    /// 3/7 + 3/12 + 5/20 + 1/10 = 1.03 > 1: no bound, with throttling named.
+    #[test]
+    fn rt_throttling_is_a_higher_priority_periodic_server() {
+        let s = set(vec![
+            task("a", 7 * US, 3 * US, 3),
+            task("b", 12 * US, 3 * US, 2),
+            task("c", 20 * US, 5 * US, 1),
+        ]);
+        let platform = BTreeMap::from([(0, throttling(9 * US, 10 * US))]);
+        assert_eq!(
+            realtime_demand(&s, 0, 0, Overheads::default(), platform.get(&0), 10 * US),
+            14 * US
+        );
+        let p = analyse_on(&s, 0, &no_overheads(), &platform);
+        assert_eq!(p[0].wcrt_ns, Some(4 * US));
+        assert_eq!(p[1].wcrt_ns, Some(7 * US));
+        assert_eq!(p[2].wcrt_ns, None);
+        let why = p[2].unbounded_because.as_deref().unwrap();
+        assert!(why.contains("RT throttling 1µs per 10µs"), "{why}");
+        assert_eq!(
+            p[0].terms,
+            [Term {
+                name: "RT throttling".into(),
+                work_ns: US,
+                per_ns: 10 * US
+            }]
+        );
+        // A budget the set never reaches adds nothing: ⌈100/7⌉3 + ⌈100/12⌉3 + ⌈100/20⌉5 =
+        // 45 + 27 + 25 = 97 ≤ 99 per 100.
+        let roomy = BTreeMap::from([(0, throttling(99 * US, 100 * US))]);
+        assert_eq!(
+            realtime_demand(&s, 0, 0, Overheads::default(), roomy.get(&0), 100 * US),
+            97 * US
+        );
+        let q = analyse_on(&s, 0, &no_overheads(), &roomy);
+        assert_eq!(q, analyse(&s, 0, &no_overheads()));
+    }
+
+    /// The three tasks of one CPU at 97.5 % (2 ms / 400 µs, 4 ms / 900 µs, 10 ms / 5.5 ms) ask
+    /// 975 ms of every second; throttling at 950 ms per 1 s stops them for 50 ms: the top
+    /// task's worst response is 400 µs + 50 ms = 50.4 ms (a run of it measured 50.4 ms),
+    /// far past its 2 ms deadline, and the lowest has no bound. Without throttling the top
+    /// task's response is its work alone.
+    #[test]
+    fn a_set_above_the_throttling_budget_does_not_fit() {
+        const MS: u64 = 1_000_000;
+        let s = set(vec![
+            task("a", 2 * MS, 400 * US, 90),
+            task("b", 4 * MS, 900 * US, 80),
+            task("c", 10 * MS, 5_500 * US, 70),
+        ]);
+        let platform = BTreeMap::from([(0, throttling(950 * MS, 1_000 * MS))]);
+        let p = analyse_on(&s, 0, &no_overheads(), &platform);
+        assert_eq!(p[0].wcrt_ns, Some(50_400 * US));
+        assert!(p.iter().all(|p| !p.fits()), "{p:?}");
+        assert_eq!(p[2].wcrt_ns, None);
+        let off = analyse(&s, 0, &no_overheads());
+        assert_eq!(off[0].wcrt_ns, Some(400 * US));
+        assert!(off[0].fits() && off[1].fits());
+    }
+
+    /// The fair server takes its runtime once the real-time demand leaves less than that to
+    /// normal tasks; inside RT throttling's own take (same window) it adds nothing more.
+    #[test]
+    fn the_fair_server_acts_like_throttling_and_is_not_counted_twice() {
+        let s = set(vec![task("a", 12 * US, 9_500, 2)]);
+        let fair = Server {
+            kind: ServerKind::FairServer,
+            runtime_ns: 2 * US,
+            period_ns: 20 * US,
+            source: "debugfs".into(),
+        };
+        // Demand ⌈20/12⌉9.5 = 19 per 20 > 20 − 2: the server acts, R = 9.5 + ⌈w/20⌉2 = 11.5.
+        let only_fair = BTreeMap::from([(
+            0,
+            CpuPlatform {
+                servers: vec![fair.clone()],
+                preemptors: Vec::new(),
+            },
+        )]);
+        let p = analyse_on(&s, 0, &no_overheads(), &only_fair);
+        assert_eq!(p[0].wcrt_ns, Some(11_500));
+        assert_eq!(p[0].terms[0].name, "fair server");
+        let mut both = throttling(17 * US, 20 * US);
+        both.servers.push(fair);
+        let p = analyse_on(&s, 0, &no_overheads(), &BTreeMap::from([(0, both)]));
+        // Throttling (3 per 20) acts too and its take holds the fair server's. Job 0 ends at
+        // 12.5, after the next release: the busy window goes on, job 1 ends at
+        // w = 19 + ⌈w/20⌉3 = 25, a response of 25 − 12 = 13; job 2 at 34.5 ≤ 36 closes it.
+        assert_eq!(p[0].terms.len(), 1, "{:?}", p[0].terms);
+        assert_eq!(p[0].wcrt_ns, Some(13 * US));
+    }
+
+    /// A measured platform thread above the task is one more higher-priority task (with its
+    /// two switches); one below it is not counted; an unmeasured one is left out.
+    #[test]
+    fn measured_preemptors_above_a_task_are_interference() {
+        use super::super::platform::Preemptor;
+        let s = set(vec![task("a", 5 * US, 2 * US, 90)]);
+        let helper = |priority: i32, demand| Preemptor {
+            name: "helper".into(),
+            priority,
+            thread: true,
+            realtime: true,
+            demand,
+        };
+        let on = |p: Preemptor| {
+            BTreeMap::from([(
+                0,
+                CpuPlatform {
+                    servers: Vec::new(),
+                    preemptors: vec![p],
+                },
+            )])
+        };
+        let oh = BTreeMap::from([(
+            0,
+            Overheads {
+                wakeup_ns: 0,
+                switch_ns: 100,
+            },
+        )]);
+        // R = 2 + 0.1 + ⌈w/5⌉(0.3 + 0.2) = 2.6.
+        let p = analyse_on(&s, 0, &oh, &on(helper(95, Some((300, 5 * US)))));
+        assert_eq!(p[0].wcrt_ns, Some(2_600));
+        assert_eq!(p[0].terms[0].describe(), "+ helper 500ns per 5µs");
+        let below = analyse_on(&s, 0, &oh, &on(helper(50, Some((300, 5 * US)))));
+        assert_eq!(below[0].wcrt_ns, Some(2_100));
+        let unmeasured = analyse_on(&s, 0, &oh, &on(helper(95, None)));
+        assert_eq!(unmeasured[0].wcrt_ns, Some(2_100));
+        assert!(unmeasured[0].terms.is_empty());
+    }
+
     use proptest::prelude::*;
 
     fn any_set() -> impl Strategy<Value = TaskSet> {
@@ -660,6 +951,35 @@ mod tests {
             for (b, a) in before.iter().zip(&after) {
                 let inf = |p: &Prediction| p.wcrt_ns.unwrap_or(u64::MAX);
                 prop_assert!(inf(a) >= inf(b), "{:?} -> {:?}", b, a);
+            }
+        }
+
+        /// A smaller RT throttling budget (or a larger fair server) never shrinks a
+        /// prediction.
+        #[test]
+        fn a_smaller_budget_never_shrinks_a_prediction(
+            s in any_set(),
+            period in 20u64..400,
+            budget in 0u64..1_000,
+            less in 1u64..1_000,
+            fair in prop::bool::ANY,
+        ) {
+            let period = period * 10 * US;
+            let budget = budget * period / 1_000;
+            let smaller = budget.saturating_sub(less * period / 1_000);
+            let server = |runtime| {
+                let mut p = throttling(runtime, period);
+                if fair {
+                    // The same window reserved for normal tasks: runtime = what is not budget.
+                    p.servers[0].kind = ServerKind::FairServer;
+                    p.servers[0].runtime_ns = period - runtime;
+                }
+                BTreeMap::from([(0, p.clone()), (1, p)])
+            };
+            let before = analyse_on(&s, 0, &no_overheads(), &server(budget));
+            let after = analyse_on(&s, 0, &no_overheads(), &server(smaller));
+            for (b, a) in before.iter().zip(&after) {
+                prop_assert!(a.wcrt_ns.unwrap_or(u64::MAX) >= b.wcrt_ns.unwrap_or(u64::MAX), "{:?} -> {:?}", b, a);
             }
         }
 

@@ -143,6 +143,21 @@ const TASK_FIELDS: [&str; 10] = [
     "after",
 ];
 const RESOURCE_FIELDS: [&str; 2] = ["name", "protocol"];
+/// Names other tools and papers give a task's fields, and the field each means here.
+const ALIASES: [(&str, &str); 12] = [
+    ("prio", "priority"),
+    ("rtprio", "priority"),
+    ("sched_priority", "priority"),
+    ("wcet", "work"),
+    ("runtime", "work"),
+    ("exec", "work"),
+    ("c", "work"),
+    ("t", "period"),
+    ("d", "deadline"),
+    ("phase", "offset"),
+    ("cpus", "cpu"),
+    ("core", "cpu"),
+];
 const CRITICAL_FIELDS: [&str; 2] = ["resource", "length"];
 
 /// A task set as written, before its checks (what rt-app's JSON is turned into too).
@@ -235,13 +250,32 @@ pub fn parse(text: &str, platform: &Platform) -> Result<TaskSet, TaskSetError> {
     check(file, platform)
 }
 
+/// `line 3: ` for the place a TOML error points at, when it points at one.
+fn at_line(text: &str, e: &toml::de::Error) -> String {
+    e.span()
+        .map(|span| {
+            let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
+            format!("line {line}: ")
+        })
+        .unwrap_or_default()
+}
+
 fn parse_toml(text: &str) -> Result<FileText, TaskSetError> {
     let table: toml::Table = toml::from_str(text).map_err(|e| {
         set_error(format!(
-            "not a valid TOML task set: {}",
+            "not a valid TOML task set: {}{}",
+            at_line(text, &e),
             one_line(e.message())
         ))
     })?;
+    // A suite file (its probes and their settings) given where a task set belongs.
+    if table.contains_key("probe")
+        || (table.contains_key("description") && !table.contains_key("task"))
+    {
+        return Err(set_error(
+            "this is a suite file (it has [[probe]] entries or a description), not a task set; run it with `rtgauge run --suite FILE`, or give --tasks a file of [[task]] entries (see docs/taskset.md)",
+        ));
+    }
     // Unknown keys are found here first, so the message can name the task they are in.
     for key in table.keys() {
         if key != "task" && key != "resource" {
@@ -278,7 +312,8 @@ fn parse_toml(text: &str) -> Result<FileText, TaskSetError> {
     }
     toml::from_str::<FileText>(text).map_err(|e| {
         set_error(format!(
-            "not a valid task set: {}; see docs/taskset.md for the format",
+            "not a valid task set: {}{}; see docs/taskset.md for the format",
+            at_line(text, &e),
             one_line(e.message())
         ))
     })
@@ -305,7 +340,11 @@ fn unknown_field(
     match entry.keys().find(|k| !known.contains(&k.as_str())) {
         None => Ok(()),
         Some(key) => {
-            let hint = rtgauge_core::units::did_you_mean(key, known.iter().copied());
+            // Names other tools use first (`prio` is nearer to `period` by letters).
+            let hint = match ALIASES.iter().find(|(alias, _)| alias == key) {
+                Some((_, field)) if known.contains(field) => format!(" (did you mean `{field}`?)"),
+                _ => rtgauge_core::units::did_you_mean(key, known.iter().copied()),
+            };
             Err(task_error(
                 task,
                 &format!("{prefix}{key}"),
@@ -688,10 +727,27 @@ after = "servo"
     fn unknown_fields_name_the_task_and_the_field() {
         let e = error("[[task]]\nname = \"servo\"\nperiod = \"1ms\"\nwork = \"1us\"\nprio = 3\n");
         assert!(e.starts_with("task servo: prio: unknown field"), "{e}");
-        assert!(e.contains("priority"), "{e}");
+        assert!(e.contains("(did you mean `priority`?)"), "{e}");
+        let e = error("[[task]]\nname = \"servo\"\nperiod = \"1ms\"\nwcet = \"1us\"\n");
+        assert!(e.contains("(did you mean `work`?)"), "{e}");
         let e = error("[[task]]\nname = \"a\"\nperiod = \"1ms\"\nwork = \"1us\"\npriority = 3\ncritical = { resource = \"x\", len = \"1us\" }\n");
         assert!(e.starts_with("task a: critical.len: unknown field"), "{e}");
         assert!(error("[global]\n").contains("unknown section"));
+    }
+
+    #[test]
+    fn a_toml_syntax_error_says_its_line() {
+        let e = error("[[task]]\nname = \"a\"\nperiod = 1ms\n");
+        assert!(e.starts_with("not a valid TOML task set: line 3: "), "{e}");
+        let e = error("[[task]]\nname = \"a\"\nperiod = \"1ms\"\nwork = 5\npriority = 3\n");
+        assert!(e.contains("line 4: "), "{e}");
+    }
+
+    #[test]
+    fn a_suite_file_is_told_apart_from_a_task_set() {
+        let e = error("name = \"mine\"\ndescription = \"x\"\n\n[[probe]]\nname = \"cyclic\"\n");
+        assert!(e.starts_with("this is a suite file"), "{e}");
+        assert!(e.contains("rtgauge run --suite FILE"), "{e}");
     }
 
     #[test]

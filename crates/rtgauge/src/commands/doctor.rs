@@ -21,11 +21,30 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
             eprintln!("removed the trace session {name} of an rtgauge run that no longer exists");
         }
     }
+    // With --cpus, what may take those CPUs from a real-time loop: the platform's rules and
+    // every thread and interrupt allowed there (docs/taskset.md, "the preemption map").
+    let maps: Vec<(usize, Vec<String>)> = if args.cpus == "all" {
+        Vec::new()
+    } else {
+        cpus.iter()
+            .map(|&c| {
+                let map = rtgauge_probes::taskset::preemption::read(&root, c);
+                (c, rtgauge_probes::taskset::preemption::map_lines(&map, &[]))
+            })
+            .collect()
+    };
     if args.json {
         let mut doc = serde_json::json!({
             "checks": checks,
             "fingerprint": rtgauge_sysinfo::collect(),
         });
+        if !maps.is_empty() {
+            doc["preemption_map"] = maps
+                .iter()
+                .map(|(c, lines)| (c.to_string(), serde_json::json!(lines)))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+        }
         // Each check carries its own `fix`; asked for the hints, the script comes along too
         // rather than the flag being ignored.
         if args.fix_hint {
@@ -39,6 +58,14 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
             "{}",
             rtgauge_sysinfo::render_text(&checks, crate::display::color_on_stdout())
         );
+        if !maps.is_empty() {
+            println!("\npreemption map (what may run ahead of a real-time task; demand not measured here, `rtgauge run taskset` measures it):");
+            for (_, lines) in &maps {
+                for l in lines {
+                    println!("{l}");
+                }
+            }
+        }
     }
     // 2 when a check fails, so doctor can gate a CI stage.
     Ok(rtgauge_sysinfo::exit_code(&checks) as u8)

@@ -347,6 +347,20 @@ fn report(
     if !args.quiet {
         let format = Format::Text(crate::display::text_style());
         let mut summary = Summary::of(result);
+        // A task-set run's verdict names the tasks at risk first, not the largest maximum.
+        let task_verdicts: Vec<String> = result
+            .runs
+            .iter()
+            .filter_map(rtgauge_probes::taskset::verdict)
+            .collect();
+        if !task_verdicts.is_empty() {
+            let others = result.runs.iter().any(|r| r.probe != names::TASKSET);
+            summary.verdict = if others {
+                format!("{}; {}", task_verdicts.join("; "), summary.verdict)
+            } else {
+                task_verdicts.join("; ")
+            };
+        }
         if let (Some(checked), Some(path)) = (&checked, &args.spec) {
             summary = summary.with_limit(format!(
                 "limits of {}: {}",

@@ -97,6 +97,8 @@ struct Group {
     /// The first message's run key, if it had one, and its text.
     key: Option<String>,
     text: String,
+    /// The first message's sentence (its text without the subject).
+    sentence: String,
     /// The other messages of the kind, each as its run, subject and first number.
     also: Vec<String>,
 }
@@ -121,6 +123,7 @@ impl Grouped {
                 shape,
                 key,
                 text,
+                sentence,
                 also: Vec::new(),
             });
             return;
@@ -130,7 +133,9 @@ impl Grouped {
             who.extend(key);
         }
         who.extend(subject);
-        if let Some(n) = first_number(&sentence).filter(|_| sentence != group.text) {
+        // Its number, when the sentence says another one than the first's (a subject alone
+        // when the sentences are the same: `also task servo`, never `task servo: 0`).
+        if let Some(n) = first_number(&sentence).filter(|_| sentence != group.sentence) {
             who.push(n.to_string());
         }
         let who = who.join(": ");
@@ -332,5 +337,24 @@ mod tests {
             Some("rt for cyclic, switch; normal for clock")
         );
         assert_eq!(titles_by_label(Vec::new()), None);
+    }
+
+    #[test]
+    fn the_same_sentence_about_other_subjects_lists_them_without_numbers() {
+        let mut g = Grouped::default();
+        for m in [
+            "taskset rt none: task servo: the verdict depends on the overhead figure: with the p99.9 overheads it fits",
+            "taskset rt none: task planner: the verdict depends on the overhead figure: with the p99.9 overheads it fits",
+            "cyclic rt none: cpu 0: 31 of 201 periods overran",
+            "cyclic rt none: cpu 1: 78 of 201 periods overran",
+        ] {
+            g.add(m);
+        }
+        let lines: Vec<String> = g.lines().into_iter().map(|(p, t)| p + &t).collect();
+        assert!(
+            lines[0].ends_with("it fits (also task planner)"),
+            "{lines:?}"
+        );
+        assert!(lines[1].ends_with("overran (also cpu 1: 78)"), "{lines:?}");
     }
 }

@@ -263,3 +263,24 @@ pub fn cannot_trace() -> Option<&'static str> {
     }
     None
 }
+
+/// The lock every test (and helper) that changes or depends on the kernel's scheduler
+/// settings takes, so that one's sysctl does not land in another's measurement.
+pub struct KernelSettingsLock {
+    _held: std::fs::File,
+}
+
+impl KernelSettingsLock {
+    pub fn take() -> KernelSettingsLock {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open("/tmp/rtgauge-kernel.lock")
+            .unwrap();
+        // SAFETY: flock on a descriptor this struct owns; released when it is closed.
+        unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) };
+        KernelSettingsLock { _held: file }
+    }
+}
