@@ -96,6 +96,7 @@ pub fn parse(text: &str) -> Result<Reading, String> {
         width_ns: None,
         locked: synchronised && selected.is_some(),
         state,
+        port_state: None,
         sources,
         figures: vec![
             ("last_offset_ns", last_offset * 1e9),

@@ -25,11 +25,13 @@ mod chrony;
 mod command;
 mod discover;
 mod phc;
+mod poller;
 mod ptp4l;
 mod summary;
 mod track;
 mod tsc;
 
+pub use poller::{Poller, Status, PORT_STATES};
 pub use summary::{failures, limit_outcome};
 
 use rtgauge_core::clock::now_ns;
@@ -274,6 +276,8 @@ pub struct Reading {
     locked: bool,
     /// The daemon's state in words (leap status and source; port and servo state).
     state: String,
+    /// ptp4l's port state as IEEE 1588 names it (SLAVE, UNCALIBRATED, MASTER…).
+    port_state: Option<String>,
     /// Each source's name and whether it answers (chrony).
     sources: Vec<(String, bool)>,
     /// The daemon's other figures, the last one kept.
