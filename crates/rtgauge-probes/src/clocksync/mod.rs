@@ -47,7 +47,7 @@ use std::time::Duration;
 use track::Track;
 use tsc::TscRate;
 
-const PROBE: &str = "clocksync";
+const PROBE: &str = crate::names::CLOCKSYNC;
 const DESCRIPTION: &str = "offset of this clock from chrony, ptp4l and PTP hardware clocks, lock losses, TSC rate; verdict against a limit";
 // What it reads does not depend on the run's mode: once per load; the warm-up is not waited.
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS)

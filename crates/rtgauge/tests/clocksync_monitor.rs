@@ -1,0 +1,283 @@
+//! `rtgauge monitor --probe clocksync` end to end, against a chronyd pair the test starts itself
+//! (a server on 127.0.0.1 and a client that does not steer the clock, its source configured 5 ms
+//! off: common::daemons::ChronyPair, as the clocksync probe's own tests): the scraped offset is
+//! that offset within 10 %, the lock is read, the counters go on across a restart, and a server
+//! stopped is a lock loss. Everything bounded in time; what a user can get wrong is refused in
+//! one line before the first poll.
+
+mod common;
+use common::daemons::*;
+use common::*;
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// `/metrics` of the monitor on `port` (text format), or None when it does not answer.
+fn scrape(port: u16) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .ok()?;
+    write!(stream, "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut text = String::new();
+    stream.read_to_string(&mut text).ok()?;
+    Some(text.split_once("\r\n\r\n")?.1.to_string())
+}
+
+/// The value of `name{labels}` in an exposition.
+fn value(metrics: &str, name: &str, labels: &str) -> Option<f64> {
+    let prefix = format!("{name}{{{labels}}} ");
+    metrics
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map(|v| v.parse().unwrap())
+}
+
+/// A monitor process, stopped (SIGTERM, then killed) when dropped.
+struct Monitor(Child);
+
+impl Monitor {
+    fn start(port: u16, store: &Path, socket: &Path) -> Monitor {
+        let child = rtgauge_with_store(store)
+            .args(["monitor", "--probe", "clocksync", "--listen"])
+            .arg(format!("127.0.0.1:{port}"))
+            .args(["--period", "250ms", "--interval", "2s", "--set"])
+            .arg(format!("clocksync.chrony={}", socket.display()))
+            .args(["--set", "clocksync.ptp4l=off", "--set", "clocksync.phc=off"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Monitor(child)
+    }
+
+    /// SIGTERM and the exit status and stdout, within 10 s.
+    fn stop(mut self) -> (Option<i32>, String) {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.0.id() as libc::pid_t, libc::SIGTERM) };
+        let end = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < end {
+            if let Ok(Some(status)) = self.0.try_wait() {
+                let mut out = String::new();
+                if let Some(mut s) = self.0.stdout.take() {
+                    let _ = s.read_to_string(&mut out);
+                }
+                return (status.code(), out);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the monitor did not stop within 10 s of SIGTERM");
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Scrapes until `ready` holds of the exposition (every 250 ms, at most `limit`), printing each
+/// attempt; the exposition that held.
+fn scrape_until(port: u16, what: &str, limit: Duration, ready: impl Fn(&str) -> bool) -> String {
+    let mut last = String::new();
+    let ok = wait_for(what, limit, || match scrape(port) {
+        Some(m) if ready(&m) => {
+            last = m;
+            Ok(())
+        }
+        Some(m) => {
+            last = m;
+            Err("not yet".into())
+        }
+        None => Err("no answer".into()),
+    });
+    assert!(ok, "{what}: not within {limit:?}; last scrape:\n{last}");
+    last
+}
+
+#[test]
+fn a_chrony_clients_offset_lock_and_lock_loss_are_exported_and_counted_across_restarts() {
+    let Some(_turn) = exclusive_as_root("chronyd") else {
+        return;
+    };
+    let Some(mut pair) = ChronyPair::start() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("h.sqlite");
+    let socket = pair.client_socket();
+    let labels = format!("reference=\"chrony\",source=\"{}\"", socket.display());
+    let port = free_port();
+    let t = Instant::now();
+    let monitor = Monitor::start(port, &store, &socket);
+    // An interval (2 s) has ended with polls in it: its maximum |offset| is exported.
+    let m = scrape_until(port, "interval maximum", Duration::from_secs(20), |m| {
+        value(m, "rtgauge_clocksync_offset_interval_max_seconds", &labels).is_some()
+    });
+    eprintln!(
+        "first scrape with an interval maximum after {:?}",
+        t.elapsed()
+    );
+    let offset = value(&m, "rtgauge_clocksync_offset_seconds", &labels).unwrap();
+    let interval_max = value(&m, "rtgauge_clocksync_offset_interval_max_seconds", &labels).unwrap();
+    eprintln!("offset {offset} s, interval maximum |offset| {interval_max} s (5 ms configured)");
+    // chrony says this clock is 5 ms slow of its source: this clock minus the reference is -5 ms.
+    assert!(
+        (offset + 0.005).abs() <= 0.0005,
+        "offset {offset} s, expected -5 ms ± 10 %"
+    );
+    assert!((interval_max - 0.005).abs() <= 0.0005, "{interval_max} s");
+    assert_eq!(
+        value(&m, "rtgauge_clocksync_locked", &labels),
+        Some(1.0),
+        "{m}"
+    );
+    assert_eq!(value(&m, "rtgauge_clocksync_up", &labels), Some(1.0), "{m}");
+    assert!(value(&m, "rtgauge_clocksync_error_bound_seconds", &labels).unwrap() >= 0.005);
+    assert!(
+        value(&m, "rtgauge_clocksync_path_delay_seconds", &labels).is_some(),
+        "{m}"
+    );
+    assert!(
+        value(&m, "rtgauge_clocksync_frequency_ppb", &labels).is_some(),
+        "{m}"
+    );
+    assert!(
+        !m.contains("rtgauge_clocksync_port_state{"),
+        "chrony has no port: {m}"
+    );
+    assert!(m.contains("probe=\"clocksync\""), "{m}");
+    let polls = value(&m, "rtgauge_clocksync_polls_total", &labels).unwrap();
+    assert!(polls >= 1.0, "{m}");
+    assert_eq!(
+        value(&m, "rtgauge_clocksync_lock_losses_total", &labels),
+        Some(0.0)
+    );
+    lint(&m);
+    let (code, out) = monitor.stop();
+    eprintln!("{out}");
+    assert_eq!(code, Some(0), "{out}");
+    assert!(out.contains("rtgauge monitor: polling chrony "), "{out}");
+    assert!(out.contains("rtgauge monitor: stopped after"), "{out}");
+
+    // Restarted on the same history: the counters go on from at least what was shown; the
+    // server stops, the client loses its source and its lock: a lock loss, counted.
+    let monitor = Monitor::start(port, &store, &socket);
+    let m = scrape_until(
+        port,
+        "restarted and polling",
+        Duration::from_secs(20),
+        |m| value(m, "rtgauge_clocksync_offset_seconds", &labels).is_some(),
+    );
+    let polls_after = value(&m, "rtgauge_clocksync_polls_total", &labels).unwrap();
+    assert!(
+        polls_after > polls,
+        "{polls_after} after {polls}: the counter went back"
+    );
+    pair.daemons.stop("server");
+    let m = scrape_until(port, "lock lost", Duration::from_secs(30), |m| {
+        value(m, "rtgauge_clocksync_lock_losses_total", &labels).is_some_and(|v| v >= 1.0)
+    });
+    assert_eq!(
+        value(&m, "rtgauge_clocksync_locked", &labels),
+        Some(0.0),
+        "{m}"
+    );
+    assert!(value(&m, "rtgauge_clocksync_state_changes_total", &labels).unwrap() >= 1.0);
+    let (code, out) = monitor.stop();
+    assert_eq!(code, Some(0), "{out}");
+    eprintln!("whole test {:?}", t.elapsed());
+}
+
+/// `promtool check metrics` accepts the exposition, where promtool is installed.
+fn lint(metrics: &str) {
+    let Ok(mut promtool) = std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+    else {
+        eprintln!("promtool not installed: the exposition is not linted");
+        return;
+    };
+    promtool
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(metrics.as_bytes())
+        .unwrap();
+    let out = promtool.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool check metrics: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn what_a_clocksync_monitor_cannot_use_is_refused_in_one_line_before_polling() {
+    let dir = tempfile::tempdir().unwrap();
+    let listen = format!("127.0.0.1:{}", free_port());
+    let base = ["monitor", "--probe", "clocksync", "--listen", &listen];
+    let cases: [(&[&str], &str); 5] = [
+        (
+            &[
+                "--set",
+                "clocksync.chrony=off",
+                "--set",
+                "clocksync.ptp4l=off",
+                "--set",
+                "clocksync.phc=off",
+            ],
+            "--probe clocksync: clocksync: no synchronisation reference here",
+        ),
+        (
+            &["--set", "clocksync.limit=1us"],
+            "a monitor's limit is its alert rule's",
+        ),
+        (
+            &["--runtime", "10%"],
+            "--runtime is for the latency monitors",
+        ),
+        (&["--period", "10ms"], "shorter than 100ms"),
+        (&["-o", "/tmp/r.json"], "writes no final document"),
+    ];
+    for (extra, expected) in cases {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend(extra);
+        let t = Instant::now();
+        let err = one_line_error(&args);
+        assert!(err.contains(expected), "{extra:?}: {err}");
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{extra:?} polled first"
+        );
+    }
+    // The latency monitors take no --set.
+    let err = one_line_error(&[
+        "monitor",
+        "--listen",
+        &listen,
+        "--set",
+        "clocksync.chrony=off",
+    ]);
+    assert!(
+        err.contains("--set names the references of --probe clocksync"),
+        "{err}"
+    );
+    drop(dir);
+}
