@@ -281,3 +281,60 @@ fn what_a_clocksync_monitor_cannot_use_is_refused_in_one_line_before_polling() {
     );
     drop(dir);
 }
+
+/// The clocksync dashboard's queries (Grafana's variables given values) are valid PromQL for
+/// promtool, and name only the clocksync monitor's families.
+#[test]
+fn the_clocksync_dashboard_queries_are_valid_promql_over_the_clocksync_families() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../contrib/monitor/grafana-dashboard-clocksync.json");
+    let dashboard: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    let mut n = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let expr = target["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "1m")
+                .replace("$__range", "5m")
+                .replace("$instance", ".*")
+                .replace("$reference", ".*");
+            for family in expr
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| w.starts_with("rtgauge_"))
+            {
+                assert!(
+                    family.starts_with("rtgauge_clocksync_") || family == "rtgauge_info",
+                    "{}: {family} is not a clocksync family",
+                    panel["title"]
+                );
+            }
+            rules += &format!("      - record: dashboard:query{n}\n        expr: '{expr}'\n");
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "{n} queries");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("queries.yml");
+    std::fs::write(&path, &rules).unwrap();
+    let Ok(out) = std::process::Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&path)
+        .output()
+    else {
+        assert!(
+            std::env::var_os("RTGAUGE_LAB").is_none(),
+            "promtool (Debian's prometheus) is missing"
+        );
+        eprintln!("skipped: promtool not installed (Debian's prometheus)");
+        return;
+    };
+    assert!(
+        out.status.success(),
+        "{}{}\n{rules}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
