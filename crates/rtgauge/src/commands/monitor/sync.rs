@@ -281,17 +281,25 @@ pub(super) fn monitor(args: &MonitorArgs) -> Result<u8> {
             .spawn(move || super::serve_with(server, &set, |accept| shared.body(accept)))
             .expect("a thread can be started")
     });
-    {
+    // A poll in progress at the stop ends within its timeouts (the clients it started are
+    // stopped then, never left behind); the monitor waits for it that long at most.
+    let poll_bound = Duration::from_nanos(
+        poller.timeout_ns() * poller.references().len() as u64 + 1_000_000_000,
+    );
+    let polling = {
         let shared = shared.clone();
         let set = cpus.clone().unwrap_or_default();
-        // Not joined: a poll in progress ends within its timeout, or with the process.
         std::thread::Builder::new()
             .name("rtgauge-poll".into())
             .spawn(move || poll_forever(poller, &shared, &set))
-            .expect("a thread can be started");
-    }
+            .expect("a thread can be started")
+    };
     let started = now_ns();
     watch(&shared, args);
+    let waited = std::time::Instant::now();
+    while !polling.is_finished() && waited.elapsed() < poll_bound {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     finish(&shared, args, now_ns() - started);
     Ok(crate::EXIT_OK)
 }
