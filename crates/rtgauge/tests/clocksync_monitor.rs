@@ -7,21 +7,14 @@
 
 mod common;
 use common::daemons::*;
+use common::prometheus::{contrib, free_port, query, start_prometheus};
 use common::*;
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// `/metrics` of the monitor on `port` (text format), or None when it does not answer.
 fn scrape(port: u16) -> Option<String> {
@@ -166,6 +159,7 @@ fn a_chrony_clients_offset_lock_and_lock_loss_are_exported_and_counted_across_re
         Some(0.0)
     );
     lint(&m);
+    dashboard_against_prometheus(port, dir.path());
     let (code, out) = monitor.stop();
     eprintln!("{out}");
     assert_eq!(code, Some(0), "{out}");
@@ -199,6 +193,80 @@ fn a_chrony_clients_offset_lock_and_lock_loss_are_exported_and_counted_across_re
     let (code, out) = monitor.stop();
     assert_eq!(code, Some(0), "{out}");
     eprintln!("whole test {:?}", t.elapsed());
+}
+
+/// The clocksync dashboard's queries (Grafana's variables given values) against Debian's
+/// Prometheus scraping the monitor on `port` every second: each one is valid, and each one has
+/// data but ptp4l's (port state, clock class: chrony has neither). The offset PromQL reads is
+/// the configured 5 ms within 10 %.
+fn dashboard_against_prometheus(port: u16, dir: &Path) {
+    if std::process::Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        assert!(
+            std::env::var_os("RTGAUGE_LAB").is_none(),
+            "prometheus (Debian's) is missing"
+        );
+        eprintln!("dashboard not checked against Prometheus: prometheus not installed");
+        return;
+    }
+    let (_prometheus, prom) = start_prometheus(dir, &[port], &[]);
+    let has_data = |q: &str| {
+        let answer = query(prom, q);
+        assert_eq!(answer["status"], "success", "{q}: {answer}");
+        answer["data"]["result"]
+            .as_array()
+            .is_some_and(|r| !r.is_empty())
+    };
+    // increase() over the range needs two scrapes, the interval maxima an interval ended.
+    let ready = wait_for(
+        "prometheus has two scrapes",
+        Duration::from_secs(30),
+        || match has_data("increase(rtgauge_clocksync_polls_total[5m])")
+            && has_data("rtgauge_clocksync_offset_interval_max_seconds")
+        {
+            true => Ok(()),
+            false => Err("not yet".into()),
+        },
+    );
+    assert!(
+        ready,
+        "Prometheus never had two scrapes of the clocksync monitor"
+    );
+    let answer = query(prom, "rtgauge_clocksync_offset_seconds");
+    let offset: f64 = answer["data"]["result"][0]["value"][1]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((offset + 0.005).abs() <= 0.0005, "{answer}");
+    let dashboard: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(contrib().join("grafana-dashboard-clocksync.json")).unwrap(),
+    )
+    .unwrap();
+    let mut checked = 0;
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().unwrap() {
+            let q = target["expr"]
+                .as_str()
+                .unwrap()
+                .replace("$__rate_interval", "1m")
+                .replace("$__range", "5m")
+                .replace("$instance", ".*")
+                .replace("$reference", ".*");
+            let ptp4l_only = q.contains("port_state") || q.contains("clock_class");
+            assert!(
+                has_data(&q) != ptp4l_only,
+                "{}: {q}: data expected {}",
+                panel["title"],
+                !ptp4l_only
+            );
+            checked += 1;
+        }
+    }
+    eprintln!("{checked} dashboard queries answered by Prometheus (offset {offset} s)");
 }
 
 /// `promtool check metrics` accepts the exposition, where promtool is installed.

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod daemons;
+pub mod prometheus;
 
 use assert_cmd::Command;
 use serde_json::Value;
