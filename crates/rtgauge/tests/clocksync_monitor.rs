@@ -41,13 +41,26 @@ fn value(metrics: &str, name: &str, labels: &str) -> Option<f64> {
 struct Monitor(Child);
 
 impl Monitor {
+    /// Polling chronyd's command socket `socket` only.
     fn start(port: u16, store: &Path, socket: &Path) -> Monitor {
+        Monitor::polling(
+            port,
+            store,
+            &format!("chrony={}", socket.display()),
+            "ptp4l=off",
+        )
+    }
+
+    /// Polling the references `chrony` and `ptp4l` (`--set clocksync.…`), every 250 ms.
+    fn polling(port: u16, store: &Path, chrony: &str, ptp4l: &str) -> Monitor {
         let child = rtgauge_with_store(store)
             .args(["monitor", "--probe", "clocksync", "--listen"])
             .arg(format!("127.0.0.1:{port}"))
             .args(["--period", "250ms", "--interval", "2s", "--set"])
-            .arg(format!("clocksync.chrony={}", socket.display()))
-            .args(["--set", "clocksync.ptp4l=off", "--set", "clocksync.phc=off"])
+            .arg(format!("clocksync.{chrony}"))
+            .arg("--set")
+            .arg(format!("clocksync.{ptp4l}"))
+            .args(["--set", "clocksync.phc=off"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
@@ -193,6 +206,66 @@ fn a_chrony_clients_offset_lock_and_lock_loss_are_exported_and_counted_across_re
     let (code, out) = monitor.stop();
     assert_eq!(code, Some(0), "{out}");
     eprintln!("whole test {:?}", t.elapsed());
+}
+
+/// ptp4l as a slave that does not steer the clock (free_running), over a veth pair between two
+/// namespaces of the test: its port state is exported as one series per IEEE 1588 state, with
+/// UNCALIBRATED (or SLAVE) the one at 1, the grandmaster's clock class, the offset and path
+/// delay; locked follows the port.
+#[test]
+fn a_ptp4l_slaves_port_state_clock_class_and_offset_are_exported() {
+    let Some(_turn) = exclusive_as_root("network namespaces and ptp4l") else {
+        return;
+    };
+    let Some(mut pair) = PtpPair::start() else {
+        return;
+    };
+    let veth = pair.veth();
+    pair.start_slave(&veth, 0);
+    let dir = tempfile::tempdir().unwrap();
+    let socket = pair.slave_socket();
+    let labels = format!("reference=\"ptp4l\",source=\"{}\"", socket.display());
+    let port = free_port();
+    let monitor = Monitor::polling(
+        port,
+        &dir.path().join("h.sqlite"),
+        "chrony=off",
+        &format!("ptp4l={}", socket.display()),
+    );
+    let m = scrape_until(port, "ptp4l polled", Duration::from_secs(20), |m| {
+        value(m, "rtgauge_clocksync_offset_seconds", &labels).is_some()
+    });
+    let states: Vec<(String, f64)> = m
+        .lines()
+        .filter_map(|l| l.strip_prefix(&format!("rtgauge_clocksync_port_state{{{labels},state=\"")))
+        .filter_map(|l| {
+            let (state, v) = l.split_once("\"} ")?;
+            Some((state.to_string(), v.parse().ok()?))
+        })
+        .collect();
+    for line in m.lines().filter(|l| l.contains("reference=\"ptp4l\"")) {
+        eprintln!("{line}");
+    }
+    assert_eq!(states.len(), 9, "{m}");
+    let on: Vec<&str> = states
+        .iter()
+        .filter(|(_, v)| *v == 1.0)
+        .map(|(s, _)| s.as_str())
+        .collect();
+    assert!(on == ["UNCALIBRATED"] || on == ["SLAVE"], "{on:?}\n{m}");
+    let locked = value(&m, "rtgauge_clocksync_locked", &labels).unwrap();
+    assert_eq!(locked, f64::from(u8::from(on == ["SLAVE"])), "{m}");
+    assert!(
+        value(&m, "rtgauge_clocksync_clock_class", &labels).is_some(),
+        "{m}"
+    );
+    assert!(
+        value(&m, "rtgauge_clocksync_path_delay_seconds", &labels).unwrap() > 0.0,
+        "{m}"
+    );
+    assert!(!m.contains("rtgauge_clocksync_frequency_ppb{"), "{m}");
+    let (code, out) = monitor.stop();
+    assert_eq!(code, Some(0), "{out}");
 }
 
 /// The clocksync dashboard's queries (Grafana's variables given values) against Debian's

@@ -166,3 +166,142 @@ impl ChronyPair {
         Some(pair)
     }
 }
+
+/// ptp4l as master and as slave over a veth pair between two network namespaces of the
+/// test, software timestamping, the slave not steering the clock (free_running).
+pub struct PtpPair {
+    pub dir: tempfile::TempDir,
+    pub daemons: Daemons,
+    pub namespaces: [String; 2],
+}
+
+impl PtpPair {
+    pub fn slave_socket(&self) -> PathBuf {
+        self.dir.path().join("slave.uds")
+    }
+
+    pub fn start() -> Option<PtpPair> {
+        if !is_root() || !installed("ptp4l") || !installed("pmc") || !installed("ip") {
+            eprintln!("skipped: needs root, ptp4l, pmc and ip");
+            return None;
+        }
+        let id = std::process::id();
+        let namespaces = [format!("rtg-cs-m{id}"), format!("rtg-cs-s{id}")];
+        let veth = [
+            format!("rcs{}m", id % 100_000),
+            format!("rcs{}s", id % 100_000),
+        ];
+        let mut daemons = Daemons::default();
+        let ip = |args: &[&str]| {
+            let ok = Command::new("ip")
+                .args(args)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "ip {}", args.join(" "));
+        };
+        for ns in &namespaces {
+            ip(&["netns", "add", ns]);
+            daemons.namespaces.push(ns.clone());
+        }
+        ip(&[
+            "link",
+            "add",
+            &veth[0],
+            "netns",
+            &namespaces[0],
+            "type",
+            "veth",
+            "peer",
+            "name",
+            &veth[1],
+            "netns",
+            &namespaces[1],
+        ]);
+        for (i, ns) in namespaces.iter().enumerate() {
+            let addr = format!("10.231.{}.{}/24", id % 200, i + 1);
+            ip(&["-n", ns, "addr", "add", &addr, "dev", &veth[i]]);
+            ip(&["-n", ns, "link", "set", &veth[i], "up"]);
+            ip(&["-n", ns, "link", "set", "lo", "up"]);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let common = "logAnnounceInterval -2\nannounceReceiptTimeout 2\nlogSyncInterval -3\nlogMinDelayReqInterval -3\n";
+        let master = format!(
+            "[global]\nuds_address {}/master.uds\npriority1 1\nmasterOnly 1\n{common}",
+            dir.path().display()
+        );
+        std::fs::write(dir.path().join("master.cfg"), master).unwrap();
+        let mut pair = PtpPair {
+            dir,
+            daemons,
+            namespaces,
+        };
+        pair.daemons.start(
+            "master",
+            Command::new("ip")
+                .args([
+                    "netns",
+                    "exec",
+                    &pair.namespaces[0],
+                    "ptp4l",
+                    "-S",
+                    "-i",
+                    &veth[0],
+                    "-f",
+                ])
+                .arg(pair.dir.path().join("master.cfg")),
+        );
+        Some(pair)
+    }
+
+    /// Starts (or restarts) the slave with `asymmetry_ns` as its delayAsymmetry, and waits until it
+    /// follows the master.
+    pub fn start_slave(&mut self, veth: &str, asymmetry_ns: i64) {
+        self.daemons.stop("slave");
+        let d = self.dir.path().display();
+        let cfg = format!(
+            "[global]\nuds_address {d}/slave.uds\nslaveOnly 1\nfree_running 1\ndelayAsymmetry {asymmetry_ns}\nlogAnnounceInterval -2\nannounceReceiptTimeout 2\nlogSyncInterval -3\nlogMinDelayReqInterval -3\n"
+        );
+        std::fs::write(self.dir.path().join("slave.cfg"), cfg).unwrap();
+        self.daemons.start(
+            "slave",
+            Command::new("ip")
+                .args([
+                    "netns",
+                    "exec",
+                    &self.namespaces[1],
+                    "ptp4l",
+                    "-S",
+                    "-i",
+                    veth,
+                    "-f",
+                ])
+                .arg(self.dir.path().join("slave.cfg")),
+        );
+        let socket = self.slave_socket();
+        let client = self.dir.path().join("pmc-wait");
+        let ready = wait_for("ptp4l slave", Duration::from_secs(30), || {
+            let text = output_of(
+                Command::new("pmc")
+                    .args(["-u", "-b", "0", "-s"])
+                    .arg(&socket)
+                    .arg("-i")
+                    .arg(&client)
+                    .args(["GET TIME_STATUS_NP", "GET PORT_DATA_SET"]),
+            );
+            let _ = std::fs::remove_file(&client);
+            let follows = text.contains("gmPresent                  true")
+                && (text.contains("UNCALIBRATED")
+                    || text.contains("portState               SLAVE"))
+                && !text.contains("master_offset              0\n");
+            match follows {
+                true => Ok(()),
+                false => Err("not following the master yet".into()),
+            }
+        });
+        assert!(ready, "the ptp4l slave never followed its master");
+    }
+
+    pub fn veth(&self) -> String {
+        format!("rcs{}s", std::process::id() % 100_000)
+    }
+}
