@@ -537,8 +537,8 @@ pub struct MonitorArgs {
     #[arg(long, value_name = "DIR")]
     pub textfile: Option<PathBuf>,
 
-    /// Width of the intervals whose maximum latency is kept over the whole uptime (OSADL's
-    /// 5-minute maxima); short ones (e.g. 2s) are for trying it out.
+    /// Width of the intervals whose maximum latency (clocksync: largest |offset|) is kept over
+    /// the whole uptime (OSADL's 5-minute maxima); short ones (e.g. 2s) are for trying it out.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration)]
     pub interval: u64,
 
