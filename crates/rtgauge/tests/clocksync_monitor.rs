@@ -203,6 +203,30 @@ fn a_chrony_clients_offset_lock_and_lock_loss_are_exported_and_counted_across_re
         "{m}"
     );
     assert!(value(&m, "rtgauge_clocksync_state_changes_total", &labels).unwrap() >= 1.0);
+    // Killed (SIGKILL: nothing written at the end) and started again: no counter goes back
+    // from what the last scrape showed.
+    let shown: Vec<(&str, f64)> = [
+        "rtgauge_clocksync_polls_total",
+        "rtgauge_clocksync_failed_polls_total",
+        "rtgauge_clocksync_lock_losses_total",
+        "rtgauge_clocksync_state_changes_total",
+    ]
+    .into_iter()
+    .map(|name| (name, value(&m, name, &labels).unwrap()))
+    .collect();
+    drop(monitor);
+    let monitor = Monitor::start(port, &store, &socket);
+    let m = scrape_until(
+        port,
+        "restarted after SIGKILL",
+        Duration::from_secs(20),
+        |m| value(m, "rtgauge_clocksync_up", &labels).is_some(),
+    );
+    for (name, before) in shown {
+        let after = value(&m, name, &labels).unwrap();
+        eprintln!("{name}: {before} shown before SIGKILL, {after} after the restart");
+        assert!(after >= before, "{name} went back: {before} → {after}");
+    }
     let (code, out) = monitor.stop();
     assert_eq!(code, Some(0), "{out}");
     eprintln!("whole test {:?}", t.elapsed());
