@@ -62,7 +62,6 @@ impl Monitor {
             .arg(format!("clocksync.{ptp4l}"))
             .args(["--set", "clocksync.phc=off"])
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         Monitor(child)

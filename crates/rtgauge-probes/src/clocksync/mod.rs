@@ -314,7 +314,7 @@ impl Reference {
             Kind::Chrony(socket) => {
                 let args = chrony::args(socket.as_deref());
                 let answer = command::run("chronyc", &args, timeout).map_err(|e| {
-                    chrony::explain(e, socket.is_some(), rtgauge_os::process::euid() == 0)
+                    chrony::explain(e, socket.as_deref(), rtgauge_os::process::euid() == 0)
                 });
                 chrony::parse(&answer?)
             }

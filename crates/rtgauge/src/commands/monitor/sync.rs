@@ -344,6 +344,7 @@ fn poll_forever(mut poller: Poller, shared: &Shared, cpus: &[usize]) {
     rtgauge_core::rt::pin_thread_to_set(cpus);
     let period = poller.interval_ns();
     let mut next = now_ns();
+    let mut said: Vec<Option<String>> = vec![None; poller.references().len()];
     while !signals::stop_requested() {
         let now = now_ns();
         if now < next {
@@ -351,6 +352,11 @@ fn poll_forever(mut poller: Poller, shared: &Shared, cpus: &[usize]) {
             continue;
         }
         let statuses = poller.poll();
+        for (s, last) in statuses.iter().zip(said.iter_mut()) {
+            if let Some(line) = failure_line(s, last) {
+                eprintln!("{line}");
+            }
+        }
         if let Ok(mut refs) = shared.refs.lock() {
             for (t, s) in refs.iter_mut().zip(statuses) {
                 if let Some(o) = s.offset_ns {
@@ -360,6 +366,25 @@ fn poll_forever(mut poller: Poller, shared: &Shared, cpus: &[usize]) {
             }
         }
         next = (next + period).max(now_ns());
+    }
+}
+
+/// What stderr (the journal under systemd) says of a poll: why a reference failed, once until
+/// the reason changes, and that it answers again. `last` is the reason said last.
+fn failure_line(s: &Status, last: &mut Option<String>) -> Option<String> {
+    let who = format!("rtgauge monitor: {} {}", s.reference, s.source);
+    match (&s.failure, last.as_ref()) {
+        (Some(reason), said) if said != Some(reason) => {
+            *last = Some(reason.clone());
+            Some(format!(
+                "{who}: no reading: {reason} (said again only when the reason changes)"
+            ))
+        }
+        (None, Some(_)) => {
+            *last = None;
+            Some(format!("{who}: answers again"))
+        }
+        _ => None,
     }
 }
 
@@ -442,6 +467,40 @@ mod tests {
             crate::cli::Command::Monitor(a) => *a,
             _ => unreachable!(),
         }
+    }
+
+    #[test]
+    fn a_failing_reference_is_said_once_per_reason_and_when_it_answers_again() {
+        let failing = |why: &str| Status {
+            reference: "chrony",
+            source: "default".into(),
+            failure: Some(why.into()),
+            ..Status::default()
+        };
+        let mut last = None;
+        let first = failure_line(&failing("chronyc got no answer"), &mut last).unwrap();
+        assert!(
+            first.starts_with("rtgauge monitor: chrony default: no reading: chronyc got no answer"),
+            "{first}"
+        );
+        assert_eq!(
+            failure_line(&failing("chronyc got no answer"), &mut last),
+            None
+        );
+        assert!(failure_line(&failing("garbage"), &mut last).is_some());
+        let ok = Status {
+            answered: true,
+            ..failing("")
+        };
+        let ok = Status {
+            failure: None,
+            ..ok
+        };
+        assert_eq!(
+            failure_line(&ok, &mut last).as_deref(),
+            Some("rtgauge monitor: chrony default: answers again")
+        );
+        assert_eq!(failure_line(&ok, &mut last), None);
     }
 
     #[test]
