@@ -41,30 +41,35 @@ fn value(metrics: &str, name: &str, labels: &str) -> Option<f64> {
 struct Monitor(Child);
 
 impl Monitor {
-    /// Polling chronyd's command socket `socket` only.
+    /// Polling chronyd's command socket `socket` only, its textfile in `tf` beside `store`.
     fn start(port: u16, store: &Path, socket: &Path) -> Monitor {
-        Monitor::polling(
-            port,
-            store,
-            &format!("chrony={}", socket.display()),
-            "ptp4l=off",
-        )
+        let textfile = store.with_file_name("tf");
+        std::fs::create_dir_all(&textfile).unwrap();
+        let chrony = format!("chrony={}", socket.display());
+        Monitor::polling(port, store, &chrony, "ptp4l=off", Some(&textfile))
     }
 
     /// Polling the references `chrony` and `ptp4l` (`--set clocksync.…`), every 250 ms.
-    fn polling(port: u16, store: &Path, chrony: &str, ptp4l: &str) -> Monitor {
-        let child = rtgauge_with_store(store)
-            .args(["monitor", "--probe", "clocksync", "--listen"])
+    fn polling(
+        port: u16,
+        store: &Path,
+        chrony: &str,
+        ptp4l: &str,
+        textfile: Option<&Path>,
+    ) -> Monitor {
+        let mut cmd = rtgauge_with_store(store);
+        cmd.args(["monitor", "--probe", "clocksync", "--listen"])
             .arg(format!("127.0.0.1:{port}"))
             .args(["--period", "250ms", "--interval", "2s", "--set"])
             .arg(format!("clocksync.{chrony}"))
             .arg("--set")
             .arg(format!("clocksync.{ptp4l}"))
             .args(["--set", "clocksync.phc=off"])
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        Monitor(child)
+            .stdout(Stdio::piped());
+        if let Some(dir) = textfile {
+            cmd.arg("--textfile").arg(dir);
+        }
+        Monitor(cmd.spawn().unwrap())
     }
 
     /// SIGTERM and the exit status and stdout, within 10 s.
@@ -172,7 +177,18 @@ fn a_chrony_clients_offset_lock_and_lock_loss_are_exported_and_counted_across_re
     );
     lint(&m);
     dashboard_against_prometheus(port, dir.path());
+    // node_exporter's textfile: the same figures, rewritten every 5 s, removed at the stop.
+    let textfile = dir.path().join("tf/rtgauge.prom");
+    let written = wait_for("textfile", Duration::from_secs(12), || {
+        let text = std::fs::read_to_string(&textfile).unwrap_or_default();
+        match value(&text, "rtgauge_clocksync_offset_seconds", &labels) {
+            Some(o) if (o + 0.005).abs() <= 0.0005 => Ok(()),
+            other => Err(format!("offset {other:?}")),
+        }
+    });
+    assert!(written, "{} never held the offset", textfile.display());
     let (code, out) = monitor.stop();
+    assert!(!textfile.exists(), "the textfile outlived the monitor");
     eprintln!("{out}");
     assert_eq!(code, Some(0), "{out}");
     assert!(out.contains("rtgauge monitor: polling chrony "), "{out}");
@@ -254,6 +270,7 @@ fn a_ptp4l_slaves_port_state_clock_class_and_offset_are_exported() {
         &dir.path().join("h.sqlite"),
         "chrony=off",
         &format!("ptp4l={}", socket.display()),
+        None,
     );
     let m = scrape_until(port, "ptp4l polled", Duration::from_secs(20), |m| {
         value(m, "rtgauge_clocksync_offset_seconds", &labels).is_some()
