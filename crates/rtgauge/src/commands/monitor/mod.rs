@@ -8,6 +8,9 @@
 //! cells after each interval ends and keeps the interval in the store; the HTTP thread renders
 //! the cells and this state on each scrape. Neither touches a measuring thread.
 //!
+//! `--probe clocksync` measures no CPU: it polls the clock's synchronisation daemons, with
+//! steps of its own ([`sync`]).
+//!
 //! The steps: [`args`] checks everything a user gives before anything is measured; the plan
 //! and the [`book`] (the history's totals) are set up; the exporters and the measurement
 //! start; [`watch`] closes intervals and rewrites the textfile until a stop; [`finish`] keeps

@@ -37,6 +37,8 @@ const MIN_PERIOD_NS: u64 = 100_000_000;
 pub(super) const SLOT_POLLS: usize = 0;
 /// The history's row of a reference's failed polls and state changes.
 pub(super) const SLOT_FAILURES: usize = 1;
+/// The clocksync probe's parameters a monitor takes with `--set`.
+const TAKEN: [&str; 5] = ["chrony", "ptp4l", "ptp-domain", "phc", "timeout"];
 /// Parameters the monitor sets itself, or that are `rtgauge run clocksync`'s only.
 const NOT_FOR_MONITOR: [(&str, &str); 5] = [
     ("interval", "the time between polls is --period"),
@@ -193,6 +195,13 @@ fn settings(args: &MonitorArgs, period: u64) -> Result<Vec<(String, String)>> {
             .to_string();
         if let Some((_, why)) = NOT_FOR_MONITOR.iter().find(|(k, _)| *k == key) {
             bail!("--set {set}: not for a monitor: {why}");
+        }
+        if !TAKEN.contains(&key.as_str()) {
+            let taken: Vec<String> = TAKEN.iter().map(|k| format!("{PROBE}.{k}")).collect();
+            bail!(
+                "--set {set}: not a parameter of the clocksync monitor; it takes {}",
+                taken.join(", ")
+            );
         }
         out.push((key, value.trim().to_string()));
     }
@@ -524,6 +533,11 @@ mod tests {
         assert!(e.to_string().contains("alert rule"), "{e}");
         let e = settings(&args(&[]), 10_000_000).unwrap_err();
         assert!(e.to_string().contains("e.g. --period 1s"), "{e}");
+        let e = settings(&args(&["--set", "cyclic.period=1ms"]), 1_000_000_000).unwrap_err();
+        assert!(
+            e.to_string().ends_with("it takes clocksync.chrony, clocksync.ptp4l, clocksync.ptp-domain, clocksync.phc, clocksync.timeout"),
+            "{e}"
+        );
         let e = settings(&args(&["--set", "chrony"]), 1_000_000_000).unwrap_err();
         assert!(e.to_string().contains("give KEY=VALUE"), "{e}");
         let e = refuse_latency_flags(&args(&["--runtime", "10%"])).unwrap_err();
