@@ -414,7 +414,7 @@ fn what_a_clocksync_monitor_cannot_use_is_refused_in_one_line_before_polling() {
     let dir = tempfile::tempdir().unwrap();
     let listen = format!("127.0.0.1:{}", free_port());
     let base = ["monitor", "--probe", "clocksync", "--listen", &listen];
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &[
                 "--set",
@@ -433,6 +433,10 @@ fn what_a_clocksync_monitor_cannot_use_is_refused_in_one_line_before_polling() {
         (
             &["--runtime", "10%"],
             "--runtime is for the latency monitors",
+        ),
+        (
+            &["--set", "cyclic.period=1ms"],
+            "not a parameter of the clocksync monitor; it takes clocksync.chrony,",
         ),
         (&["--period", "10ms"], "shorter than 100ms"),
         (&["-o", "/tmp/r.json"], "writes no final document"),
