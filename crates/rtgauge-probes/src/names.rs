@@ -34,6 +34,8 @@ pub const TIMERLAT: &str = "timerlat";
 pub const APP: &str = "app";
 /// The user's periodic task set.
 pub const TASKSET: &str = "taskset";
+/// This clock's offset from its synchronisation references.
+pub const CLOCKSYNC: &str = "clocksync";
 
 /// Whether `probe` (as given on a command line: `NAME` or `NAME@VARIANT`) selects the probe
 /// called `name`.

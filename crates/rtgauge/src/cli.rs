@@ -523,6 +523,7 @@ pub enum MonitorProbe {
     Cyclic,
     Noise,
     Timerlat,
+    Clocksync,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -540,8 +541,8 @@ pub struct MonitorArgs {
     #[arg(long, value_name = "DIR")]
     pub textfile: Option<PathBuf>,
 
-    /// Width of the intervals whose maximum latency is kept over the whole uptime (OSADL's
-    /// 5-minute maxima); short ones (e.g. 2s) are for trying it out.
+    /// Width of the intervals whose maximum latency (clocksync: largest |offset|) is kept over
+    /// the whole uptime (OSADL's 5-minute maxima); short ones (e.g. 2s) are for trying it out.
     #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = duration)]
     pub interval: u64,
 
@@ -549,21 +550,30 @@ pub struct MonitorArgs {
     /// wake-up per period); `noise`, the longest stall of each polling window (the CPU taken
     /// from a thread that polls the clock for --runtime of each period); `timerlat`, the
     /// latency of the kernel's timerlat tracer thread (a kernel with CONFIG_TIMERLAT_TRACER,
-    /// root).
+    /// root); `clocksync`, the offset of this clock from chrony, ptp4l and PTP hardware
+    /// clocks, their lock and states (no CPU is measured).
     #[arg(long, value_enum, value_name = "PROBE", default_value_t = MonitorProbe::Cyclic)]
     pub probe: MonitorProbe,
 
     /// Period of the measuring thread on each CPU (the duty: one wake-up, or one polling
-    /// window, per period) [default: 1ms for cyclic and timerlat, 100ms for noise].
+    /// window, per period); with --probe clocksync, the time between two polls of every
+    /// reference [default: 1ms for cyclic and timerlat, 100ms for noise, 1s for clocksync].
     #[arg(short, long, value_name = "PERIOD", value_parser = period)]
     pub period: Option<u64>,
+
+    /// With --probe clocksync: which references to poll, as `rtgauge run clocksync` takes them
+    /// (clocksync.chrony=PATH|auto|off, clocksync.ptp4l=PATH, clocksync.ptp-domain=N,
+    /// clocksync.phc=DEVICE, clocksync.timeout=2s; repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
 
     /// With --probe noise: polling time in each period, a share (10%) or a duration (5ms);
     /// the rest of the period the CPU is left to its work [default: 10%].
     #[arg(long, value_name = "SHARE")]
     pub runtime: Option<String>,
 
-    /// CPUs to measure on: `all` or a list like 2-3.
+    /// CPUs to measure on: `all` or a list like 2-3; with --probe clocksync, the CPUs its
+    /// polls (and the clients they start) run on, e.g. the housekeeping CPUs.
     #[arg(short, long, value_name = "CPUS", default_value = "all")]
     pub cpus: String,
 

@@ -27,10 +27,23 @@ pub fn args(socket: Option<&Path>) -> Vec<String> {
     a
 }
 
-/// A failure of chronyc with what to do about it: chronyd's command socket is root's (and
-/// chrony's group's), while its read-only reports are open to everyone over UDP 127.0.0.1:323.
-pub fn explain(error: String, socket_given: bool, root: bool) -> String {
-    if socket_given && !root && error.contains("Could not open connection") {
+/// A failure of chronyc with what to do about it: a command socket that is not there (no
+/// chronyd serves it); one that is, refused to a user (chronyd's command socket is root's and
+/// chrony's group's, while its read-only reports are open to everyone over UDP 127.0.0.1:323).
+pub fn explain(error: String, socket: Option<&Path>, root: bool) -> String {
+    let Some(path) = socket else {
+        return error;
+    };
+    if !error.contains("Could not open connection") {
+        return error;
+    }
+    if !path.exists() {
+        return format!(
+            "{error} ({} does not exist: is chronyd running, with bindcmdaddress {0}?)",
+            path.display()
+        );
+    }
+    if !root {
         return format!(
             "{error} (the command socket is root's: run as root, or leave chrony=auto to ask chronyd over UDP 127.0.0.1:323)"
         );
@@ -96,6 +109,7 @@ pub fn parse(text: &str) -> Result<Reading, String> {
         width_ns: None,
         locked: synchronised && selected.is_some(),
         state,
+        port_state: None,
         sources,
         figures: vec![
             ("last_offset_ns", last_offset * 1e9),
@@ -171,9 +185,18 @@ mod tests {
     #[test]
     fn a_socket_refused_to_a_user_says_what_to_do() {
         let e = "chronyc failed (exit status: 1): Could not open connection to daemon".to_string();
-        assert!(explain(e.clone(), true, false).contains("run as root, or leave chrony=auto"));
-        assert_eq!(explain(e.clone(), true, true), e);
-        assert_eq!(explain(e.clone(), false, false), e);
+        let here = std::env::temp_dir();
+        let there = Some(here.as_path());
+        assert!(explain(e.clone(), there, false).contains("run as root, or leave chrony=auto"));
+        assert_eq!(explain(e.clone(), there, true), e);
+        assert_eq!(explain(e.clone(), None, false), e);
+        let missing = Path::new("/nonexistent/chronyd.sock");
+        let said = explain(e.clone(), Some(missing), false);
+        assert!(
+            said.ends_with("(/nonexistent/chronyd.sock does not exist: is chronyd running, with bindcmdaddress /nonexistent/chronyd.sock?)"),
+            "{said}"
+        );
+        assert!(!said.contains("root"), "{said}");
     }
 
     #[test]

@@ -25,11 +25,13 @@ mod chrony;
 mod command;
 mod discover;
 mod phc;
+mod poller;
 mod ptp4l;
 mod summary;
 mod track;
 mod tsc;
 
+pub use poller::{Poller, Status, PORT_STATES};
 pub use summary::{failures, limit_outcome};
 
 use rtgauge_core::clock::now_ns;
@@ -45,7 +47,7 @@ use std::time::Duration;
 use track::Track;
 use tsc::TscRate;
 
-const PROBE: &str = "clocksync";
+const PROBE: &str = crate::names::CLOCKSYNC;
 const DESCRIPTION: &str = "offset of this clock from chrony, ptp4l and PTP hardware clocks, lock losses, TSC rate; verdict against a limit";
 // What it reads does not depend on the run's mode: once per load; the warm-up is not waited.
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS)
@@ -274,6 +276,8 @@ pub struct Reading {
     locked: bool,
     /// The daemon's state in words (leap status and source; port and servo state).
     state: String,
+    /// ptp4l's port state as IEEE 1588 names it (SLAVE, UNCALIBRATED, MASTER…).
+    port_state: Option<String>,
     /// Each source's name and whether it answers (chrony).
     sources: Vec<(String, bool)>,
     /// The daemon's other figures, the last one kept.
@@ -310,7 +314,7 @@ impl Reference {
             Kind::Chrony(socket) => {
                 let args = chrony::args(socket.as_deref());
                 let answer = command::run("chronyc", &args, timeout).map_err(|e| {
-                    chrony::explain(e, socket.is_some(), rtgauge_os::process::euid() == 0)
+                    chrony::explain(e, socket.as_deref(), rtgauge_os::process::euid() == 0)
                 });
                 chrony::parse(&answer?)
             }

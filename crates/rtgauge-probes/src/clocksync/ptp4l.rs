@@ -129,6 +129,7 @@ pub fn parse(text: &str) -> Result<Reading, String> {
         width_ns: None,
         locked: port == "SLAVE" && gm_present,
         state,
+        port_state: Some(port.to_string()),
         sources: Vec::new(),
         figures,
     })

@@ -1,6 +1,9 @@
 //! Helpers shared by the end-to-end tests (each test file uses the ones it needs).
 #![allow(dead_code)]
 
+pub mod daemons;
+pub mod prometheus;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;

@@ -118,6 +118,9 @@ fn listen(addr: &str) -> Result<(tiny_http::Server, SocketAddr)> {
 /// The probe's period and the settings that give it its duty; `--runtime` checked here so
 /// its advice names the flag (the probe's own message names its setting, `runtime=90%`).
 pub(super) fn probe_settings(args: &MonitorArgs, probe: &str) -> Result<(u64, Vec<String>)> {
+    if let Some(set) = args.set.first() {
+        bail!("--set {set}: --set names the references of --probe clocksync; {probe} takes none");
+    }
     match args.probe {
         MonitorProbe::Cyclic | MonitorProbe::Timerlat => {
             if args.runtime.is_some() {
@@ -144,6 +147,9 @@ pub(super) fn probe_settings(args: &MonitorArgs, probe: &str) -> Result<(u64, Ve
                     format!("{probe}.runtime={runtime}"),
                 ],
             ))
+        }
+        MonitorProbe::Clocksync => {
+            unreachable!("the clocksync monitor has its own steps (sync.rs)")
         }
     }
 }

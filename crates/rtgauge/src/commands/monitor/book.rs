@@ -37,7 +37,7 @@ struct CpuBook {
 pub(super) struct Book {
     store: Store,
     host: String,
-    probe: &'static str,
+    probe: String,
     interval: u64,
     /// Unix time (ns) at CLOCK_MONOTONIC 0, fixed once: every write of one interval's row
     /// has the same key.
@@ -58,7 +58,7 @@ impl Book {
     pub fn open(
         mut store: Store,
         host: &str,
-        probe: &'static str,
+        probe: &str,
         interval: u64,
         cpus: &[usize],
         now_mono: u64,
@@ -80,7 +80,7 @@ impl Book {
         Ok(Book {
             store,
             host: host.to_string(),
-            probe,
+            probe: probe.to_string(),
             interval,
             unix_at_zero: now_unix.saturating_sub(now_mono),
             started_unix: now_unix,
@@ -143,7 +143,7 @@ impl Book {
         if rows.is_empty() {
             return true;
         }
-        match self.store.monitor_record_all(&self.host, self.probe, rows) {
+        match self.store.monitor_record_all(&self.host, &self.probe, rows) {
             Ok(()) => true,
             Err(e) => {
                 // A full disk must not stop the measurement: the counters stay where the

@@ -102,41 +102,30 @@ impl Format {
     }
 }
 
-fn seconds(ns: u64) -> String {
+pub(super) fn seconds(ns: u64) -> String {
     format!("{}", ns as f64 / 1e9)
 }
 
-fn label_value(v: &str) -> String {
+pub(super) fn label_value(v: &str) -> String {
     v.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
 }
 
-/// The exposition of `figures` in `format`: the same families in both, OpenMetrics with its
-/// own counter and info conventions and the closing `# EOF`.
-pub(super) fn render(info: &Info, figures: &[CpuFigures], format: Format) -> String {
-    let om = format == Format::OpenMetrics;
-    let mut out = String::new();
-    let family = |out: &mut String, name: &str, kind: &str, help: &str| {
-        let _ = writeln!(out, "# HELP {name} {help}");
-        let _ = writeln!(out, "# TYPE {name} {kind}");
-    };
-    if om {
-        family(
-            &mut out,
-            "rtgauge",
-            "info",
-            "What is measured, and on which system.",
-        );
+/// `rtgauge_info`: what is measured, on which system (an info family in OpenMetrics, a gauge
+/// of 1 in 0.0.4).
+pub(super) fn info_family(out: &mut String, info: &Info, om: bool) {
+    let (name, kind, help) = if om {
+        ("rtgauge", "info", "What is measured, and on which system.")
     } else {
-        family(
-            &mut out,
+        (
             "rtgauge_info",
             "gauge",
             "What is measured, and on which system (always 1).",
-        );
-    }
-    let names = &info.families;
+        )
+    };
+    let _ = writeln!(out, "# HELP {name} {help}");
+    let _ = writeln!(out, "# TYPE {name} {kind}");
     let _ = writeln!(
         out,
         "rtgauge_info{{host=\"{}\",kernel=\"{}\",preemption=\"{}\",mode=\"{}\",probe=\"{}\",period_seconds=\"{}\",interval_seconds=\"{}\",version=\"{}\"}} 1",
@@ -149,6 +138,29 @@ pub(super) fn render(info: &Info, figures: &[CpuFigures], format: Format) -> Str
         info.interval_seconds,
         label_value(&info.version),
     );
+}
+
+/// `process_start_time_seconds`: a change is a restart.
+pub(super) fn start_time_family(out: &mut String, info: &Info) {
+    let _ = writeln!(
+        out,
+        "# HELP process_start_time_seconds When this monitor process started (Unix time): a change is a restart."
+    );
+    let _ = writeln!(out, "# TYPE process_start_time_seconds gauge");
+    let _ = writeln!(out, "process_start_time_seconds {}", info.started_unix_s);
+}
+
+/// The exposition of `figures` in `format`: the same families in both, OpenMetrics with its
+/// own counter and info conventions and the closing `# EOF`.
+pub(super) fn render(info: &Info, figures: &[CpuFigures], format: Format) -> String {
+    let om = format == Format::OpenMetrics;
+    let mut out = String::new();
+    let family = |out: &mut String, name: &str, kind: &str, help: &str| {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} {kind}");
+    };
+    info_family(&mut out, info, om);
+    let names = &info.families;
     let (histogram, help) = names.histogram;
     family(&mut out, histogram, "histogram", help);
     for f in figures {
@@ -202,13 +214,7 @@ pub(super) fn render(info: &Info, figures: &[CpuFigures], format: Format) -> Str
     let ((samples, samples_help), (overruns, overruns_help)) = (names.samples, names.overruns);
     counter(&mut out, samples, samples_help, &|f| f.samples_total);
     counter(&mut out, overruns, overruns_help, &|f| f.overruns_total);
-    family(
-        &mut out,
-        "process_start_time_seconds",
-        "gauge",
-        "When this monitor process started (Unix time): a change is a restart.",
-    );
-    let _ = writeln!(out, "process_start_time_seconds {}", info.started_unix_s);
+    start_time_family(&mut out, info);
     if om {
         out.push_str("# EOF\n");
     }

@@ -89,6 +89,9 @@ impl Families {
             MonitorProbe::Cyclic => CYCLIC,
             MonitorProbe::Noise => NOISE,
             MonitorProbe::Timerlat => TIMERLAT,
+            MonitorProbe::Clocksync => {
+                unreachable!("the clocksync monitor has its own families (sync_exposition.rs)")
+            }
         }
     }
 }

@@ -8,6 +8,9 @@
 //! cells after each interval ends and keeps the interval in the store; the HTTP thread renders
 //! the cells and this state on each scrape. Neither touches a measuring thread.
 //!
+//! `--probe clocksync` measures no CPU: it polls the clock's synchronisation daemons, with
+//! steps of its own ([`sync`]).
+//!
 //! The steps: [`args`] checks everything a user gives before anything is measured; the plan
 //! and the [`book`] (the history's totals) are set up; the exporters and the measurement
 //! start; [`watch`] closes intervals and rewrites the textfile until a stop; [`finish`] keeps
@@ -19,6 +22,8 @@ mod exposition;
 mod families;
 pub mod listing;
 mod protobuf;
+mod sync;
+mod sync_exposition;
 
 use crate::cli::{MonitorArgs, MonitorProbe};
 use anyhow::{Context, Result};
@@ -146,6 +151,9 @@ struct Quiet;
 impl RunObserver for Quiet {}
 
 pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
+    if args.probe == MonitorProbe::Clocksync {
+        return sync::monitor(&args);
+    }
     // Everything a user can get wrong fails here, in one line, before the first sample.
     let exporters = args::exporters(&args)?;
     let families = Families::of(args.probe);
@@ -268,6 +276,7 @@ fn start_line(
             args.runtime.as_deref().unwrap_or("10%"),
             d(period)
         ),
+        MonitorProbe::Clocksync => unreachable!("the clocksync monitor has its own start line"),
     };
     let mode = plan
         .modes
@@ -426,13 +435,33 @@ fn uptime(ns: u64) -> String {
 }
 
 fn write_textfile(dir: &Path, shared: &Shared) -> Result<()> {
-    let text = render(&shared.info, &shared.figures(), Format::Text);
+    write_text(dir, &render(&shared.info, &shared.figures(), Format::Text))
+}
+
+/// `text` written to `DIR/rtgauge.prom` atomically (a temporary file renamed over it).
+fn write_text(dir: &Path, text: &str) -> Result<()> {
     let path: PathBuf = dir.join(TEXTFILE);
     output::write(&path, text.as_bytes())
         .map_err(|e| anyhow::anyhow!("--textfile {}: {e}", dir.display()))
 }
 
 fn serve(server: tiny_http::Server, shared: &Shared, housekeeping: &[usize]) {
+    serve_with(server, housekeeping, |accept| {
+        let format = Format::from_accept(accept);
+        (
+            format.body(&shared.info, &shared.figures()),
+            format.content_type(),
+        )
+    });
+}
+
+/// Answers each scrape of `/metrics` with `body(Accept header)`: the bytes and their content
+/// type; anything else with a 404 saying where the metrics are.
+fn serve_with(
+    server: tiny_http::Server,
+    housekeeping: &[usize],
+    body: impl Fn(&str) -> (Vec<u8>, &'static str),
+) {
     rtgauge_core::rt::pin_thread_to_set(housekeeping);
     for request in server.incoming_requests() {
         let response = if request.url() == "/metrics" {
@@ -442,11 +471,10 @@ fn serve(server: tiny_http::Server, shared: &Shared, housekeeping: &[usize]) {
                 .find(|h| h.field.equiv("Accept"))
                 .map(|h| h.value.as_str().to_string())
                 .unwrap_or_default();
-            let format = Format::from_accept(&accept);
-            let body = format.body(&shared.info, &shared.figures());
-            let header = tiny_http::Header::from_bytes("Content-Type", format.content_type())
+            let (bytes, content_type) = body(&accept);
+            let header = tiny_http::Header::from_bytes("Content-Type", content_type)
                 .expect("a valid header");
-            tiny_http::Response::from_data(body).with_header(header)
+            tiny_http::Response::from_data(bytes).with_header(header)
         } else {
             tiny_http::Response::from_data(b"rtgauge monitor: metrics are at /metrics\n".to_vec())
                 .with_status_code(404)
