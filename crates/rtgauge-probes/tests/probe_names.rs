@@ -22,6 +22,11 @@ struct Allowed {
 
 const ALLOWED: &[Allowed] = &[
     Allowed {
+        path: "crates/rtgauge/src/commands/tune/trial.rs",
+        line: r#".filter(|s| s.name == "latency" || s.name == "response")"#,
+        why: "series names: the loop's wake-up latency (cyclic) and a task's response (taskset)",
+    },
+    Allowed {
         path: "crates/rtgauge-trace/src/timerlat.rs",
         line: r#"pub const TIMERLAT: &str = "timerlat";"#,
         why: "the kernel tracer's name in available_tracers and current_tracer",

@@ -15,6 +15,7 @@ mod trial;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use rtgauge_probes::names;
 use rtgauge_sysinfo::format_cpu_list;
 use serde::Serialize;
 use settings::{Candidate, Finding, Root, Skipped};
@@ -33,7 +34,7 @@ pub struct TuneArgs {
 
     /// The probe that measures the loop: cyclic (a periodic wake-up at --period) or taskset
     /// (your tasks, --tasks).
-    #[arg(long, value_name = "PROBE", default_value = "cyclic", value_parser = ["cyclic", "taskset"])]
+    #[arg(long, value_name = "PROBE", default_value = names::CYCLIC, value_parser = [names::CYCLIC, names::TASKSET])]
     pub probe: String,
 
     /// Your task set (as `run --tasks`); implies --probe taskset.
@@ -117,12 +118,12 @@ impl Loop {
                 words.extend(["--tasks".to_string(), file.display().to_string()]);
                 format!("the task set {} on CPU{plural} {cpus}", file.display())
             }
-            None if args.probe == "taskset" => {
+            None if args.probe == names::TASKSET => {
                 anyhow::bail!("--probe taskset needs your tasks: add --tasks FILE")
             }
             None => {
                 let p = rtgauge_result::units::format_duration_exact(args.period);
-                words.extend(["cyclic".into(), "-p".into(), p.clone()]);
+                words.extend([names::CYCLIC.into(), "-p".into(), p.clone()]);
                 format!(
                     "a {} loop on CPU{plural} {cpus}",
                     rtgauge_result::units::format_duration_ns(args.period)
