@@ -192,7 +192,7 @@ fn bound_measurement(label: &str, value: Option<f64>) -> Option<Measurement> {
     ) || crate::check::parse_percentile_key(label).is_some();
     if time {
         Some(Measurement::micros(value))
-    } else if label == "overruns" && value >= 0.0 {
+    } else if crate::counts::LOST_PERIODS.contains(&label) && value >= 0.0 {
         Some(Measurement::count(value as u64))
     } else {
         None

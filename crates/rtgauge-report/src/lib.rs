@@ -13,6 +13,7 @@
 
 pub mod check;
 pub mod compare;
+pub mod counts;
 pub mod dist;
 pub mod format;
 pub mod html;

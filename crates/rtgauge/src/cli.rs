@@ -646,12 +646,14 @@ pub struct RegressArgs {
     #[arg(long = "regress", value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]
     pub percent: f64,
 
-    /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, p99.99, max.
+    /// Statistics judged against --baseline, comma-separated: median, mean, min, p90, p99,
+    /// p99.9, p99.99, p99.999, max, and the lost periods overruns and deadline_misses (each a
+    /// rate over the periods measured, with its own count test).
     #[arg(
         long = "regress-stats",
         value_name = "STATS",
         value_delimiter = ',',
-        default_value = "p99,max"
+        default_value = "p99,max,overruns,deadline_misses"
     )]
     pub stats: Vec<String>,
 }

@@ -21,9 +21,11 @@ fn named_stat(s: &Series, name: &str) -> Option<f64> {
     per_op(s, ns)
 }
 
-/// Whether `name` is a statistic [`check_against_baseline`] can judge.
+/// Whether `name` is a statistic [`check_against_baseline`] can judge: a distribution
+/// statistic, or a counter of lost periods ([`crate::counts::LOST_PERIODS`]).
 pub fn is_regress_stat(name: &str) -> bool {
     matches!(name, "min" | "median" | "mean" | "max")
+        || crate::counts::LOST_PERIODS.contains(&name)
         || rtgauge_stats::Percentiles::default()
             .entries()
             .iter()
@@ -60,8 +62,16 @@ pub fn check_against_baseline(
             );
             stats
                 .iter()
-                .map(|name| {
-                    baseline_bound(&sa[0], &sb[0], name, regress, declared_slower, &row.verdict)
+                .filter_map(|name| match count_bound(sa, sb, name, regress) {
+                    Some(counted) => counted,
+                    None => Some(baseline_bound(
+                        &sa[0],
+                        &sb[0],
+                        name,
+                        regress,
+                        declared_slower,
+                        &row.verdict,
+                    )),
                 })
                 .collect()
         },
@@ -108,7 +118,10 @@ pub fn check_against_repeated(
         |_, sa, sb| {
             stats
                 .iter()
-                .map(|name| repeated_bound(sa, sb, name, regress))
+                .filter_map(|name| match count_bound(sa, sb, name, regress) {
+                    Some(counted) => counted,
+                    None => Some(repeated_bound(sa, sb, name, regress)),
+                })
                 .collect()
         },
     )
@@ -155,6 +168,10 @@ fn gate(
             continue;
         }
         let bounds = judge(row, &sa, &sb);
+        if bounds.is_empty() {
+            // Only counters were asked for, and this series keeps none.
+            continue;
+        }
         cases.push(CheckCase {
             limit: cases.len() + 1,
             line: 0,
@@ -188,6 +205,71 @@ fn gate(
         incomplete_allowed: allow_incomplete,
         cases,
     }
+}
+
+/// A counter of lost periods judged against the baseline's ([`crate::counts`]): failed when
+/// the candidate's runs lose more periods per period measured than the baseline's × (1 +
+/// `regress`) beyond chance, passed otherwise. `None` when `name` is not such a counter,
+/// `Some(None)` when neither side's series keeps it (nothing to judge on this row).
+fn count_bound(
+    sa: &[Series],
+    sb: &[Series],
+    name: &str,
+    regress: f64,
+) -> Option<Option<BoundResult>> {
+    use crate::counts::{count, counts_text, rates_text, variation_text, words};
+    if !crate::counts::LOST_PERIODS.contains(&name) {
+        return None;
+    }
+    let side = |v: &[Series]| -> Vec<rtgauge_stats::rates::Count> {
+        v.iter().filter_map(|s| count(s, name)).collect()
+    };
+    let (a, b) = (side(sa), side(sb));
+    if a.is_empty() && b.is_empty() {
+        return Some(None);
+    }
+    let limit_text = limit_text(regress);
+    let Some(t) = rtgauge_stats::rates::test_rates(&a, &b, regress) else {
+        return Some(Some(against_baseline(
+            name,
+            &limit_text,
+            None,
+            Verdict::NotApplicable,
+            format!("{}: not counted on both sides", words(name)),
+        )));
+    };
+    let figures = format!("{} {} ({})", words(name), rates_text(&t), counts_text(&t));
+    let alpha = rtgauge_stats::shift::ALPHA;
+    let (verdict, message) = if t.p_worse < alpha {
+        (
+            Verdict::Fail,
+            format!(
+                "{figures}: regressed beyond {limit_text} (p {}; {})",
+                crate::compare::format_p(t.p_worse),
+                variation_text(&t)
+            ),
+        )
+    } else if t.worse_beyond(regress) {
+        // Few events: more as measured, but as likely from chance. A count this small is not
+        // held against the run (a gate that stopped on one stray overrun would be ignored).
+        (
+            Verdict::Pass,
+            format!(
+                "{figures}: more as measured, but not told apart from chance (p {}; {})",
+                crate::compare::format_p(t.p_worse),
+                variation_text(&t)
+            ),
+        )
+    } else {
+        (Verdict::Pass, figures)
+    };
+    Some(Some(against_baseline(
+        name,
+        &limit_text,
+        Some(t.candidate.events as f64),
+        verdict,
+        message,
+    )))
 }
 
 /// `+10 %`: the margin as the notes say it.

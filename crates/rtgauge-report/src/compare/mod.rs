@@ -168,6 +168,11 @@ pub struct CompareRow {
     /// result has one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worst_case: Option<[String; 2]>,
+    /// Lost periods (overruns, missed deadlines) of both sides as rates over the periods each
+    /// measured, each with its count test ([`crate::counts`]). Empty when the series keeps no
+    /// such counter.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<crate::counts::CountDiff>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

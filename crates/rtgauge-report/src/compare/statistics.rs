@@ -169,7 +169,7 @@ pub(super) fn compare_series(
             }
         }
     };
-    Some(CompareRow {
+    let mut row = CompareRow {
         probe: run.title(),
         mode: run.mode.clone(),
         load: run.load.clone(),
@@ -187,7 +187,41 @@ pub(super) fn compare_series(
         power: crate::verdict::power_text(&tests),
         tests,
         worst_case: worst_case_pair(a, b),
-    })
+        counts: Vec::new(),
+    };
+    set_counts(&mut row, &[a], &[b]);
+    Some(row)
+}
+
+/// Compares the lost periods of a row's series (one per run on each side) and lets them into
+/// its verdict: a side that loses more periods per period measured is slower, whatever its
+/// distribution says; a count the test cannot tell from chance is only reported.
+pub(super) fn set_counts(row: &mut CompareRow, a: &[&Series], b: &[&Series]) {
+    use crate::counts::{compare_count, LOST_PERIODS};
+    row.counts = LOST_PERIODS
+        .iter()
+        .filter_map(|c| compare_count(a, b, c, crate::verdict::COMPARE_MARGIN, ALPHA))
+        .collect();
+    let declared = |verdict: &str| row.counts.iter().any(|c| c.verdict == verdict);
+    let (more, fewer) = (declared("more"), declared("fewer"));
+    let bn = row.candidate.clone();
+    row.outcome = match (row.outcome, more, fewer) {
+        (_, true, true) => Outcome::Differs,
+        (Outcome::Faster, true, _) | (Outcome::Slower, _, true) => Outcome::Differs,
+        (Outcome::Same | Outcome::WithinNoise | Outcome::Untested, true, _) => {
+            row.verdict = format!("{bn} slower: it loses more periods");
+            Outcome::Slower
+        }
+        (Outcome::Same | Outcome::WithinNoise, _, true) => {
+            row.verdict = format!("{bn} faster: it loses fewer periods");
+            Outcome::Faster
+        }
+        (outcome, _, _) => outcome,
+    };
+    for c in row.counts.iter().filter(|c| c.baseline + c.candidate > 0) {
+        row.verdict.push_str("; ");
+        row.verdict.push_str(&c.text);
+    }
 }
 
 /// Both sides' estimates in words, for the series whose worst case users ask about.
@@ -354,21 +388,28 @@ pub fn compare_repeated(
             .iter()
             .find(|s| s.stat.starts_with('p'))
             .map(|s| s.stat.clone());
-        let per_run = |side: &[RunResult], load: &str| -> Vec<RunValues> {
+        let series_of = |side: &[RunResult], load: &str| -> Vec<Series> {
             side.iter()
                 .filter_map(|r| {
-                    let s = r
-                        .runs
+                    r.runs
                         .iter()
                         .filter(|p| p.title() == row.probe && p.mode == row.mode && p.load == load)
                         .flat_map(|p| &p.series)
-                        .find(|s| s.name == row.series && s.labels == row.labels)?;
-                    RunValues::of(s, tail.as_deref())
+                        .find(|s| s.name == row.series && s.labels == row.labels)
+                        .cloned()
                 })
                 .collect()
         };
-        let (va, vb) = (per_run(base, &load_a), per_run(cand, &load_b));
+        let (sa, sb) = (series_of(base, &load_a), series_of(cand, &load_b));
+        let values = |v: &[Series]| -> Vec<RunValues> {
+            v.iter()
+                .filter_map(|s| RunValues::of(s, tail.as_deref()))
+                .collect()
+        };
+        let (va, vb) = (values(&sa), values(&sb));
         judge_repeated(row, &va, &vb);
+        let (ra, rb): (Vec<&Series>, Vec<&Series>) = (sa.iter().collect(), sb.iter().collect());
+        set_counts(row, &ra, &rb);
     }
     c.rule.runs_as_unit = true;
     c
