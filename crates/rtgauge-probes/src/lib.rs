@@ -14,6 +14,7 @@ pub mod primitive;
 pub mod response;
 pub mod switch;
 pub mod taskset;
+pub mod taskset_rows;
 pub mod timerlat;
 
 use rtgauge_core::probe::Probe;
@@ -68,7 +69,7 @@ pub const BUILT_IN: [BuiltIn; 12] = [
     BuiltIn::summarised(&noise::Noise),
     BuiltIn::plain(&timerlat::Timerlat),
     BuiltIn::plain(&app::App),
-    BuiltIn::plain(&taskset::TaskSetProbe),
+    BuiltIn::with_rows(&taskset::TaskSetProbe, &taskset_rows::SUMMARY_ROWS),
 ];
 
 /// Registers every built-in probe with the core's registry, in [`BUILT_IN`]'s order, and
@@ -141,7 +142,7 @@ mod tests {
             .iter()
             .filter_map(|b| Some((b.probe.name(), b.summary?.probe())))
             .collect();
-        assert_eq!(summarised.len(), 8, "{summarised:?}");
+        assert_eq!(summarised.len(), 9, "{summarised:?}");
         for (probe, rows) in summarised {
             assert_eq!(probe, rows);
         }

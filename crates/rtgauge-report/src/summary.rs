@@ -467,8 +467,9 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
         }
         out.notes.extend(
             shape
-                .notes(run, result)
+                .answer(run)
                 .into_iter()
+                .chain(shape.notes(run, result))
                 .map(|n| format!("{note_prefix}{n}")),
         );
         out.notes.extend(worst_case_notes(run, &note_prefix));
@@ -501,6 +502,44 @@ pub trait SummaryRows: Sync {
     fn notes(&self, _run: &ProbeRun, _result: &RunResult) -> Vec<String> {
         Vec::new()
     }
+    /// The run's answer when the probe gives one beyond its figures (a task set's verdict per
+    /// task: predicted worst, measured, missed, fits). It is part of every output that shows
+    /// the run: the first notes of the summary and the report, and [`answers`] after the full
+    /// tables. Empty by default.
+    fn answer(&self, _run: &ProbeRun) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Every probe run's answer ([`SummaryRows::answer`]) for the end of the full tables: a line
+/// `probe: question` per probe that gives one, then its lines indented (prefixed by the run
+/// when the probe ran several times). Empty when no probe gives an answer.
+pub fn answers(result: &RunResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for title in rtgauge_result::distinct_titles(&result.runs) {
+        let runs: Vec<&ProbeRun> = result.runs.iter().filter(|r| r.title() == title).collect();
+        let Some(shape) = runs.first().and_then(|r| find(&r.probe)) else {
+            continue;
+        };
+        let several = runs.len() > 1;
+        let lines: Vec<String> = runs
+            .iter()
+            .flat_map(|r| {
+                shape.answer(r).into_iter().map(move |l| {
+                    if several {
+                        format!("  {}: {l}", r.key())
+                    } else {
+                        format!("  {l}")
+                    }
+                })
+            })
+            .collect();
+        if !lines.is_empty() {
+            out.push(format!("{title}: {}", shape.question()));
+            out.extend(lines);
+        }
+    }
+    out
 }
 
 /// Every registered [`SummaryRows`], in registration order.

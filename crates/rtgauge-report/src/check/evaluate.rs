@@ -145,15 +145,22 @@ fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
         message: String::new(),
     };
     let st = &s.stats;
+    if bound.stat == Stat::Fits {
+        return fits(bound, s);
+    }
     let value = match &bound.stat {
-        Stat::Overruns => match s.counters.get("overruns") {
+        Stat::Overruns | Stat::DeadlineMisses => match s.counters.get(label.as_str()) {
             Some(&n) => Some(n as f64),
             None => {
                 result.verdict = Verdict::NotApplicable;
-                result.message = "this series does not count overruns".into();
+                result.message = format!(
+                    "this series does not count {}",
+                    crate::counts::words(&label)
+                );
                 return result;
             }
         },
+        Stat::Fits => None,
         _ if st.count == 0 => {
             result.message = format!("{label}: the series has no samples");
             return result;
@@ -220,6 +227,29 @@ fn evaluate(bound: &Bound, s: &Series) -> BoundResult {
         );
     }
     result
+}
+
+/// `fits = true`: the series' analysis says it fits (its `fits` metric is 1); a series
+/// without the metric (not a task's) is not concerned.
+fn fits(bound: &Bound, s: &Series) -> BoundResult {
+    let (verdict, message) = match s.metrics.get("fits") {
+        None => (
+            Verdict::NotApplicable,
+            "this series has no fits verdict (only a task set's tasks do)".to_string(),
+        ),
+        Some(v) if *v == 1.0 => (Verdict::Pass, "fits".to_string()),
+        Some(_) => (
+            Verdict::Fail,
+            "does not fit: the analysis predicts it can miss its deadline".to_string(),
+        ),
+    };
+    BoundResult {
+        stat: bound.stat.label(),
+        limit: bound.written.clone(),
+        value: s.metrics.get("fits").copied(),
+        verdict,
+        message,
+    }
 }
 
 /// The predicted 1-hour maximum of a series, or why there is none (then the bound fails: a
@@ -352,6 +382,35 @@ mod tests {
         let mut s = Series::new("gap", r.summary()).counter("polled_ns", 2_000_000_000);
         s.metrics.insert("availability_pct".into(), 99.0);
         s
+    }
+
+    #[test]
+    fn a_task_that_missed_or_does_not_fit_fails_and_other_series_are_not_concerned() {
+        let spec = parse("[[limit]]\ndeadline_misses = 0\nfits = true\n").unwrap();
+        let task = |misses: u64, fits: f64| {
+            let mut s = Series::new("response", Default::default())
+                .counter("deadline_misses", misses)
+                .counter("jobs", 100);
+            s.stats.count = 100;
+            s.metrics.insert("fits".into(), fits);
+            s
+        };
+        let verdicts = |s: &Series| -> Vec<Verdict> {
+            spec.limits[0]
+                .bounds
+                .iter()
+                .map(|b| evaluate(b, s).verdict)
+                .collect()
+        };
+        assert_eq!(verdicts(&task(0, 1.0)), [Verdict::Pass, Verdict::Pass]);
+        assert_eq!(verdicts(&task(3, 0.0)), [Verdict::Fail, Verdict::Fail]);
+        let missed = evaluate(&spec.limits[0].bounds[0], &task(3, 1.0));
+        assert_eq!(missed.message, "deadline_misses 3 exceeds 0");
+        let other = Series::new("latency", Default::default());
+        assert_eq!(
+            verdicts(&other),
+            [Verdict::NotApplicable, Verdict::NotApplicable]
+        );
     }
 
     #[test]

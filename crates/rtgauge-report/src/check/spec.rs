@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 const ACCEPTED_KEYS: &str = "probe, mode, load, series, labels, name, cause (selectors, optional); \
      min, max, mean, median, p<N> such as p99, p99_9 or \"p99.99\", pwcet_1h (the predicted 1-hour maximum) \
      (a duration with a unit, e.g. \"50us\"); \
-     overruns (a count, e.g. 0); for noise: noise_share (a share of the CPU, e.g. \"0.5%\"), \
+     overruns, deadline_misses (a count, e.g. 0); fits = true (a task set's analysis: every selected task fits); for noise: noise_share (a share of the CPU, e.g. \"0.5%\"), \
      events_per_s_above_<duration> (stalls per second longer than it, e.g. events_per_s_above_10us = 2)";
 
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +83,10 @@ pub enum Stat {
         label: String,
     },
     Overruns,
+    /// Jobs that missed their deadline (a task set's `deadline_misses` counter).
+    DeadlineMisses,
+    /// Whether the series' analysis says it fits (a task set's `fits` metric); the limit is 1.
+    Fits,
     /// The predicted maximum of an hour (the series' extreme-value estimate, 95 %).
     PredictedMaxHour,
     /// The share of the CPU lost to stalls (`noise` probe); the limit in parts per million.
@@ -110,6 +114,8 @@ impl Stat {
             Stat::Median => "median".into(),
             Stat::Percentile { label, .. } => label.clone(),
             Stat::Overruns => "overruns".into(),
+            Stat::DeadlineMisses => "deadline_misses".into(),
+            Stat::Fits => "fits".into(),
             Stat::PredictedMaxHour => "predicted 1-h max".into(),
             Stat::NoiseShare => "noise share".into(),
             Stat::EventsPerSecond { above_ns } => {
@@ -121,7 +127,11 @@ impl Stat {
     pub(crate) fn is_time(&self) -> bool {
         !matches!(
             self,
-            Stat::Overruns | Stat::NoiseShare | Stat::EventsPerSecond { .. }
+            Stat::Overruns
+                | Stat::DeadlineMisses
+                | Stat::Fits
+                | Stat::NoiseShare
+                | Stat::EventsPerSecond { .. }
         )
     }
 }
@@ -266,21 +276,39 @@ impl Spec {
                             limit.labels.insert(k.clone(), v);
                         }
                     }
-                    "overruns" => {
+                    "overruns" | "deadline_misses" => {
                         let n = match value.get_ref() {
                             toml::Value::Integer(n) if *n >= 0 => *n as u64,
                             other => {
                                 return Err(invalid(
                                     line,
-                                    format!("`overruns` must be a count (an integer ≥ 0), e.g. overruns = 0 (found {})", quote_value(other)),
+                                    format!("`{key}` must be a count (an integer ≥ 0), e.g. {key} = 0 (found {})", quote_value(other)),
                                 ))
                             }
                         };
                         limit.bounds.push(Bound {
                             key: key.clone(),
-                            stat: Stat::Overruns,
+                            stat: if key == "overruns" {
+                                Stat::Overruns
+                            } else {
+                                Stat::DeadlineMisses
+                            },
                             limit: n,
                             written: n.to_string(),
+                        });
+                    }
+                    "fits" => {
+                        if value.get_ref().as_bool() != Some(true) {
+                            return Err(invalid(
+                                line,
+                                format!("`fits` takes true (every task the limit selects must fit its deadline by the analysis), e.g. fits = true (found {})", quote_value(value.get_ref())),
+                            ));
+                        }
+                        limit.bounds.push(Bound {
+                            key: key.clone(),
+                            stat: Stat::Fits,
+                            limit: 1,
+                            written: "true".into(),
                         });
                     }
                     "noise_share" => {
@@ -430,7 +458,10 @@ impl Limit {
     pub fn bounds_text(&self) -> String {
         self.bounds
             .iter()
-            .map(|b| format!("{} ≤ {}", b.stat.label(), b.written))
+            .map(|b| match b.stat {
+                Stat::Fits => "fits".to_string(),
+                _ => format!("{} ≤ {}", b.stat.label(), b.written),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     }
@@ -461,6 +492,29 @@ mod tests {
 
     fn parse(text: &str) -> Result<Spec, SpecError> {
         Spec::parse(text, Path::new("spec.toml"))
+    }
+
+    #[test]
+    fn task_set_keys_take_a_count_and_true() {
+        let spec = parse(
+            "[[limit]]\nprobe = \"taskset\"\nlabels = { task = \"slow\" }\ndeadline_misses = 0\nfits = true\n",
+        )
+        .unwrap();
+        let l = &spec.limits[0];
+        assert_eq!(l.bounds[0].stat, Stat::DeadlineMisses);
+        assert_eq!(l.bounds[1].stat, Stat::Fits);
+        assert_eq!(l.bounds_text(), "deadline_misses ≤ 0, fits");
+        for (text, says) in [
+            ("[[limit]]\nfits = false\n", "`fits` takes true"),
+            ("[[limit]]\nfits = \"yes\"\n", "`fits` takes true"),
+            (
+                "[[limit]]\ndeadline_misses = -1\n",
+                "e.g. deadline_misses = 0",
+            ),
+        ] {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.starts_with("spec.toml:2:") && e.contains(says), "{e}");
+        }
     }
 
     #[test]

@@ -401,34 +401,11 @@ fn report(
             TableKind::Full => Tables(result).render(format),
         };
         print!("{}", text?);
-        // The task set's verdicts, one line per task (see rtgauge_probes::taskset).
-        let several = result
-            .runs
-            .iter()
-            .filter(|r| r.probe == names::TASKSET)
-            .count()
-            > 1;
-        let lines: Vec<String> = result
-            .runs
-            .iter()
-            .flat_map(|r| {
-                rtgauge_probes::taskset::summary_lines(r)
-                    .into_iter()
-                    .map(move |l| {
-                        if several {
-                            format!("{}: {l}", r.key())
-                        } else {
-                            l
-                        }
-                    })
-            })
-            .collect();
-        if !lines.is_empty() {
-            println!(
-                "task set (worst responses predicted from this run's overheads, then measured):"
-            );
-            for l in lines {
-                println!("  {l}");
+        // The summary carries each probe's answer (a task set's verdict per task); the full
+        // tables end with it.
+        if args.table == TableKind::Full {
+            for line in rtgauge_report::summary::answers(result) {
+                println!("{line}");
             }
         }
         eprint!(
