@@ -377,11 +377,10 @@ fn repeated_bound(sa: &[Series], sb: &[Series], name: &str, regress: f64) -> Bou
         ),
         Some(w) => {
             let spread = format!("runs vary ± {:.0} %", w.spread() * 100.0);
-            // Past a doubling a factor reads better than a percentage (×7.3, not +630 %).
-            let power = match w.detectable(regress, ALPHA) {
-                d if d >= 1.0 => format!("could detect ≥ ×{:.1}", 1.0 + d),
-                d => format!("could detect ≥ {}", crate::compare::percent(d)),
-            };
+            // Past a doubling a factor reads better than a percentage (×7.3, not +630 %);
+            // past ×10 the runs have no power to speak of.
+            let power =
+                crate::verdict::detectable_text(Some(w.detectable(regress, ALPHA)), &label);
             let p = w.p_worse_beyond(regress);
             if p < ALPHA {
                 (
@@ -464,13 +463,8 @@ fn baseline_bound(
             );
         }
     }
-    let power = |t: &rtgauge_stats::shift::ShiftTest| match t.detectable {
-        Some(d) => format!(
-            "could detect ≥ {} in {}",
-            crate::compare::percent(d),
-            label(name, t)
-        ),
-        None => format!("could detect no change in {}", label(name, t)),
+    let power = |t: &rtgauge_stats::shift::ShiftTest| {
+        crate::verdict::detectable_text(t.detectable, &label(name, t))
     };
     let (verdict, message) = match (rel, &test) {
         (None, _) => (
