@@ -226,3 +226,26 @@ fn the_maximum_of_repeated_runs_is_judged_by_their_typical_block_maximum() {
     let max = v.iter().find(|(stat, ..)| stat == "max").unwrap();
     assert!(max.2.starts_with("max per 100ms "), "{}", max.2);
 }
+
+#[test]
+fn a_maximum_that_doubled_in_one_sample_passes_and_says_why() {
+    let a = common::gate_run(11, 5, 1.0, 0.0);
+    let mut b = a.clone();
+    let s = &mut b.runs[0].series[0];
+    s.stats.max_ns = s.stats.max_ns.map(|m| m * 2);
+    let stats = ["max".to_string()];
+    let report = check_against_baseline(&a, &b, "a.json", 0.1, &stats, false);
+    let (stat, verdict, message) = bounds(&report).remove(0);
+    assert_eq!(
+        (stat.as_str(), verdict),
+        ("max", Verdict::Pass),
+        "{message}"
+    );
+    assert!(message.contains("(+100 %)"), "{message}");
+    assert!(
+        message.ends_with(
+            "not judged a regression: max is one sample; the test judges the max per 100ms"
+        ),
+        "{message}"
+    );
+}

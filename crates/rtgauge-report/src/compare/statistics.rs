@@ -190,7 +190,51 @@ pub(super) fn compare_series(
         counts: Vec::new(),
     };
     set_counts(&mut row, &[a], &[b]);
+    explain_unjudged(&mut row);
     Some(row)
+}
+
+/// A row judged the same (or only "noise?") whose table shows a statistic moved past the
+/// margin says why that move is not a regression, so "same" never stands unexplained beside
+/// `max +100 %`: a maximum is one sample, and the test judges the worst of each block
+/// instead; a percentile moved within what these runs vary; repeated runs test median and
+/// tail only.
+pub(super) fn explain_unjudged(row: &mut CompareRow) {
+    if !matches!(row.outcome, Outcome::Same | Outcome::WithinNoise) {
+        return;
+    }
+    let margin = crate::verdict::COMPARE_MARGIN;
+    let mut why = Vec::new();
+    for s in row.stats.iter().filter(|s| s.stat != "min") {
+        let Some(r) = s.relative.filter(|r| r.abs() > margin) else {
+            continue;
+        };
+        let moved = format!("{} {}", s.stat, percent(r));
+        let test = row.tests.iter().find(|t| t.stat == s.stat);
+        let reason = match (s.stat.as_str(), test, row.runs) {
+            ("max", Some(t), _) => format!(
+                "{moved} is one sample; the test judges the {} ({})",
+                t.label(),
+                t.worse.change.map_or_else(|| "–".into(), percent)
+            ),
+            ("max", None, Some(_)) => {
+                format!("{moved} is not tested across runs (each run's maximum is one sample)")
+            }
+            ("max", None, None) => format!("{moved} is one sample, not tested on its own"),
+            (_, _, Some(_)) | (_, Some(_), None) => {
+                format!("{moved} is within what these runs vary")
+            }
+            (_, None, None) => format!("{moved} is not told apart from run-to-run variation"),
+        };
+        why.push(reason);
+    }
+    if !why.is_empty() {
+        row.verdict = format!(
+            "{}; not judged a regression: {}",
+            row.verdict,
+            why.join("; ")
+        );
+    }
 }
 
 /// Compares the lost periods of a row's series (one per run on each side) and lets them into
@@ -410,6 +454,7 @@ pub fn compare_repeated(
         judge_repeated(row, &va, &vb);
         let (ra, rb): (Vec<&Series>, Vec<&Series>) = (sa.iter().collect(), sb.iter().collect());
         set_counts(row, &ra, &rb);
+        explain_unjudged(row);
     }
     c.rule.runs_as_unit = true;
     c
@@ -597,5 +642,53 @@ mod tests {
         assert_eq!(median_of(&[3.0, 1.0, 2.0]), Some(2.0));
         assert_eq!(quantile_of(&[1.0, 2.0, 3.0, 4.0], 0.5), Some(2.5));
         assert_eq!(median_of(&[]), None);
+    }
+
+    fn row(outcome: Outcome, runs: Option<[usize; 2]>) -> CompareRow {
+        CompareRow {
+            probe: "p".into(),
+            mode: "rt".into(),
+            load: "none".into(),
+            series: "latency".into(),
+            labels: Default::default(),
+            baseline: "A".into(),
+            candidate: "B".into(),
+            n_baseline: 1000,
+            n_candidate: 1000,
+            stats: vec![
+                stat("median", Some(100.0), Some(102.0)),
+                stat("p99.9", Some(200.0), Some(300.0)),
+                stat("max", Some(2151.0), Some(4309.0)),
+            ],
+            ks: None,
+            runs,
+            outcome,
+            verdict: "no significant difference".into(),
+            power: String::new(),
+            tests: Vec::new(),
+            worst_case: None,
+            counts: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn same_beside_a_change_the_table_shows_says_why_it_is_not_a_regression() {
+        let mut single = row(Outcome::Same, None);
+        explain_unjudged(&mut single);
+        assert_eq!(
+            single.verdict,
+            "no significant difference; not judged a regression: p99.9 +50 % is not told apart from run-to-run variation; max +100 % is one sample, not tested on its own"
+        );
+        let mut repeated = row(Outcome::WithinNoise, Some([3, 3]));
+        explain_unjudged(&mut repeated);
+        assert!(
+            repeated.verdict.ends_with("p99.9 +50 % is within what these runs vary; max +100 % is not tested across runs (each run's maximum is one sample)"),
+            "{}",
+            repeated.verdict
+        );
+        // A declared change speaks for itself; the median's +2 % is within the margin.
+        let mut slower = row(Outcome::Slower, None);
+        explain_unjudged(&mut slower);
+        assert_eq!(slower.verdict, "no significant difference");
     }
 }
