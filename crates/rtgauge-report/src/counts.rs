@@ -24,10 +24,26 @@ pub fn periods(s: &Series) -> u64 {
 /// A series' count of `counter` over its periods; `None` when it does not keep the counter.
 pub fn count(s: &Series, counter: &str) -> Option<Count> {
     let events = *s.counters.get(counter)?;
+    let periods = periods(s).max(events);
     Some(Count {
         events,
-        periods: periods(s).max(events),
+        periods,
+        burst: burst(s, periods),
     })
+}
+
+/// The most periods one stall of `s` could have lost: its longest value over its period
+/// (the measured time over the periods), at least 1. 1 when the series does not say how long
+/// it measured.
+pub fn burst(s: &Series, periods: u64) -> f64 {
+    let measured = s.stats.intervals.interval_ns * s.stats.intervals.max_ns.len() as u64;
+    match (s.stats.max_ns, measured, periods) {
+        (Some(max), m, p) if m > 0 && p > 0 => {
+            let period = m as f64 / p as f64;
+            (max as f64 / period).ceil().max(1.0)
+        }
+        _ => 1.0,
+    }
 }
 
 /// `overruns` → `overruns`, `deadline_misses` → `missed deadlines`: the counter in words.
@@ -86,13 +102,18 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
-/// What the runs' variation was taken as: measured from repeated runs, or (single runs) each
-/// period independent.
+/// What the runs' variation was taken as: measured from repeated runs, or (single runs) the
+/// bursts their longest stall could cause, or each period independent.
 pub fn variation_text(t: &RateTest) -> String {
     if t.dispersion_measured() {
         format!(
             "runs vary {:.1}× as much as independent periods would",
             t.dispersion.sqrt()
+        )
+    } else if t.dispersion > 1.0 {
+        format!(
+            "single runs: a stall here lasted up to {:.0} periods, so counts are taken in bursts of that many",
+            t.dispersion
         )
     } else {
         "single runs: periods taken as independent".into()

@@ -444,7 +444,7 @@ fn comparison_section(c: &Comparison) -> String {
             Outcome::Same => "good",
             Outcome::Slower => "bad",
             Outcome::Faster | Outcome::Differs => "warn",
-            Outcome::Untested | Outcome::WithinNoise => "neutral",
+            Outcome::Untested | Outcome::WithinNoise | Outcome::Configured => "neutral",
         };
         let _ = write!(
             out,

@@ -45,7 +45,11 @@ pub fn check_against_baseline(
     stats: &[String],
     allow_incomplete: bool,
 ) -> CheckReport {
-    let spec = format!("baseline {baseline_name} (regress +{} %)", regress * 100.0);
+    let spec = format!(
+        "baseline {baseline_name} (regress +{} %; judging {})",
+        regress * 100.0,
+        stats.join(", ")
+    );
     gate(
         std::slice::from_ref(baseline),
         std::slice::from_ref(candidate),
@@ -103,10 +107,11 @@ pub fn check_against_repeated(
         );
     }
     let spec = format!(
-        "baseline {baseline_name}, {} vs {} runs (regress +{} %)",
+        "baseline {baseline_name}, {} vs {} runs (regress +{} %; judging {})",
         candidates.len(),
         baselines.len(),
-        regress * 100.0
+        regress * 100.0,
+        stats.join(", ")
     );
     gate(
         baselines,

@@ -188,6 +188,9 @@ pub enum Outcome {
     WithinNoise,
     /// Too few samples to test.
     Untested,
+    /// The row measures what was configured differently on the two sides (the period of two
+    /// runs at two periods): not faster or slower, a different configuration.
+    Configured,
 }
 
 /// One statistic of both results, per operation, in nanoseconds.

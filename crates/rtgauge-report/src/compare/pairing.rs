@@ -1,7 +1,7 @@
 //! Which series of one result stand for which of another: the same probe run and series, or
 //! its one counterpart measured in another mode or under another load.
 
-use super::statistics::compare_series;
+use super::statistics::{compare_series, mark_configured};
 use super::{CauseMove, CompareRow};
 use rtgauge_result::SeriesKey;
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
@@ -78,10 +78,13 @@ pub(super) fn compare_pair(
             let k = run.series_key(s);
             let label = k.to_string();
             match cand_series.get(&k) {
-                Some((_, cs)) => {
+                Some((crun, cs)) => {
                     seen.push(k.clone());
                     match compare_series(run, s, cs, a, b) {
-                        Some(row) => rows.push(row),
+                        Some(mut row) => {
+                            mark_configured(&mut row, run, crun);
+                            rows.push(row);
+                        }
                         None => unmatched.push(format!("{label}: no samples in {a} or {b}")),
                     }
                 }
@@ -118,6 +121,7 @@ pub(super) fn compare_pair(
                 seen.push(other);
                 match compare_series(run, s, cs, a, b) {
                     Some(mut row) => {
+                        mark_configured(&mut row, run, crun);
                         row.mode = moved(&run.mode, &crun.mode);
                         row.load = moved(&run.load, &crun.load);
                         rows.push(row);

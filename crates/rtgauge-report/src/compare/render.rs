@@ -129,6 +129,7 @@ fn outcome_word(o: Outcome) -> &'static str {
         Outcome::Differs => "DIFFERS",
         Outcome::WithinNoise => "noise?",
         Outcome::Untested => "untested",
+        Outcome::Configured => "config",
     }
 }
 
@@ -276,14 +277,14 @@ fn causes_table(c: &Comparison, style: Style) -> String {
 fn rule_text(rule: &Rule) -> String {
     if rule.runs_as_unit {
         format!(
-            "Rule: each run is one value per statistic; a row differs when Welch's t-test on the runs' logarithms gives p < {} and the median moved by {} % or more (or a tail percentile by {} % or more); the run-to-run variation is measured from these runs (docs/compare.md).",
+            "Rule: each run is one value per statistic; a row differs when Welch's t-test on the runs' logarithms gives p < {} and the median moved by {} % or more (or a tail percentile by {} % or more); the run-to-run variation is measured from these runs (docs/compare.md). \"config\" marks a row that measures what was configured differently (a period): not faster or slower.",
             rule.alpha,
             rule.min_median_shift * 100.0,
             rule.min_tail_shift * 100.0
         )
     } else {
         format!(
-            "Rule: each statistic of B is tested against A's own variation over its {} blocks: the median and the tail percentile by the share of each block's samples above A's value moved by {} %, the maximum by the blocks' maxima; a one-sided rank test (widened for neighbouring blocks that resemble each other) declares it slower or faster, the row's level of {} shared among its tests. \"could detect\" is the smallest change each test declares nine times in ten; \"noise?\" means a statistic moved past {} % but these runs cannot tell it from their variation. Results written without block histograms keep the earlier rule (docs/compare.md).",
+            "Rule: each statistic of B is tested against A's own variation over its {} blocks: the median and the tail percentile by the share of each block's samples above A's value moved by {} %, the maximum by the blocks' maxima; a one-sided rank test (widened for neighbouring blocks that resemble each other) declares it slower or faster, the row's level of {} shared among its tests. \"could detect\" is the smallest change each test declares nine times in ten; \"noise?\" means a statistic moved past {} % but these runs cannot tell it from their variation; \"config\" marks a row that measures what was configured differently (a period), not a speed. Results written without block histograms keep the earlier rule (docs/compare.md). `check --baseline` judges p99, max and lost periods by default (--regress-stats): p99 is a tail short runs support, where the p99.99 shown here often is not.",
             rtgauge_result::units::format_duration_ns(rtgauge_stats::blocks::BLOCK_NS),
             crate::verdict::COMPARE_MARGIN * 100.0,
             rtgauge_stats::shift::ALPHA,
@@ -372,6 +373,7 @@ pub fn render_csv(c: &Comparison) -> String {
                 Outcome::Differs => "differs",
                 Outcome::WithinNoise => "within_noise",
                 Outcome::Untested => "untested",
+                Outcome::Configured => "configuration_differs",
             }
             .into(),
         );

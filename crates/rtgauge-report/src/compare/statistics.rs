@@ -9,6 +9,7 @@ use super::{
 use crate::dist::Dist;
 use crate::format::per_op;
 use crate::ks::{ks_test, KsTest};
+use crate::units::parse_duration_ns;
 use rtgauge_result::{ProbeRun, RunResult, Series};
 
 pub(super) fn relative(a: f64, b: f64) -> Option<f64> {
@@ -192,6 +193,35 @@ pub(super) fn compare_series(
     set_counts(&mut row, &[a], &[b]);
     explain_unjudged(&mut row);
     Some(row)
+}
+
+/// A row whose series measures what was configured differently on the two sides — its
+/// median sits on each side's value of a parameter that differs (the `period` series of runs
+/// at 100 µs and 1 ms) — is labelled "configuration differs", not faster or slower: the
+/// change is the configuration itself. Within 5 % of the configured value counts.
+pub(super) fn mark_configured(row: &mut CompareRow, a: &ProbeRun, b: &ProbeRun) {
+    let Some(median) = row.stat("median") else {
+        return;
+    };
+    let (Some(ma), Some(mb)) = (median.baseline_ns, median.candidate_ns) else {
+        return;
+    };
+    let near = |m: f64, d: u64| d > 0 && (m - d as f64).abs() <= 0.05 * d as f64;
+    for (key, va) in &a.params {
+        let Some(vb) = b.params.get(key).filter(|vb| *vb != va) else {
+            continue;
+        };
+        let (Ok(da), Ok(db)) = (parse_duration_ns(va), parse_duration_ns(vb)) else {
+            continue;
+        };
+        if near(ma, da) && near(mb, db) {
+            row.outcome = Outcome::Configured;
+            row.verdict = format!(
+                "configuration differs: {key} {va} → {vb} (this row measures what was configured, not how fast it ran)"
+            );
+            return;
+        }
+    }
 }
 
 /// A row judged the same (or only "noise?") whose table shows a statistic moved past the
@@ -451,10 +481,15 @@ pub fn compare_repeated(
                 .collect()
         };
         let (va, vb) = (values(&sa), values(&sb));
+        let configured = (row.outcome == Outcome::Configured).then(|| row.verdict.clone());
         judge_repeated(row, &va, &vb);
         let (ra, rb): (Vec<&Series>, Vec<&Series>) = (sa.iter().collect(), sb.iter().collect());
         set_counts(row, &ra, &rb);
         explain_unjudged(row);
+        if let Some(verdict) = configured {
+            row.outcome = Outcome::Configured;
+            row.verdict = verdict;
+        }
     }
     c.rule.runs_as_unit = true;
     c
