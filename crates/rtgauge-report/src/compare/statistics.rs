@@ -159,7 +159,7 @@ pub(super) fn compare_series(
                 let spread = block_spread(a, b);
                 let text = match spread {
                     Some(x) => format!(
-                        "cannot separate from run-to-run variation (± {:.0} % measured here)",
+                        "cannot separate from run-to-run variation (the worst per interval varies ± {:.0} % in these runs)",
                         x * 100.0
                     ),
                     None => "cannot separate from run-to-run variation".to_string(),
@@ -602,7 +602,7 @@ fn judge_repeated(row: &mut CompareRow, a: &[RunValues], b: &[RunValues]) {
     {
         row.outcome = Outcome::WithinNoise;
         row.verdict = format!(
-            "cannot separate from run-to-run variation (± {:.0} % measured here, {runs})",
+            "cannot separate from run-to-run variation (the runs' medians vary ± {:.0} %, {runs})",
             spread * 100.0
         );
     } else {
@@ -725,5 +725,35 @@ mod tests {
         let mut slower = row(Outcome::Slower, None);
         explain_unjudged(&mut slower);
         assert_eq!(slower.verdict, "no significant difference");
+    }
+
+    #[test]
+    fn a_change_repeated_runs_cannot_separate_names_what_varies() {
+        let runs = |medians: &[f64]| -> Vec<RunValues> {
+            medians
+                .iter()
+                .map(|&median| RunValues {
+                    median,
+                    tail: None,
+                    max: median * 2.0,
+                    count: 1000,
+                })
+                .collect()
+        };
+        let mut r = row(Outcome::Same, Some([3, 3]));
+        judge_repeated(
+            &mut r,
+            &runs(&[100.0, 150.0, 80.0]),
+            &runs(&[140.0, 90.0, 160.0]),
+        );
+        assert_eq!(r.outcome, Outcome::WithinNoise, "{}", r.verdict);
+        assert!(
+            r.verdict.starts_with(
+                "cannot separate from run-to-run variation (the runs' medians vary ± "
+            ),
+            "{}",
+            r.verdict
+        );
+        assert!(!r.verdict.contains("measured here"), "{}", r.verdict);
     }
 }
