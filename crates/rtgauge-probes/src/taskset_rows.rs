@@ -7,7 +7,7 @@
 //! the probe's alone: this file only lays them out.
 
 use crate::names::TASKSET;
-use crate::taskset::summary_lines;
+use crate::taskset::{failures, summary_lines};
 use rtgauge_report::format::TimeUnit;
 use rtgauge_report::summary::{fmt, Cells, SummaryRows};
 use rtgauge_result::ProbeRun;
@@ -52,5 +52,9 @@ impl SummaryRows for TaskSetRows {
 
     fn answer(&self, run: &ProbeRun) -> Vec<String> {
         summary_lines(run)
+    }
+
+    fn failed(&self, run: &ProbeRun) -> Vec<String> {
+        failures(run)
     }
 }

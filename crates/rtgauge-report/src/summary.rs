@@ -46,6 +46,10 @@ pub struct Summary {
     pub limit: Option<String>,
     /// Set when the result is not complete: what that means for its numbers.
     pub status_note: Option<String>,
+    /// What failed the run by a probe's own verdict (a task that missed a deadline), said
+    /// in the verdict line before the limits.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
     pub sections: Vec<Section>,
 }
 
@@ -114,6 +118,7 @@ impl Summary {
             heading: heading(result),
             verdict: verdict(result, &sections),
             limit: limit_outcome(result),
+            failed: own_failures(result),
             status_note: match result.status {
                 // An import says where it came from, every time it is shown.
                 RunStatus::Complete => imported(result).map(|w| w.message.clone()),
@@ -143,8 +148,12 @@ impl Summary {
 
     /// The verdict line as printed: the sentence and the limits' outcome.
     pub fn verdict_line(&self) -> String {
+        let failed = match self.failed.as_slice() {
+            [] => String::new(),
+            failed => format!("FAILED: {}; ", failed.join("; ")),
+        };
         format!(
-            "verdict: {}; {}",
+            "verdict: {}; {failed}{}",
             self.verdict,
             self.limit.as_deref().unwrap_or("no limit given")
         )
@@ -509,6 +518,22 @@ pub trait SummaryRows: Sync {
     fn answer(&self, _run: &ProbeRun) -> Vec<String> {
         Vec::new()
     }
+    /// What failed the run by the probe's own verdict (a task that missed a deadline or does
+    /// not fit: the run exits 2), one line each; the summary's verdict line says it. Empty by
+    /// default.
+    fn failed(&self, _run: &ProbeRun) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// Every probe run's own failures ([`SummaryRows::failed`]), in the order of the runs.
+pub fn own_failures(result: &RunResult) -> Vec<String> {
+    result
+        .runs
+        .iter()
+        .filter_map(|r| find(&r.probe).map(|shape| shape.failed(r)))
+        .flatten()
+        .collect()
 }
 
 /// Every probe run's answer ([`SummaryRows::answer`]) for the end of the full tables: a line

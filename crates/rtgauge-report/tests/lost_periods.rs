@@ -153,3 +153,35 @@ fn compare_reports_the_rates_in_its_verdict_and_json() {
         "{text}"
     );
 }
+
+#[test]
+fn missed_deadlines_are_gated_like_overruns() {
+    let with_misses = |seed: u64, missed: u64| {
+        let mut r = common::gate_run(seed, 10, 1.0, 0.0);
+        let s = &mut r.runs[0].series[0];
+        s.counters.insert("deadline_misses".into(), missed);
+        s.counters.insert("jobs".into(), 10_000);
+        r
+    };
+    let report = check_against_baseline(
+        &with_misses(11, 0),
+        &with_misses(12, 15),
+        "base.json",
+        0.1,
+        &default_stats(),
+        false,
+    );
+    let b = report
+        .cases
+        .iter()
+        .flat_map(|c| &c.bounds)
+        .find(|b| b.stat == "deadline_misses")
+        .expect("the missed deadlines are judged");
+    assert_eq!(b.verdict, Verdict::Fail, "{}", b.message);
+    assert!(
+        b.message
+            .starts_with("missed deadlines 0 → 15 per 10,000 periods (15 of 10,000 periods against 0 of 10,000): regressed beyond +10 %"),
+        "{}",
+        b.message
+    );
+}

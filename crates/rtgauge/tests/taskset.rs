@@ -283,6 +283,12 @@ fn a_miss_reads_the_same_in_show_the_report_lava_check_and_squad() {
         assert_eq!(code, Some(0), "{shown}");
         let line = task_line(&shown, "slow").unwrap_or_else(|| panic!("{args:?}: {shown}"));
         assert_eq!(line, slow, "{args:?} says what the run said");
+        // The verdict line says the run failed, as its exit status did.
+        let words = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("FAILED: ") && words.contains("task slow does not fit"),
+            "{args:?}: {shown}"
+        );
     }
     let html = dir.path().join("r.html");
     let (code, _) = text(&["report", r, "-o", html.to_str().unwrap()]);
