@@ -371,3 +371,59 @@ fn overruns_rising_from_none_to_a_dozen_in_ten_thousand_periods_fail_the_gate() 
     ]);
     assert!(err.contains("overruns or deadline_misses"), "{err}");
 }
+
+/// Acceptance with stalls planted for real: a SCHED_FIFO 99 culprit spinning 1 ms about every
+/// 20 ms on the measured CPU makes a 100-µs cyclic thread lose periods (about ten a stall);
+/// against the same run without it the gate fails on the overruns. Up to three attempts,
+/// each printed.
+#[test]
+fn planted_stalls_that_lose_periods_fail_the_gate_on_overruns() {
+    let Some(_turn) = exclusive_as_root("the rt mode and a SCHED_FIFO 99 culprit") else {
+        return;
+    };
+    let helper = assert_cmd::cargo::cargo_bin("rtgauge").with_file_name("rtgauge-trace-helper");
+    if !helper.exists() {
+        eprintln!("skipped: build the culprit first: cargo build -p rtgauge-trace");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let measure = |out: &Path, culprit: bool| {
+        let spinner = culprit.then(|| {
+            std::process::Command::new(&helper)
+                .args(["culprit", "1", "1000", "20000", "7000"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        });
+        five_seconds(out, &["--mode", "rt", "--cpus", "1", "-p", "100us"]);
+        if let Some(mut s) = spinner {
+            s.wait().unwrap();
+        }
+    };
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    for attempt in 1..=3 {
+        measure(&a, false);
+        measure(&b, true);
+        let out = rtgauge()
+            .arg("check")
+            .arg(&b)
+            .arg("--baseline")
+            .arg(&a)
+            .args(["--regress-stats", "overruns"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!("attempt {attempt}: exit {:?}\n{text}", out.status.code());
+        if out.status.code() == Some(2) {
+            assert!(
+                text.contains("overruns") && text.contains("regressed beyond +10 %"),
+                "{text}"
+            );
+            return;
+        }
+    }
+    panic!("planted stalls did not fail the gate on overruns in three attempts");
+}
