@@ -18,7 +18,11 @@ pub fn periods(s: &Series) -> u64 {
         .get("cycles")
         .or_else(|| s.counters.get("jobs"))
         .copied()
-        .unwrap_or_else(|| s.stats.count + s.counters.get("overruns").copied().unwrap_or(0))
+        .unwrap_or_else(|| {
+            s.stats
+                .count
+                .saturating_add(s.counters.get("overruns").copied().unwrap_or(0))
+        })
 }
 
 /// A series' count of `counter` over its periods; `None` when it does not keep the counter.
@@ -36,7 +40,11 @@ pub fn count(s: &Series, counter: &str) -> Option<Count> {
 /// (the measured time over the periods), at least 1. 1 when the series does not say how long
 /// it measured.
 pub fn burst(s: &Series, periods: u64) -> f64 {
-    let measured = s.stats.intervals.interval_ns * s.stats.intervals.max_ns.len() as u64;
+    let measured = s
+        .stats
+        .intervals
+        .interval_ns
+        .saturating_mul(s.stats.intervals.max_ns.len() as u64);
     match (s.stats.max_ns, measured, periods) {
         (Some(max), m, p) if m > 0 && p > 0 => {
             let period = m as f64 / p as f64;
@@ -164,7 +172,7 @@ pub fn compare_count(
             "fewer",
             format!("fewer {beyond} (p {})", format_p(t.p_better)),
         )
-    } else if t.baseline.events + t.candidate.events == 0 {
+    } else if t.baseline.events == 0 && t.candidate.events == 0 {
         ("same", "none on either side".to_string())
     } else {
         (
@@ -227,5 +235,18 @@ mod tests {
         assert_eq!(words("deadline_misses"), "missed deadlines");
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(thousands(999), "999");
+    }
+
+    #[test]
+    fn counters_of_a_damaged_document_do_not_overflow() {
+        let mut huge = lost(u64::MAX, u64::MAX);
+        huge.stats.intervals.interval_ns = u64::MAX;
+        huge.stats.intervals.max_ns = vec![Some(1), Some(2)];
+        huge.stats.max_ns = Some(u64::MAX);
+        let d = compare_count(&[&huge, &huge], &[&huge], "overruns", 0.1, 0.01).unwrap();
+        assert!((0.0..=1.0).contains(&d.p_worse), "{d:?}");
+        let mut plain = Series::new("latency", Default::default()).counter("overruns", u64::MAX);
+        plain.stats.count = u64::MAX;
+        assert_eq!(periods(&plain), u64::MAX);
     }
 }

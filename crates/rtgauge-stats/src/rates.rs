@@ -106,8 +106,8 @@ fn dispersion(baseline: &[Count], candidate: &[Count]) -> f64 {
     }
     let mut chi2 = 0.0;
     for side in [baseline, candidate] {
-        let events: u64 = side.iter().map(|c| c.events).sum();
-        let periods: u64 = side.iter().map(|c| c.periods).sum();
+        let events = side.iter().fold(0u64, |s, c| s.saturating_add(c.events));
+        let periods = side.iter().fold(0u64, |s, c| s.saturating_add(c.periods));
         if events == 0 || periods == 0 {
             continue;
         }
@@ -126,9 +126,10 @@ fn dispersion(baseline: &[Count], candidate: &[Count]) -> f64 {
 /// Tests the candidate's runs against the baseline's moved by `margin` (0.1 = 10 % more
 /// events per period), both ways. `None` when a side measured no period.
 pub fn test_rates(baseline: &[Count], candidate: &[Count], margin: f64) -> Option<RateTest> {
+    // Saturating: a damaged document's counters must not overflow the sums.
     let sum = |side: &[Count]| Count {
-        events: side.iter().map(|c| c.events).sum(),
-        periods: side.iter().map(|c| c.periods).sum(),
+        events: side.iter().fold(0u64, |s, c| s.saturating_add(c.events)),
+        periods: side.iter().fold(0u64, |s, c| s.saturating_add(c.periods)),
         burst: side.iter().map(|c| c.burst).fold(1.0, f64::max),
     };
     let (a, b) = (sum(baseline), sum(candidate));
@@ -137,7 +138,7 @@ pub fn test_rates(baseline: &[Count], candidate: &[Count], margin: f64) -> Optio
     }
     let phi = dispersion(baseline, candidate);
     let (ta, tb) = (a.periods as f64, b.periods as f64);
-    let n = (a.events + b.events) as f64 / phi;
+    let n = (a.events as f64 + b.events as f64) / phi;
     let (ka, kb) = (a.events as f64 / phi, b.events as f64 / phi);
     let factor = 1.0 + margin;
     // The candidate's share of all events if its rate were the baseline's × factor (worse),

@@ -292,7 +292,11 @@ pub(super) fn set_counts(row: &mut CompareRow, a: &[&Series], b: &[&Series]) {
         }
         (outcome, _, _) => outcome,
     };
-    for c in row.counts.iter().filter(|c| c.baseline + c.candidate > 0) {
+    for c in row
+        .counts
+        .iter()
+        .filter(|c| c.baseline > 0 || c.candidate > 0)
+    {
         row.verdict.push_str("; ");
         row.verdict.push_str(&c.text);
     }
