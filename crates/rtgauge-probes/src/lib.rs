@@ -15,6 +15,7 @@ pub mod primitive;
 pub mod response;
 pub mod switch;
 pub mod taskset;
+pub mod taskset_rows;
 pub mod timerlat;
 
 use rtgauge_core::probe::Probe;
@@ -70,7 +71,7 @@ pub const BUILT_IN: [BuiltIn; 13] = [
     BuiltIn::summarised(&noise::Noise),
     BuiltIn::plain(&timerlat::Timerlat),
     BuiltIn::plain(&app::App),
-    BuiltIn::plain(&taskset::TaskSetProbe),
+    BuiltIn::with_rows(&taskset::TaskSetProbe, &taskset_rows::SUMMARY_ROWS),
 ];
 
 /// Why a run failed the limits its probes were given (a task set's missed deadlines, a clock

@@ -228,6 +228,28 @@ fn summary_section(results: &[RunResult], names: &[String]) -> String {
         }
         out.push_str("<div class=\"summary\">");
         for sec in &summary.sections {
+            // A probe that measured nothing is one sentence per run, as in the terminal
+            // summary: its name and why, not an empty table under headers.
+            if !sec.rows.is_empty() && sec.rows.iter().all(|r| r.status.is_some()) {
+                for r in &sec.rows {
+                    let own = match r.label.as_str() {
+                        "" => format!("{}: ", sec.probe),
+                        label => format!("{} ({label}): ", sec.probe),
+                    };
+                    let status = r.status.as_deref().unwrap_or_default();
+                    let status =
+                        status.replacen(&format!("skipped: {}: ", sec.probe), "skipped: ", 1);
+                    let _ = write!(
+                        out,
+                        "<p class=\"note\">{}</p>",
+                        esc(&format!("{own}{status}"))
+                    );
+                }
+                for n in &sec.notes {
+                    let _ = write!(out, "<p class=\"note\">{}</p>", esc(n));
+                }
+                continue;
+            }
             let _ = write!(
                 out,
                 "<div class=\"scroll\"><table class=\"stats\"><caption>{}</caption><thead><tr><th></th>",
@@ -422,7 +444,7 @@ fn comparison_section(c: &Comparison) -> String {
             Outcome::Same => "good",
             Outcome::Slower => "bad",
             Outcome::Faster | Outcome::Differs => "warn",
-            Outcome::Untested | Outcome::WithinNoise => "neutral",
+            Outcome::Untested | Outcome::WithinNoise | Outcome::Configured => "neutral",
         };
         let _ = write!(
             out,

@@ -12,7 +12,11 @@
 //! ([`crate::check::CheckReport`]), a statistic the check judged takes its verdict (an
 //! inconclusive one is `unknown`), and what the check judged beyond the headline (a
 //! predicted maximum, a limit that matched nothing, an incomplete result) gets a case of its
-//! own. Without one every measurement passes, as labs expect of pure measurements.
+//! own. Without one every measurement passes, as labs expect of pure measurements — except
+//! what a series states about itself, which is the run's own verdict and must read the same
+//! in a lab: a series that counts `deadline_misses` fails its `…-deadline_misses` case when
+//! one was missed, and a series that says whether it `fits` (a metric of 1 or 0: the task
+//! set's analysis) gets a `…-fits` case that fails when it does not.
 
 use crate::check::{CheckReport, Verdict};
 use rtgauge_result::{ProbeRun, ProbeStatus, RunResult, Series};
@@ -102,6 +106,9 @@ pub struct TestSet {
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct LabResults {
     pub sets: Vec<TestSet>,
+    /// Cases failed by what the series state about themselves (a missed deadline, a task set
+    /// that does not fit): the run exited 2 for them, and so does its report to a lab.
+    pub own_failures: usize,
 }
 
 /// A part of a name reduced to LAVA's characters: letters, digits, `.` and `_` are kept,
@@ -192,11 +199,36 @@ fn bound_measurement(label: &str, value: Option<f64>) -> Option<Measurement> {
     ) || crate::check::parse_percentile_key(label).is_some();
     if time {
         Some(Measurement::micros(value))
-    } else if label == "overruns" && value >= 0.0 {
+    } else if crate::counts::LOST_PERIODS.contains(&label) && value >= 0.0 {
         Some(Measurement::count(value as u64))
     } else {
         None
     }
+}
+
+/// The verdict a series carries about itself: a missed deadline fails the series'
+/// `…-deadline_misses` case (the run exited 2 for it).
+/// Returns the cases it failed (0 or 1).
+fn own_verdicts(series: &Series, stem: &str, cases: &mut [TestCase]) -> usize {
+    let Some(&missed) = series.counters.get("deadline_misses") else {
+        return 0;
+    };
+    let name = format!("{stem}-deadline_misses");
+    if let Some(c) = cases.iter_mut().find(|c| c.name == name) {
+        c.result = if missed == 0 {
+            Outcome::Pass
+        } else {
+            Outcome::Fail
+        };
+        c.judged = true;
+    }
+    usize::from(missed > 0)
+}
+
+/// Whether a series' own verdict failed (a missed deadline, a task set that does not fit):
+/// the exit status of a lab's report is 2 then, as the run's was.
+pub fn any_failed(lab: &LabResults) -> bool {
+    lab.own_failures > 0
 }
 
 fn outcome(v: Verdict) -> Outcome {
@@ -211,6 +243,7 @@ impl LabResults {
     /// The test sets of `result`, judged by `check` when one is given.
     pub fn of(result: &RunResult, check: Option<&CheckReport>) -> LabResults {
         let mut used = vec![false; check.map_or(0, |c| c.cases.len())];
+        let mut own_failures = 0;
         let mut sets = Vec::new();
         for run in &result.runs {
             let mut set = TestSet {
@@ -242,6 +275,17 @@ impl LabResults {
                         result: Outcome::Pass,
                         measurement: Some(m),
                         judged: false,
+                    });
+                }
+                own_failures += own_verdicts(series, &stem, &mut set.cases[first..]);
+                if let Some(fits) = series.metrics.get("fits") {
+                    let fits = *fits == 1.0;
+                    own_failures += usize::from(!fits);
+                    set.cases.push(TestCase {
+                        name: format!("{stem}-fits"),
+                        result: if fits { Outcome::Pass } else { Outcome::Fail },
+                        measurement: None,
+                        judged: true,
                     });
                 }
                 let Some(check) = check else { continue };
@@ -332,7 +376,7 @@ impl LabResults {
                 sets.push(rest);
             }
         }
-        LabResults { sets }
+        LabResults { sets, own_failures }
     }
 
     /// Every case, in order.

@@ -9,9 +9,11 @@
 //! - [`compare`]: results side by side with a statistical test ([`ks`]) and a verdict.
 //! - [`check`]: limits from a spec file, for CI gates ([`check::check_result`]).
 //! - [`lava`]: a result (and its check) as LAVA test cases and SQUAD tests and metrics.
+//! - [`side_by_side`]: repeated runs' summaries, one column per run.
 
 pub mod check;
 pub mod compare;
+pub mod counts;
 pub mod dist;
 pub mod format;
 pub mod html;
@@ -19,6 +21,7 @@ pub mod images;
 pub mod ks;
 pub mod lava;
 pub mod plots;
+pub mod side_by_side;
 pub mod summary;
 pub mod table;
 pub mod timeline;

@@ -188,23 +188,71 @@ pub fn judge(tests: &[StatTest], candidate: &str) -> (Judgement, String) {
     }
 }
 
+/// A detectable change larger than this (×10) is no power at all: a test that could only see
+/// a tenfold change says nothing a reader can use, and a figure like ×25694719598 reads as a
+/// measurement.
+pub const POWER_CAP: f64 = 9.0;
+
+/// The smallest change of `label` these runs could declare, worded for what it is: `could
+/// detect ≥ +35 % in p99.9`, `could detect ≥ ×3.2 in p99` past a doubling, and past
+/// [`POWER_CAP`] (or without any power) `cannot detect any change of p99 from these runs`.
+pub fn detectable_text(detectable: Option<f64>, label: &str) -> String {
+    match detectable.filter(|d| d.is_finite() && *d < POWER_CAP) {
+        Some(d) => format!("could detect ≥ {} in {label}", change_text(d)),
+        None => format!("cannot detect any change of {label} from these runs"),
+    }
+}
+
+/// `+35 %` below a doubling, `×3.2` from there (a factor reads better than +220 %).
+fn change_text(d: f64) -> String {
+    if d >= 1.0 {
+        format!("×{:.1}", 1.0 + d)
+    } else {
+        percent(d)
+    }
+}
+
 /// `could detect ≥ +35 % in p99.9, ≥ +60 % in max per 100 ms`: the worse-direction power of
 /// each test that declared nothing (a declared change speaks for itself, and the power assumes
-/// a stretched distribution, which a real change need not be).
+/// a stretched distribution, which a real change need not be). Statistics the runs cannot
+/// test at all are named apart: `cannot detect any change of max per 100ms from these runs`.
 pub fn power_text(tests: &[StatTest]) -> String {
-    let parts: Vec<String> = tests
+    let quiet: Vec<&StatTest> = tests
         .iter()
         .filter(|t| !t.worse.declared && !t.better.declared)
-        .map(|t| match t.worse.detectable {
-            Some(d) => format!("≥ {} in {}", percent(d), t.label()),
-            None => format!("no change in {}", t.label()),
+        .collect();
+    let usable = |t: &StatTest| {
+        t.worse
+            .detectable
+            .is_some_and(|d| d.is_finite() && d < POWER_CAP)
+    };
+    let can: Vec<String> = quiet
+        .iter()
+        .filter(|t| usable(t))
+        .map(|t| {
+            format!(
+                "≥ {} in {}",
+                change_text(t.worse.detectable.unwrap_or_default()),
+                t.label()
+            )
         })
         .collect();
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!("could detect {}", parts.join(", "))
+    let cannot: Vec<String> = quiet
+        .iter()
+        .filter(|t| !usable(t))
+        .map(|t| t.label())
+        .collect();
+    let mut parts = Vec::new();
+    if !can.is_empty() {
+        parts.push(format!("could detect {}", can.join(", ")));
     }
+    if !cannot.is_empty() {
+        parts.push(format!(
+            "cannot detect any change of {} from these runs",
+            cannot.join(" or ")
+        ));
+    }
+    parts.join("; ")
 }
 
 /// The duration both runs would need for a change as large as the one measured to be declared:
@@ -218,4 +266,26 @@ pub fn duration_to_decide(t: &ShiftTest, measured_ns: u64) -> Option<u64> {
     // Whole seconds, at least twice what was measured so the advice is worth a try.
     let ns = (measured_ns as f64 * factor.max(2.0)).min(86_400e9);
     Some(((ns / 1e9).ceil() as u64).max(1) * 1_000_000_000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detectable_changes_are_capped_and_worded_for_what_they_are() {
+        assert_eq!(
+            detectable_text(Some(0.35), "p99.9"),
+            "could detect ≥ +35 % in p99.9"
+        );
+        assert_eq!(
+            detectable_text(Some(2.2), "p99"),
+            "could detect ≥ ×3.2 in p99"
+        );
+        for none in [Some(25_694_719_597.1), Some(9.0), Some(f64::INFINITY), None] {
+            let text = detectable_text(none, "median");
+            assert_eq!(text, "cannot detect any change of median from these runs");
+            assert!(!text.contains('×') && !text.contains("no change"), "{text}");
+        }
+    }
 }

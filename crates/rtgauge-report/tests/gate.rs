@@ -226,3 +226,69 @@ fn the_maximum_of_repeated_runs_is_judged_by_their_typical_block_maximum() {
     let max = v.iter().find(|(stat, ..)| stat == "max").unwrap();
     assert!(max.2.starts_with("max per 100ms "), "{}", max.2);
 }
+
+#[test]
+fn a_maximum_that_doubled_in_one_sample_passes_and_says_why() {
+    let a = common::gate_run(11, 5, 1.0, 0.0);
+    let mut b = a.clone();
+    let s = &mut b.runs[0].series[0];
+    s.stats.max_ns = s.stats.max_ns.map(|m| m * 2);
+    let stats = ["max".to_string()];
+    let report = check_against_baseline(&a, &b, "a.json", 0.1, &stats, false);
+    let (stat, verdict, message) = bounds(&report).remove(0);
+    assert_eq!(
+        (stat.as_str(), verdict),
+        ("max", Verdict::Pass),
+        "{message}"
+    );
+    assert!(message.contains("(+100 %)"), "{message}");
+    assert!(
+        message.ends_with(
+            "not judged a regression: max is one sample; the test judges the max per 100ms"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_row_that_measures_a_configured_difference_is_labelled_configuration_not_speed() {
+    use rtgauge_report::compare::{compare, compare_repeated, Outcome};
+    // Two runs at two configured periods: the period series sits on each one's period.
+    let at_period = |seed: u64, period_ns: u64, written: &str| {
+        let mut r = common::gate_run(seed, 5, 1.0, 0.0);
+        let mut rec = rtgauge_stats::Recorder::default();
+        for i in 0..5000u64 {
+            rec.record(period_ns + (i % 7) * 100, i * period_ns);
+        }
+        let period = rtgauge_result::Series::new("period", rec.summary()).label("cpu", 0);
+        r.runs[0].series.push(period);
+        r.runs[0].params.insert("period".into(), written.into());
+        r
+    };
+    let (a, b) = (
+        at_period(11, 100_000, "100us"),
+        at_period(12, 1_000_000, "1ms"),
+    );
+    let names = ["a.json".to_string(), "b.json".to_string()];
+    let expected = "configuration differs: period 100us → 1ms (this row measures what was configured, not how fast it ran)";
+    let single = compare(&[a.clone(), b.clone()], &names);
+    let repeated = compare_repeated(
+        &[a.clone(), at_period(13, 100_000, "100us")],
+        &[b.clone(), at_period(14, 1_000_000, "1ms")],
+        names.clone(),
+    );
+    for c in [&single, &repeated] {
+        let row = c.rows.iter().find(|r| r.series == "period").unwrap();
+        assert_eq!(row.outcome, Outcome::Configured, "{}", row.verdict);
+        assert_eq!(row.verdict, expected);
+        // The latency row is judged as ever.
+        let latency = c.rows.iter().find(|r| r.series == "latency").unwrap();
+        assert_ne!(latency.outcome, Outcome::Configured);
+    }
+    let text = rtgauge_report::compare::render_text(&single, rtgauge_report::Style::Plain);
+    assert!(text.contains("config (2)"), "{text}");
+    assert!(
+        text.contains("2. configuration differs: period 100us → 1ms"),
+        "{text}"
+    );
+}

@@ -200,6 +200,15 @@ fn report_page_is_self_contained_and_shows_skips() {
         recordings: &[],
     });
     assert!(page.contains("skipped: no I/O port access"));
+    // In the summary a skipped probe is one sentence, as in the terminal's, not a table.
+    assert!(
+        page.contains("<p class=\"note\">ioport (rt none): skipped: no I/O port access"),
+        "the skipped probe's sentence"
+    );
+    assert!(
+        !page.contains("<caption>ioport"),
+        "no empty table for ioport"
+    );
     assert!(page.contains("Deep C-states"));
     // What each probe was asked to do is shown beside what it measured.
     assert!(page.contains("Parameters: period=1ms"));

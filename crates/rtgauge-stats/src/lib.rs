@@ -14,6 +14,7 @@ pub mod blocks;
 pub mod evt;
 mod interval;
 pub mod ks;
+pub mod rates;
 pub mod runs;
 pub mod shift;
 mod summary;

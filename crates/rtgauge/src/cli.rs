@@ -432,17 +432,18 @@ type FormatName = (
     OutputFormat,
 );
 
-/// `rtgauge show --format`.
+/// `rtgauge show --format`. Every command spells a format alike (`table`, `markdown`, `csv`,
+/// `json`, `html`) and takes the other spellings it once had (`terminal`, `md`).
 const SHOW_FORMATS: [FormatName; 6] = [
     (
-        "terminal",
-        None,
+        "table",
+        Some("terminal"),
         Some("Aligned tables (box drawing on a UTF-8 terminal, ASCII otherwise)"),
         OutputFormat::Table,
     ),
     (
-        "md",
-        Some("markdown"),
+        "markdown",
+        Some("md"),
         Some("Markdown tables"),
         OutputFormat::Markdown,
     ),
@@ -474,8 +475,8 @@ const SHOW_FORMATS: [FormatName; 6] = [
 
 /// `rtgauge compare --format`.
 const COMPARE_FORMATS: [FormatName; 5] = [
-    ("table", None, None, OutputFormat::Table),
-    ("markdown", None, None, OutputFormat::Markdown),
+    ("table", Some("terminal"), None, OutputFormat::Table),
+    ("markdown", Some("md"), None, OutputFormat::Markdown),
     ("csv", None, None, OutputFormat::Csv),
     ("json", None, None, OutputFormat::Json),
     ("html", None, None, OutputFormat::Html),
@@ -486,7 +487,7 @@ const CHECK_FORMATS: &[FormatName] = COMPARE_FORMATS.split_at(4).0;
 
 /// `rtgauge trend --format`.
 const TREND_FORMATS: [FormatName; 2] = [
-    ("table", None, None, OutputFormat::Table),
+    ("table", Some("terminal"), None, OutputFormat::Table),
     ("html", None, None, OutputFormat::Html),
 ];
 
@@ -622,7 +623,7 @@ pub struct ShowArgs {
     pub imported: bool,
 
     /// Output format.
-    #[arg(short, long, default_value = "terminal", value_parser = format_parser(&SHOW_FORMATS))]
+    #[arg(short, long, default_value = "table", value_parser = format_parser(&SHOW_FORMATS))]
     pub format: OutputFormat,
 
     /// The full tables, or the summary printed at the end of a run.
@@ -662,12 +663,14 @@ pub struct RegressArgs {
     #[arg(long = "regress", value_name = "PERCENT", default_value = "10%", value_parser = percent_arg)]
     pub percent: f64,
 
-    /// Statistics judged against --baseline, comma-separated: median, p99, p99.9, p99.99, max.
+    /// Statistics judged against --baseline, comma-separated: median, mean, min, p90, p99,
+    /// p99.9, p99.99, p99.999, max, and the lost periods overruns and deadline_misses (each a
+    /// rate over the periods measured, with its own count test).
     #[arg(
         long = "regress-stats",
         value_name = "STATS",
         value_delimiter = ',',
-        default_value = "p99,max"
+        default_value = "p99,max,overruns,deadline_misses"
     )]
     pub stats: Vec<String>,
 }
@@ -885,6 +888,10 @@ pub enum BaselineAction {
         /// The baseline's name (e.g. board-a).
         #[arg(long, value_name = "NAME")]
         name: String,
+        /// Re-point a name that already names another run (the gates that use the name then
+        /// judge against the new run).
+        #[arg(long)]
+        force: bool,
         #[command(flatten)]
         store: StoreArgs,
     },
@@ -1111,6 +1118,24 @@ mod tests {
         assert_eq!(format_of("compare a b -f markdown"), Ok(Markdown));
         assert_eq!(format_of("check r.json --spec s -f json"), Ok(Json));
         assert_eq!(format_of("trend cyclic latency -f html"), Ok(Html));
+        // One set of names across commands, each with the other spelling it once had.
+        for command in ["show r.json", "compare a b", "check r.json --spec s"] {
+            for (name, format) in [
+                ("table", Table),
+                ("terminal", Table),
+                ("markdown", Markdown),
+                ("md", Markdown),
+                ("csv", Csv),
+                ("json", Json),
+            ] {
+                assert_eq!(
+                    format_of(&format!("{command} -f {name}")),
+                    Ok(format),
+                    "{command} -f {name}"
+                );
+            }
+        }
+        assert_eq!(format_of("trend cyclic latency -f terminal"), Ok(Table));
         for refused in [
             "show r.json -f html",
             "check r.json --spec s -f html",

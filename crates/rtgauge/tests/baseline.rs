@@ -299,3 +299,131 @@ fn repeated_runs_of_each_side_are_judged_together() {
     assert!(err.contains("add --baseline RUN"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
+
+/// `idle.json` with the rt latency of CPU 0 losing `overruns` of its 20,000 periods.
+fn idle_with_overruns(dir: &Path, overruns: u64) -> std::path::PathBuf {
+    let mut doc = read_json(&report_fixture("idle.json"));
+    for run in doc["runs"].as_array_mut().unwrap() {
+        let rt = run["mode"] == "rt";
+        for s in run["series"].as_array_mut().unwrap() {
+            if s["counters"].get("overruns").is_some() {
+                let planted = rt && s["labels"]["cpu"] == "0";
+                s["counters"]["overruns"] = (if planted { overruns } else { 0 }).into();
+            }
+        }
+    }
+    let path = dir.join(format!("overruns-{overruns}.json"));
+    std::fs::write(&path, serde_json::to_vec(&doc).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn overruns_rising_from_none_to_a_dozen_in_ten_thousand_periods_fail_the_gate() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |new: &Path, old: &Path| {
+        let out = rtgauge()
+            .arg("check")
+            .arg(new)
+            .arg("--baseline")
+            .arg(old)
+            .output()
+            .unwrap();
+        // The notes wrap at the terminal's width: one line of words.
+        let text = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        (out.status.code(), text)
+    };
+    let (none, planted) = (
+        idle_with_overruns(dir.path(), 0),
+        idle_with_overruns(dir.path(), 25),
+    );
+    // 25 of 20,000 periods: 12.5 per 10,000, every other figure the same.
+    let (code, text) = check(&planted, &none);
+    assert_eq!(code, Some(2), "{text}");
+    assert!(
+        text.contains("overruns 0 → 12 per 10,000 periods (25 of 20,000 periods against 0 of 20,000): regressed beyond +10 %"),
+        "{text}"
+    );
+    // Identical runs, and the fewer overruns of the baseline itself, pass.
+    let (code, text) = check(&none, &none);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = check(&none, &planted);
+    assert_eq!(code, Some(0), "{text}");
+    // --regress-stats takes the counters by name, and refuses what is not one.
+    let out = rtgauge()
+        .arg("check")
+        .arg(&planted)
+        .arg("--baseline")
+        .arg(&none)
+        .args(["--regress-stats", "overruns"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = one_line_error(&[
+        "check",
+        "x.json",
+        "--baseline",
+        "y.json",
+        "--regress-stats",
+        "overrun",
+    ]);
+    assert!(err.contains("overruns or deadline_misses"), "{err}");
+}
+
+/// Acceptance with stalls planted for real: a SCHED_FIFO 99 culprit spinning 1 ms about every
+/// 20 ms on the measured CPU makes a 100-µs cyclic thread lose periods (about ten a stall);
+/// against the same run without it the gate fails on the overruns. Up to three attempts,
+/// each printed.
+#[test]
+fn planted_stalls_that_lose_periods_fail_the_gate_on_overruns() {
+    let Some(_turn) = exclusive_as_root("the rt mode and a SCHED_FIFO 99 culprit") else {
+        return;
+    };
+    let helper = assert_cmd::cargo::cargo_bin("rtgauge").with_file_name("rtgauge-trace-helper");
+    if !helper.exists() {
+        eprintln!("skipped: build the culprit first: cargo build -p rtgauge-trace");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let measure = |out: &Path, culprit: bool| {
+        let spinner = culprit.then(|| {
+            std::process::Command::new(&helper)
+                .args(["culprit", "1", "1000", "20000", "7000"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        });
+        five_seconds(out, &["--mode", "rt", "--cpus", "1", "-p", "100us"]);
+        if let Some(mut s) = spinner {
+            s.wait().unwrap();
+        }
+    };
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    for attempt in 1..=3 {
+        measure(&a, false);
+        measure(&b, true);
+        let out = rtgauge()
+            .arg("check")
+            .arg(&b)
+            .arg("--baseline")
+            .arg(&a)
+            .args(["--regress-stats", "overruns"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        println!("attempt {attempt}: exit {:?}\n{text}", out.status.code());
+        if out.status.code() == Some(2) {
+            assert!(
+                text.contains("overruns") && text.contains("regressed beyond +10 %"),
+                "{text}"
+            );
+            return;
+        }
+    }
+    panic!("planted stalls did not fail the gate on overruns in three attempts");
+}

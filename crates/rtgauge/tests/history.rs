@@ -308,6 +308,69 @@ fn repeat_writes_one_numbered_result_per_run_and_keeps_each() {
 }
 
 #[test]
+fn repeated_runs_end_side_by_side_with_the_gate_and_a_baseline_name_moves_only_with_force() {
+    let _guard = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("history.sqlite");
+    let out = rtgauge_with_store(&store)
+        .args([
+            "run",
+            "cyclic",
+            "-d",
+            "200ms",
+            "--warmup",
+            "10ms",
+            "--mode",
+            "normal",
+            "-c",
+            "0",
+            "--no-report",
+            "--repeat",
+            "2",
+            "-o",
+        ])
+        .arg(dir.path().join("r.json"))
+        .output()
+        .unwrap();
+    assert_success(&out);
+    let text = stdout(&out);
+    let tail = &text[text.find("the 2 runs side by side").expect(&text)..];
+    assert!(tail.contains("run 1") && tail.contains("run 2"), "{tail}");
+    assert!(tail.contains("latency"), "the summary rows: {tail}");
+    let (r1, r2) = (dir.path().join("r-1.json"), dir.path().join("r-2.json"));
+    let gate = format!(
+        "rtgauge check {} {} --baseline BASELINE",
+        r1.display(),
+        r2.display()
+    );
+    assert!(tail.contains(&gate), "{tail}");
+
+    let set = |run: &str, extra: &[&str]| {
+        rtgauge_with_store(&store)
+            .args(["baseline", "set", run, "--name", "board-a"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = set("1", &[]);
+    assert_success(&out);
+    assert_eq!(stdout(&out).trim(), "baseline board-a: run 1");
+    // The same run again is no change.
+    assert_success(&set("1", &[]));
+    let out = set("2", &[]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("already names run 1") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let out = set("2", &["--force"]);
+    assert_success(&out);
+    assert_eq!(stdout(&out).trim(), "baseline board-a: run 2 (was run 1)");
+}
+
+#[test]
 fn an_import_does_not_become_latest_unless_imported_is_given() {
     let _guard = exclusive();
     let dir = tempfile::tempdir().unwrap();

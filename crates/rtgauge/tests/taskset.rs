@@ -142,6 +142,22 @@ fn run_set(file: &Path, extra: &[&str]) -> (i32, String, Value) {
     (output.status.code().unwrap(), stdout, read_json(&out))
 }
 
+/// The summary's line for task `name`, its wrapped continuation lines joined: the verdict of
+/// one task as the run (and `show`, and the report) states it.
+fn task_line(stdout: &str, name: &str) -> Option<String> {
+    let mut lines = stdout.lines();
+    let first = lines.find(|l| l.trim_start().starts_with(&format!("{name}:")))?;
+    let indent = first.len() - first.trim_start().len();
+    let mut text = first.trim().to_string();
+    for more in
+        lines.take_while(|l| l.len() - l.trim_start().len() > indent && !l.trim().is_empty())
+    {
+        text.push(' ');
+        text.push_str(more.trim());
+    }
+    Some(text)
+}
+
 /// The `response` series of task `name`.
 fn response<'a>(result: &'a Value, name: &str) -> &'a Value {
     result["runs"][0]["series"]
@@ -192,9 +208,7 @@ fn a_set_that_response_time_analysis_schedules_is_declared_to_fit() {
         assert_eq!(code, if misses == 0 { 0 } else { 2 }, "{stdout}");
         for task in ["fast", "middle", "slow"] {
             let s = response(&result, task);
-            let line = stdout
-                .lines()
-                .find(|l| l.trim_start().starts_with(&format!("{task}:")))
+            let line = task_line(&stdout, task)
                 .unwrap_or_else(|| panic!("no summary line for {task}: {stdout}"));
             assert!(
                 line.contains("predicted") && line.contains("measured"),
@@ -254,10 +268,7 @@ fn an_overloaded_set_does_not_fit_misses_and_exits_2() {
         let slow = response(&result, "slow");
         assert_eq!(slow["metrics"]["fits"], 0.0);
         assert!(slow["counters"]["deadline_misses"].as_u64().unwrap() > 0);
-        let line = stdout
-            .lines()
-            .find(|l| l.trim_start().starts_with("slow:"))
-            .unwrap();
+        let line = task_line(&stdout, "slow").unwrap();
         assert!(line.contains("does not fit"), "{line}");
         let fast = response(&result, "fast");
         let fast_fits = fast["metrics"]["predicted_fits"] == 1.0;
@@ -293,6 +304,112 @@ fn an_overloaded_set_does_not_fit_misses_and_exits_2() {
         );
         return;
     }
+}
+
+/// Acceptance: a task set that missed reads the same wherever it is read. The overloaded set
+/// misses every job of its lowest task; `show` (full tables and summary), the HTML report,
+/// `show --format lava` (a failing case, exit 2), `check --spec` on `deadline_misses` and
+/// `fits` (exit 2) and the SQUAD submission (spooled here: no server) all carry the miss.
+#[test]
+fn a_miss_reads_the_same_in_show_the_report_lava_check_and_squad() {
+    let Some(_turn) = exclusive_as_root("SCHED_FIFO tasks") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = task_file(dir.path(), "over.toml", &three_tasks(last_cpu(), 28));
+    let result = dir.path().join("r.json");
+    let out = rtgauge()
+        .args(["run", "--tasks"])
+        .arg(&file)
+        .args(["-d", "2s", "--warmup", "200ms", "--no-report", "--no-store"])
+        .args(["--set", "taskset.allow-overload=yes", "-o"])
+        .arg(&result)
+        .output()
+        .unwrap();
+    let run_text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{run_text}");
+    let slow = task_line(&run_text, "slow").expect(&run_text);
+    assert!(slow.contains("does not fit"), "{slow}");
+    let text = |args: &[&str]| {
+        let out = rtgauge().args(args).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let r = result.to_str().unwrap();
+    for args in [vec!["show", r], vec!["show", r, "--table", "summary"]] {
+        let (code, shown) = text(&args);
+        assert_eq!(code, Some(0), "{shown}");
+        let line = task_line(&shown, "slow").unwrap_or_else(|| panic!("{args:?}: {shown}"));
+        assert_eq!(line, slow, "{args:?} says what the run said");
+        // The verdict line says the run failed, as its exit status did.
+        let words = shown.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            words.contains("FAILED: ") && words.contains("task slow does not fit"),
+            "{args:?}: {shown}"
+        );
+    }
+    let html = dir.path().join("r.html");
+    let (code, _) = text(&["report", r, "-o", html.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(
+        page.contains("slow: period 40ms") && page.contains("does not fit"),
+        "the report's summary holds the task block"
+    );
+    let (code, lava) = text(&["show", r, "--format", "lava"]);
+    assert_eq!(code, Some(2), "{lava}");
+    let case = |suffix: &str| {
+        lava.lines()
+            .find(|l| l.contains("-slow-response-") && l.contains(suffix))
+            .unwrap_or_else(|| panic!("no {suffix} case: {lava}"))
+            .to_string()
+    };
+    assert!(case("-fits ").contains("--result fail"), "{lava}");
+    assert!(
+        case("-deadline_misses ").contains("--result fail --measurement"),
+        "{lava}"
+    );
+    assert!(
+        case("-fits ").contains("-slow-response-fits --result"),
+        "{lava}"
+    );
+    for (bound, what) in [("deadline_misses = 0", "missed"), ("fits = true", "fit")] {
+        let spec = dir.path().join("spec.toml");
+        std::fs::write(&spec, format!("[[limit]]\nprobe = \"taskset\"\n{bound}\n")).unwrap();
+        let (code, checked) = text(&["check", r, "--spec", spec.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{bound}: {checked}");
+        assert!(
+            checked.contains("task=slow") && checked.contains(what),
+            "{checked}"
+        );
+    }
+    let store = dir.path().join("history.sqlite");
+    let out = rtgauge_with_store(&store)
+        .env_remove("SQUAD_TOKEN")
+        .args(["submit", "squad", "http://127.0.0.1:9"])
+        .args(["--group", "rt", "--project", "board", "--build", "b1"])
+        .args(["--environment", "vm"])
+        .arg(&result)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "no token: spooled");
+    let spool = std::fs::read_dir(dir.path().join("squad-spool"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    let entry = read_json(&spool);
+    let failing: Vec<&String> = entry["tests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .filter(|(name, verdict)| name.contains("-slow-response-") && *verdict == "fail")
+        .map(|(name, _)| name)
+        .collect();
+    assert_eq!(failing.len(), 2, "fits and deadline_misses fail: {entry}");
 }
 
 /// Without privileges the run cannot give the tasks their priorities: asked for rt

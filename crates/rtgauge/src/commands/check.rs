@@ -20,7 +20,7 @@ pub fn check(args: CheckArgs) -> Result<u8> {
     }
     if let Some(bad) = args.regress.stats.iter().find(|s| !is_regress_stat(s)) {
         anyhow::bail!(
-            "--regress-stats: '{bad}' is not a statistic; use median, mean, min, max or p90, p99, p99.9, p99.99, p99.999"
+            "--regress-stats: '{bad}' is not a statistic; use median, mean, min, max, p90, p99, p99.9, p99.99, p99.999, overruns or deadline_misses"
         );
     }
     if args.results.len() > 1 && args.baseline.is_empty() {
@@ -88,7 +88,7 @@ pub fn judge(
 ) -> Result<Option<rtgauge_report::CheckReport>> {
     if let Some(bad) = baselines.stats.iter().find(|s| !is_regress_stat(s)) {
         anyhow::bail!(
-            "--regress-stats: '{bad}' is not a statistic; use median, mean, min, max or p90, p99, p99.9, p99.99, p99.999"
+            "--regress-stats: '{bad}' is not a statistic; use median, mean, min, max, p90, p99, p99.9, p99.99, p99.999, overruns or deadline_misses"
         );
     }
     let from_spec = spec.map(|spec| check_result_allowing(&results[0], spec, allow_incomplete));

@@ -193,11 +193,26 @@ pub fn history(args: HistoryArgs) -> Result<u8> {
 /// `rtgauge baseline set|list`.
 pub fn baseline(args: BaselineArgs) -> Result<u8> {
     match args.action {
-        BaselineAction::Set { run, name, store } => {
+        BaselineAction::Set {
+            run,
+            name,
+            force,
+            store,
+        } => {
             let mut db = open_existing(&store)?;
             let id = stored_id(&db, &run, false)?;
+            let before = db.baseline(&name)?;
+            match before {
+                Some(old) if old != id && !force => anyhow::bail!(
+                    "baseline {name} already names run {old}; add --force to point it at run {id} instead, or choose another --name"
+                ),
+                _ => {}
+            }
             db.set_baseline(&name, id)?;
-            println!("baseline {name}: run {id}");
+            match before {
+                Some(old) if old != id => println!("baseline {name}: run {id} (was run {old})"),
+                _ => println!("baseline {name}: run {id}"),
+            }
         }
         BaselineAction::List { store } => {
             let db = open_existing(&store)?;

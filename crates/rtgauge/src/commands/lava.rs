@@ -31,11 +31,12 @@ pub fn verdict(
     )
 }
 
-/// The exit status of a judged result, as `check` gives it: 2 a limit failed, 3 a
-/// statistic undecided, else 0.
-pub fn exit_status(check: Option<&CheckReport>) -> u8 {
+/// The exit status of a judged result, as `check` gives it: 2 a limit failed (or a case the
+/// result judges itself, a missed deadline, failed), 3 a statistic undecided, else 0.
+pub fn exit_status(check: Option<&CheckReport>, lab: &LabResults) -> u8 {
     match check {
         Some(c) if !c.passed => crate::EXIT_THRESHOLD,
+        _ if rtgauge_report::lava::any_failed(lab) => crate::EXIT_THRESHOLD,
         Some(c) if c.inconclusive() > 0 => crate::EXIT_INCONCLUSIVE,
         _ => crate::EXIT_OK,
     }

@@ -15,24 +15,67 @@ use std::sync::Arc;
 
 pub fn run(args: RunArgs, command_line: Vec<String>) -> Result<u8> {
     if args.repeat == 1 {
-        return run_once(&args, command_line);
+        return run_once(&args, command_line, &mut Vec::new());
     }
     // Repeated runs: the same measurement N times, each its own result (NAME-i.json); the
     // worst exit status wins, and an interrupted run stops the series.
     let mut worst = crate::EXIT_OK;
+    let mut written = Vec::new();
     for i in 1..=args.repeat {
         let mut once = args.clone();
         once.output = args.output.as_ref().map(|path| numbered(path, i));
         if !args.quiet {
             println!("run {i} of {}", args.repeat);
         }
-        let code = run_once(&once, command_line.clone())?;
+        let code = run_once(&once, command_line.clone(), &mut written)?;
         if code > crate::EXIT_THRESHOLD {
             return Ok(code);
         }
         worst = worst.max(code);
     }
+    if !args.quiet {
+        print!("{}", repeated_ending(&written));
+    }
     Ok(worst)
+}
+
+/// The end of `run --repeat N`: the N runs side by side, and the command that judges them
+/// together against a baseline (the gate over repeated runs measures how runs vary).
+fn repeated_ending(written: &[PathBuf]) -> String {
+    let results: Vec<RunResult> = written
+        .iter()
+        .filter_map(|p| rtgauge_result::read_result(p).ok())
+        .collect();
+    if results.len() < 2 {
+        return String::new();
+    }
+    let names: Vec<String> = (1..=results.len()).map(|i| format!("run {i}")).collect();
+    let style = crate::display::text_style();
+    let files: Vec<String> = written
+        .iter()
+        .map(|p| shell_word(&p.to_string_lossy()))
+        .collect();
+    let mut out = format!("\nthe {} runs side by side:\n", results.len());
+    out.push_str(&rtgauge_report::side_by_side::render(
+        &results, &names, style,
+    ));
+    out.push_str(&format!(
+        "judge them together against a baseline's runs (one --baseline each: a file, a stored run's ID or a baseline name):\n  rtgauge check {} --baseline BASELINE\n",
+        files.join(" ")
+    ));
+    rtgauge_report::format::fit_lines(out, style)
+}
+
+/// A path as one shell word: quoted when it holds anything but plain characters.
+fn shell_word(text: &str) -> String {
+    let plain = text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+=:@,".contains(c));
+    if plain && !text.is_empty() {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', "'\\''"))
+    }
 }
 
 /// `out.json` → `out-3.json`.
@@ -48,7 +91,8 @@ fn numbered(path: &Path, i: u32) -> PathBuf {
     path.with_file_name(name)
 }
 
-fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
+/// One run; its result's path is added to `written` once the file is complete there.
+fn run_once(args: &RunArgs, command_line: Vec<String>, written: &mut Vec<PathBuf>) -> Result<u8> {
     if let Some(line) = super::tune::left_behind_warning() {
         eprintln!("rtgauge: {line}");
     }
@@ -127,6 +171,7 @@ fn run_once(args: &RunArgs, command_line: Vec<String>) -> Result<u8> {
         // Saved elsewhere: the report beside the requested path is skipped, the run failed.
         return Ok(crate::EXIT_ERROR);
     }
+    written.push(output.clone());
     // Only once the file is complete: a history problem can never cost the measurement.
     let kept = (!args.no_store)
         .then(|| super::history::keep(&result, &output, &args.store, "run"))
@@ -346,21 +391,9 @@ fn report(
     let checked = spec.map(|spec| rtgauge_report::check_result(result, spec));
     if !args.quiet {
         let format = Format::Text(crate::display::text_style());
+        // The verdict line leads with a probe's own verdict (a task set's tasks at risk), as
+        // in `show` and the report.
         let mut summary = Summary::of(result);
-        // A task-set run's verdict names the tasks at risk first, not the largest maximum.
-        let task_verdicts: Vec<String> = result
-            .runs
-            .iter()
-            .filter_map(rtgauge_probes::taskset::verdict)
-            .collect();
-        if !task_verdicts.is_empty() {
-            let others = result.runs.iter().any(|r| r.probe != names::TASKSET);
-            summary.verdict = if others {
-                format!("{}; {}", task_verdicts.join("; "), summary.verdict)
-            } else {
-                task_verdicts.join("; ")
-            };
-        }
         if let (Some(checked), Some(path)) = (&checked, &args.spec) {
             summary = summary.with_limit(format!(
                 "limits of {}: {}",
@@ -377,34 +410,11 @@ fn report(
             TableKind::Full => Tables(result).render(format),
         };
         print!("{}", text?);
-        // The task set's verdicts, one line per task (see rtgauge_probes::taskset).
-        let several = result
-            .runs
-            .iter()
-            .filter(|r| r.probe == names::TASKSET)
-            .count()
-            > 1;
-        let lines: Vec<String> = result
-            .runs
-            .iter()
-            .flat_map(|r| {
-                rtgauge_probes::taskset::summary_lines(r)
-                    .into_iter()
-                    .map(move |l| {
-                        if several {
-                            format!("{}: {l}", r.key())
-                        } else {
-                            l
-                        }
-                    })
-            })
-            .collect();
-        if !lines.is_empty() {
-            println!(
-                "task set (worst responses predicted from this run's overheads, then measured):"
-            );
-            for l in lines {
-                println!("  {l}");
+        // The summary carries each probe's answer (a task set's verdict per task); the full
+        // tables end with it.
+        if args.table == TableKind::Full {
+            for line in rtgauge_report::summary::answers(result) {
+                println!("{line}");
             }
         }
         eprint!(

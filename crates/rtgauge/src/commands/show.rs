@@ -39,11 +39,9 @@ pub fn show(args: ShowArgs) -> Result<u8> {
             "--format lava reports one result at a time; run `rtgauge show` once per file"
         );
         let check = super::lava::verdict(&results, &args.judge, &args.store, args.imported)?;
-        super::lava::emit(&rtgauge_report::lava::LabResults::of(
-            &results[0],
-            check.as_ref(),
-        ))?;
-        return Ok(super::lava::exit_status(check.as_ref()));
+        let lab = rtgauge_report::lava::LabResults::of(&results[0], check.as_ref());
+        super::lava::emit(&lab)?;
+        return Ok(super::lava::exit_status(check.as_ref(), &lab));
     }
     if several && format == Format::Json {
         anyhow::bail!(
@@ -75,6 +73,14 @@ pub fn show(args: ShowArgs) -> Result<u8> {
             text.insert_str(at, &format!("{verdict}\n\n"));
         }
         print!("{text}");
+        // The full tables end with each probe's answer (a task set's verdict per task), as
+        // the summary holds it.
+        if let (TableKind::Full, Format::Text(_)) = (args.table, format) {
+            let answers = rtgauge_report::summary::answers(result);
+            if !answers.is_empty() {
+                println!("\n{}", answers.join("\n"));
+            }
+        }
         // The full tables end with every finding and warning the run's summary held short.
         if let (TableKind::Full, Format::Text(_)) = (args.table, format) {
             let warnings = super::warnings::full_text(result);

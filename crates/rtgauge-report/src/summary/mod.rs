@@ -15,6 +15,10 @@ use rtgauge_result::{ProbeRun, RunResult, RunStatus, Series};
 use serde::Serialize;
 use std::fmt::Write as _;
 
+mod rows;
+use rows::find;
+pub use rows::{answers, own_failures, register, SummaryRows};
+
 /// No summary line is wider than this (a terminal, a CI log, an e-mail); a narrower terminal
 /// gets its own width ([`crate::format::width`]).
 pub const MAX_WIDTH: usize = 100;
@@ -46,6 +50,10 @@ pub struct Summary {
     pub limit: Option<String>,
     /// Set when the result is not complete: what that means for its numbers.
     pub status_note: Option<String>,
+    /// What failed the run by a probe's own verdict (a task that missed a deadline), said
+    /// in the verdict line before the limits.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
     pub sections: Vec<Section>,
 }
 
@@ -114,6 +122,7 @@ impl Summary {
             heading: heading(result),
             verdict: verdict(result, &sections),
             limit: limit_outcome(result),
+            failed: own_failures(result),
             status_note: match result.status {
                 // An import says where it came from, every time it is shown.
                 RunStatus::Complete => imported(result).map(|w| w.message.clone()),
@@ -143,8 +152,12 @@ impl Summary {
 
     /// The verdict line as printed: the sentence and the limits' outcome.
     pub fn verdict_line(&self) -> String {
+        let failed = match self.failed.as_slice() {
+            [] => String::new(),
+            failed => format!("FAILED: {}; ", failed.join("; ")),
+        };
         format!(
-            "verdict: {}; {}",
+            "verdict: {}; {failed}{}",
             self.verdict,
             self.limit.as_deref().unwrap_or("no limit given")
         )
@@ -172,8 +185,29 @@ fn verdict(result: &RunResult, sections: &[Section]) -> String {
         .find(|r| !r.obtained.shortfalls.is_empty())
         .map(|r| format!(" ({}: not real-time numbers)", r.mode_label()))
         .unwrap_or_default();
-    if let Some(line) = periodic_verdict(&measured) {
-        return format!("{line}{not_rt}");
+    // A probe with its own verdict (a task set: the tasks at risk first) leads; the figures'
+    // sentence follows only for the runs of other probes.
+    let own = rows::own_verdicts(result);
+    if !own.is_empty() {
+        let others: Vec<&ProbeRun> = measured
+            .iter()
+            .copied()
+            .filter(|r| find(&r.probe).and_then(|s| s.verdict(r)).is_none())
+            .collect();
+        let rest = if others.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", figures_verdict(&others, sections))
+        };
+        return format!("{}{rest}{not_rt}", own.join("; "));
+    }
+    format!("{}{not_rt}", figures_verdict(&measured, sections))
+}
+
+/// The figures' own sentence: the periodic answer, or the largest maximum.
+fn figures_verdict(measured: &[&ProbeRun], sections: &[Section]) -> String {
+    if let Some(line) = periodic_verdict(measured) {
+        return line;
     }
     // The largest maximum of the run, in its probe's own words.
     let worst = measured
@@ -190,13 +224,13 @@ fn verdict(result: &RunResult, sections: &[Section]) -> String {
                 .and_then(|q| q.split(',').next())
                 .unwrap_or("time");
             format!(
-                "{}: slowest {question} {} ({}){not_rt}",
+                "{}: slowest {question} {} ({})",
                 run.title(),
                 rtgauge_result::units::format_duration_ns(max.round() as u64),
                 series.display_name()
             )
         }
-        None => format!("measured, with no time to report{not_rt}"),
+        None => "measured, with no time to report".into(),
     }
 }
 
@@ -481,63 +515,14 @@ fn section(title: &str, runs: &[&ProbeRun], several: bool, result: &RunResult) -
         }
         out.notes.extend(
             shape
-                .notes(run, result)
+                .answer(run)
                 .into_iter()
+                .chain(shape.notes(run, result))
                 .map(|n| format!("{note_prefix}{n}")),
         );
         out.notes.extend(worst_case_notes(run, &note_prefix));
     }
     out
-}
-
-/// How one probe's runs read in the summary: the question its figures answer, its columns,
-/// its rows and the notes below them. Each probe implements it beside its measuring (crate
-/// rtgauge-probes) and the program registers it at start with [`register`], as it registers
-/// the probe; a probe without one shows its series with the highest maxima. The renderer
-/// knows no probe.
-pub trait SummaryRows: Sync {
-    /// The probe these rows are for (`ProbeRun::probe`).
-    fn probe(&self) -> &'static str;
-    /// What the figures answer: `wake-up latency` (the title adds the unit when [`timed`]).
-    ///
-    /// [`timed`]: SummaryRows::timed
-    fn question(&self) -> &'static str;
-    /// Whether the cells are times in the section's unit (the title then names it).
-    fn timed(&self) -> bool {
-        true
-    }
-    /// Column headings after the row label, for these runs of the probe.
-    fn columns(&self, runs: &[&ProbeRun]) -> Vec<String>;
-    /// One run's rows, the most telling first: the summary keeps [`MAX_ROWS`] and counts the
-    /// rest. `runs` are all the runs of the section (columns shared among them).
-    fn rows(&self, run: &ProbeRun, runs: &[&ProbeRun], unit: TimeUnit) -> Vec<Cells>;
-    /// Lines below the rows for one run (a verdict, what the rows were chosen from).
-    fn notes(&self, _run: &ProbeRun, _result: &RunResult) -> Vec<String> {
-        Vec::new()
-    }
-}
-
-/// Every registered [`SummaryRows`], in registration order.
-static REGISTERED: std::sync::RwLock<Vec<&'static dyn SummaryRows>> =
-    std::sync::RwLock::new(Vec::new());
-
-/// Adds a probe's summary rows: the summary (and the report) shape that probe's runs with
-/// them. A probe already registered keeps its first rows, so registering twice is harmless.
-pub fn register(rows: &'static dyn SummaryRows) {
-    let mut all = REGISTERED.write().unwrap_or_else(|e| e.into_inner());
-    if !all.iter().any(|r| r.probe() == rows.probe()) {
-        all.push(rows);
-    }
-}
-
-/// The summary rows registered for `probe`.
-fn find(probe: &str) -> Option<&'static dyn SummaryRows> {
-    REGISTERED
-        .read()
-        .unwrap_or_else(|e| e.into_inner())
-        .iter()
-        .copied()
-        .find(|r| r.probe() == probe)
 }
 
 /// A probe without registered rows: its series with the highest maxima.
