@@ -162,7 +162,7 @@ mod tests {
             .iter()
             .filter_map(|b| Some((b.probe.name(), b.summary?.probe())))
             .collect();
-        assert_eq!(summarised.len(), 9, "{summarised:?}");
+        assert_eq!(summarised.len(), 10, "{summarised:?}");
         for (probe, rows) in summarised {
             assert_eq!(probe, rows);
         }
