@@ -456,7 +456,8 @@ fn counter_checks(s: &mut Series, warnings: &mut Vec<String>) {
         return;
     };
     let trapped = median > counter::TRAPPED_READ_NS;
-    s.metrics.insert(key("read_trapped"), f64::from(u8::from(trapped)));
+    s.metrics
+        .insert(key("read_trapped"), f64::from(u8::from(trapped)));
     if trapped {
         warnings.push(format!(
             "{name}: one read takes {median} ns at the median: the kernel traps and emulates it (a timer erratum workaround or a hypervisor), so a loop reading the counter pays a trap each time"
@@ -512,7 +513,10 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
                     rtgauge_core::clock::sleep_for(MIN_RATE_SPAN_NS - elapsed);
                 }
                 let Some(hz) = t.rate_now().filter(|&hz| hz > 0.0) else {
-                    warnings.push(format!("{}: the counter did not advance; skipped", counter::NAME));
+                    warnings.push(format!(
+                        "{}: the counter did not advance; skipped",
+                        counter::NAME
+                    ));
                     continue;
                 };
                 // ns = cycles × 1e9 / hz, as a 32.32 fixed-point multiply in the loop, rounded
