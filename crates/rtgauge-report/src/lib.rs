@@ -15,6 +15,7 @@ pub mod compare;
 pub mod dist;
 pub mod format;
 pub mod html;
+#[cfg(feature = "images")]
 pub mod images;
 pub mod ks;
 pub mod lava;
@@ -31,6 +32,7 @@ pub use check::{check_result, CheckReport, Spec, SpecError};
 pub use compare::{compare, Comparison};
 pub use format::{Format, Render, Style, Unsupported};
 pub use html::{render_html, ReportInput};
+#[cfg(feature = "images")]
 pub use images::{write_images, ImageError, IMAGE_FORMATS};
 pub use plots::{build_charts, Decimator, RecordingPlot};
 pub use summary::Summary;
@@ -46,6 +48,7 @@ pub enum ReportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[cfg(feature = "images")]
     #[error(transparent)]
     Images(#[from] ImageError),
 }
