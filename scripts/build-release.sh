@@ -7,8 +7,10 @@
 # For each architecture and flavour it writes a statically linked, stripped binary and
 #   DIR/rtgauge-VERSION-ARCH-linux[-small].tar.gz
 # holding the binary, the man pages, bash/zsh/fish completions, the guides, the README and the
-# licences. `full` is the default feature set; `small` is the target build (no Parquet export,
-# SVG-only images, the JSON Schema embedded, not generated). The binaries are also left as
+# licences. `full` is the default feature set; `small` is the target build (no network client
+# for `submit squad`, no Parquet export, SVG-only images, the JSON Schema embedded, not
+# generated). DIR/sizes.tsv lists each build's binary size in bytes (README's table is checked
+# against it). The binaries are also left as
 # DIR/ARCH[-small]/rtgauge for the tests. --only builds just the builds named that way
 # (`x86_64,aarch64-small`: one per architecture and flavour, as CI does).
 # --deb also packages each full build as DIR/rtgauge_VERSION-1_DEBARCH.deb (dpkg-deb; the
@@ -163,8 +165,13 @@ for arch in ${arches//,/ }; do
       continue
     fi
     echo "== $arch $flavour"
+    # Both flavours of an architecture share one target directory, so every dependency whose
+    # features are the same in both is compiled once; the small build leaves out the network
+    # client (ureq, rustls, ring), Parquet and PNG, which the full build alone compiles.
+    build_start=$SECONDS
     "$CARGO" build --release --locked -p rtgauge "${features[@]}" \
       --target "$triple" --target-dir "$target_dir"
+    echo "== $arch $flavour built in $((SECONDS - build_start)) s"
     binary="$target_dir/$triple/release/rtgauge"
     if ! file "$binary" | grep -q "statically linked"; then
       echo "build-release.sh: $binary is not statically linked: $(file -b "$binary")" >&2
@@ -190,7 +197,14 @@ for arch in ${arches//,/ }; do
     if [ "$deb" -eq 1 ] && [ "$flavour" = full ]; then
       debian_package "$arch" "$stage"
     fi
-    printf '%s\t%s bytes\t%s\n' "$out/$name.tar.gz" "$(stat -c %s "$binary")" "$(file -b "$binary" | cut -d, -f1-2)"
+    bytes=$(stat -c %s "$binary")
+    printf '%s\t%s bytes\t%s\n' "$out/$name.tar.gz" "$bytes" "$(file -b "$binary" | cut -d, -f1-2)"
+    # One line per build, replaced when the build is made again: README's size table is
+    # checked against this file (tests/static_targets.rs).
+    sizes="$out/sizes.tsv"
+    touch "$sizes"
+    { grep -v "^$arch$suffix	" "$sizes" || true; printf '%s\t%s\n' "$arch$suffix" "$bytes"; } > "$sizes.new"
+    mv "$sizes.new" "$sizes"
   done
 
   if [ "$emulated_tests" -eq 1 ] && [ "$arch" != "$host" ]; then

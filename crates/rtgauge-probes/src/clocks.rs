@@ -1,8 +1,9 @@
 //! `clock`: what reading a clock costs and how far it can be trusted (Arm et al. 2016 §4, where the
 //! time read cost is subtracted; Gleixner and Niehaus §2.1, TSC timekeeping).
 //!
-//! For each clock — CLOCK_MONOTONIC, MONOTONIC_RAW, REALTIME, BOOTTIME, TAI and the CPU cycle
-//! counter (x86_64 TSC) — two back-to-back reads make one sample: their difference is the cost
+//! For each clock — CLOCK_MONOTONIC, MONOTONIC_RAW, REALTIME, BOOTTIME, TAI and the CPU's own
+//! counter (x86_64's TSC, `tsc`; aarch64's generic timer CNTVCT_EL0, `cntvct`) — two
+//! back-to-back reads make one sample: their difference is the cost
 //! of one read (series `read_cost`, label `clock`). Every read is compared with the one before
 //! it, so `counters["backward_steps"]` counts every time the clock went backwards between
 //! consecutive reads on the measuring thread. `metrics["resolution_ns"]` is clock_getres (for
@@ -18,8 +19,13 @@
 //! billion. A window's rate is uncertain by about bracket / window (`tsc_window_error_ppb`),
 //! which is the floor this stability figure can show.
 //!
+//! The counter's metrics are named after it (`tsc_hz`, `cntvct_hz`, …). On aarch64 the rate the
+//! firmware declares (CNTFRQ_EL0) is recorded beside the measured one (`cntvct_declared_hz`,
+//! `cntvct_declared_offset_ppm`). On both, a median read above 500 ns means the kernel (or a
+//! hypervisor) traps and emulates the read (`…_read_trapped` = 1, with a warning).
+//!
 //! With the `tsc` clocksource, MONOTONIC_RAW is itself the TSC scaled by the kernel's boot-time
-//! calibration, so the rate is that calibration and the stability only the read noise; an
+//! calibration (on aarch64, the generic timer scaled by CNTFRQ_EL0), so the rate is that calibration and the stability only the read noise; an
 //! independent reference (another clocksource, PTP) is needed to see true TSC drift.
 //!
 //! Budget: `loops` is samples per clock; a duration (and the warm-up) is split evenly over the
@@ -43,14 +49,14 @@ pub const CLOCKS: [&str; 6] = [
     "realtime",
     "boottime",
     "tai",
-    "tsc",
+    counter::NAME,
 ];
 const DESCRIPTION: &str =
-    "clock read cost, resolution and backward steps per clock; TSC rate and stability against MONOTONIC_RAW";
+    "clock read cost, resolution and backward steps per clock; the CPU counter's rate (TSC, or the ARM generic timer) and stability against MONOTONIC_RAW";
 const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
 const PARAMS: [ParamSpec; 2] = [
-    ParamSpec::new("clocks", "all", "monotonic, monotonic-raw, realtime, boottime, tai, tsc (the CPU cycle counter); a list or all"),
-    ParamSpec::new("window", "100ms", "span of each TSC rate estimate against MONOTONIC_RAW, 1ms or more; the spread of the windows is the stability"),
+    ParamSpec::new("clocks", "all", "monotonic, monotonic-raw, realtime, boottime, tai, and the CPU's counter (tsc on x86_64, cntvct on aarch64); a list or all"),
+    ParamSpec::new("window", "100ms", "span of each counter rate estimate against MONOTONIC_RAW, 1ms or more; the spread of the windows is the stability"),
 ];
 pub const DEFAULT_WINDOW_NS: u64 = 100_000_000;
 const MIN_WINDOW_NS: u64 = 1_000_000;
@@ -76,8 +82,16 @@ impl TypedProbe for ClockProbe {
     }
 }
 
-/// The CPU cycle counter, where user space may read it.
+/// The CPU's own counter, where user space may read it: x86_64's TSC, aarch64's generic timer
+/// (CNTVCT_EL0, the virtual count the vDSO itself reads).
 mod counter {
+    /// The counter's name as a clock of this probe (the `clock` label, the metrics' prefix).
+    pub const NAME: &str = if cfg!(target_arch = "aarch64") {
+        "cntvct"
+    } else {
+        "tsc"
+    };
+
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub fn read() -> u64 {
@@ -85,17 +99,46 @@ mod counter {
         unsafe { core::arch::x86_64::_rdtsc() }
     }
 
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    #[inline(always)]
+    pub fn read() -> u64 {
+        let ticks: u64;
+        // The ISB keeps the read from being speculated ahead of the code before it, as the
+        // kernel's own counter reader does; without it two back-to-back reads can come out of
+        // order. SAFETY: Linux lets EL0 read CNTVCT_EL0 (or traps and emulates the read).
+        unsafe { core::arch::asm!("isb", "mrs {}, cntvct_el0", out(reg) ticks) };
+        ticks
+    }
+
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     #[inline(always)]
     pub fn read() -> u64 {
         0
     }
 
-    /// Why the cycle counter cannot be read here, if it cannot.
+    /// The rate the firmware declares for the generic timer (CNTFRQ_EL0), in Hz: what the
+    /// measured rate is checked against. None where the counter has no declared rate.
+    #[cfg(target_arch = "aarch64")]
+    pub fn declared_hz() -> Option<f64> {
+        let hz: u64;
+        // SAFETY: CNTFRQ_EL0 is readable at EL0 whenever CNTVCT_EL0 is.
+        unsafe { core::arch::asm!("mrs {}, cntfrq_el0", out(reg) hz) };
+        (hz > 0).then_some(hz as f64)
+    }
+
+    #[cfg(not(target_arch = "aarch64"))]
+    pub fn declared_hz() -> Option<f64> {
+        None
+    }
+
+    /// Why the counter cannot be read here, if it cannot.
     pub fn unavailable() -> Option<String> {
+        if cfg!(target_arch = "aarch64") {
+            return None;
+        }
         if !cfg!(target_arch = "x86_64") {
             return Some(format!(
-                "tsc: no cycle counter reader for {} in this build (only x86_64's TSC); skipped",
+                "{NAME}: no cycle counter reader for {} in this build (x86_64's TSC and aarch64's generic timer only); skipped",
                 std::env::consts::ARCH
             ));
         }
@@ -104,6 +147,10 @@ mod counter {
                 .to_string()
         })
     }
+
+    /// A read this slow was not done by the CPU: the kernel trapped it and emulated it (a
+    /// timer erratum workaround), so a loop that reads the counter pays a trap each time.
+    pub const TRAPPED_READ_NS: u64 = 500;
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,38 +317,43 @@ impl RateTracker {
 
     /// Metrics of the whole run: the rate from the first to a final pair, and the spread of
     /// the per-window rates.
-    fn finish(mut self) -> (Option<f64>, Vec<(&'static str, f64)>) {
+    fn finish(mut self) -> (Option<f64>, Vec<(String, f64)>) {
         let end = Pair::take();
         let overall = end.rate_since(&self.first);
         let mut m = Vec::new();
         let Some(hz) = overall else {
             return (None, m);
         };
-        m.push(("tsc_hz", hz));
-        m.push(("resolution_ns", 1e9 / hz));
+        m.push((key("hz"), hz));
+        m.push(("resolution_ns".into(), 1e9 / hz));
         let span = end.raw_ns.saturating_sub(self.first.raw_ns);
-        m.push(("tsc_span_ns", span as f64));
+        m.push((key("span_ns"), span as f64));
         m.push((
-            "tsc_error_ppb",
+            key("error_ppb"),
             (self.first.bracket_ns + end.bracket_ns) as f64 / span.max(1) as f64 * 1e9,
         ));
-        m.push(("tsc_window_ns", self.window_ns as f64));
-        m.push(("tsc_windows", self.windows as f64));
+        m.push((key("window_ns"), self.window_ns as f64));
+        m.push((key("windows"), self.windows as f64));
         self.bracket_sum_ns += end.bracket_ns;
         self.pairs += 1;
         let mean_bracket = self.bracket_sum_ns as f64 / self.pairs as f64;
         m.push((
-            "tsc_window_error_ppb",
+            key("window_error_ppb"),
             mean_bracket / self.window_ns as f64 * 1e9,
         ));
         if self.windows >= 2 {
             let sd = (self.m2 / (self.windows - 1) as f64).sqrt();
-            m.push(("tsc_stability_ppb", sd / hz * 1e9));
-            m.push(("tsc_rate_min_hz", self.min));
-            m.push(("tsc_rate_max_hz", self.max));
+            m.push((key("stability_ppb"), sd / hz * 1e9));
+            m.push((key("rate_min_hz"), self.min));
+            m.push((key("rate_max_hz"), self.max));
         }
         (Some(hz), m)
     }
+}
+
+/// A metric of the CPU counter: `tsc_hz` on x86_64, `cntvct_hz` on aarch64.
+fn key(what: &str) -> String {
+    format!("{}_{what}", counter::NAME)
 }
 
 struct ClockResult {
@@ -385,12 +437,40 @@ fn tsc_flags_missing() -> Vec<&'static str> {
         .collect()
 }
 
+/// What the counter's row says beyond its read cost: the rate its hardware declares against the
+/// one measured (aarch64's CNTFRQ_EL0), and whether its reads were trapped by the kernel.
+fn counter_checks(s: &mut Series, warnings: &mut Vec<String>) {
+    let name = counter::NAME;
+    let measured = s.metrics.get(&key("hz")).copied();
+    if let (Some(declared), Some(measured)) = (counter::declared_hz(), measured) {
+        let ppm = (measured - declared) / declared * 1e6;
+        s.metrics.insert(key("declared_hz"), declared);
+        s.metrics.insert(key("declared_offset_ppm"), ppm);
+        if ppm.abs() > 100.0 {
+            warnings.push(format!(
+                "{name}: counts at {measured:.0} Hz against CLOCK_MONOTONIC_RAW but declares {declared:.0} Hz (CNTFRQ_EL0), {ppm:+.0} ppm apart: the clocksource is not this counter, or the firmware set CNTFRQ_EL0 wrong"
+            ));
+        }
+    }
+    let Some(median) = s.stats.median_ns else {
+        return;
+    };
+    let trapped = median > counter::TRAPPED_READ_NS;
+    s.metrics
+        .insert(key("read_trapped"), f64::from(u8::from(trapped)));
+    if trapped {
+        warnings.push(format!(
+            "{name}: one read takes {median} ns at the median: the kernel traps and emulates it (a timer erratum workaround or a hypervisor), so a loop reading the counter pays a trap each time"
+        ));
+    }
+}
+
 fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<String>, u64) {
     let mut series = Vec::new();
     let mut warnings = Vec::new();
     let mut measured = 0u64;
     let live = ctx.live.register("clock".into());
-    let want_tsc = cfg.clocks.contains(&"tsc");
+    let want_tsc = cfg.clocks.contains(&counter::NAME);
     let tsc_reason = want_tsc.then(counter::unavailable).flatten();
     if let Some(reason) = &tsc_reason {
         warnings.push(reason.clone());
@@ -433,7 +513,10 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
                     rtgauge_core::clock::sleep_for(MIN_RATE_SPAN_NS - elapsed);
                 }
                 let Some(hz) = t.rate_now().filter(|&hz| hz > 0.0) else {
-                    warnings.push("tsc: the cycle counter did not advance; skipped".into());
+                    warnings.push(format!(
+                        "{}: the counter did not advance; skipped",
+                        counter::NAME
+                    ));
                     continue;
                 };
                 // ns = cycles × 1e9 / hz, as a 32.32 fixed-point multiply in the loop, rounded
@@ -448,7 +531,7 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
                     .counter("reads", 2 * r.read_cost.count());
                 if let Some(step) = r.min_step {
                     // Some TSCs advance in coarse steps (AMD Zen: every 10 ns by ~freq/100 MHz).
-                    s.metrics.insert("tsc_step_cycles".into(), step as f64);
+                    s.metrics.insert(key("step_cycles"), step as f64);
                     s.metrics
                         .insert("observed_step_ns".into(), step as f64 * 1e9 / hz);
                 }
@@ -460,14 +543,15 @@ fn measure(ctx: &ProbeContext, cfg: &Config, cell: Cell) -> (Vec<Series>, Vec<St
         let (_, metrics) = t.finish();
         if let Some(s) = series
             .iter_mut()
-            .find(|s| s.labels.get("clock").is_some_and(|c| c == "tsc"))
+            .find(|s| s.labels.get("clock").is_some_and(|c| c == counter::NAME))
         {
             for (k, v) in metrics {
-                s.metrics.insert(k.into(), v);
+                s.metrics.insert(k, v);
             }
+            counter_checks(s, &mut warnings);
         }
         let missing = tsc_flags_missing();
-        if !missing.is_empty() {
+        if !missing.is_empty() && cfg!(target_arch = "x86_64") {
             warnings.push(format!(
                 "tsc: the CPU does not report {}: its rate may change with frequency or idle states, so TSC times are not comparable",
                 missing.join(" and ")
@@ -503,7 +587,7 @@ mod summary_rows {
         }
 
         fn notes(&self, run: &ProbeRun, result: &RunResult) -> Vec<String> {
-            vec![tsc_verdict(run, result)]
+            vec![counter_verdict(run, result)]
         }
     }
 
@@ -529,23 +613,27 @@ mod summary_rows {
             .collect()
     }
 
-    /// Whether the TSC rate held: its spread over the measuring windows against what one
+    /// Whether the counter's rate held: its spread over the measuring windows against what one
     /// window can resolve.
-    fn tsc_verdict(run: &ProbeRun, result: &RunResult) -> String {
+    fn counter_verdict(run: &ProbeRun, result: &RunResult) -> String {
         let source = format!("clocksource {}", result.calibration.clocksource);
         let tsc = run
             .series
             .iter()
-            .find(|s| s.labels.get("clock").map(String::as_str) == Some("tsc"));
-        let Some(tsc) = tsc else {
-            return format!("TSC not measured · {source}");
+            .find(|s| s.labels.get("clock").map(String::as_str) == Some(super::counter::NAME));
+        let title = match super::counter::NAME {
+            "cntvct" => "generic timer",
+            _ => "TSC",
         };
-        let m = |k: &str| tsc.metrics.get(k).copied();
+        let Some(tsc) = tsc else {
+            return format!("{title} not measured · {source}");
+        };
+        let m = |k: &str| tsc.metrics.get(&super::key(k)).copied();
         let backward = tsc.counters.get("backward_steps").copied().unwrap_or(0);
-        let rate = m("tsc_hz")
+        let rate = m("hz")
             .map(|hz| format!("{:.3} GHz", hz / 1e9))
             .unwrap_or_else(|| "rate unknown".into());
-        let verdict = match (m("tsc_stability_ppb"), m("tsc_window_error_ppb")) {
+        let verdict = match (m("stability_ppb"), m("window_error_ppb")) {
             _ if backward > 0 => format!("went backwards {backward} times: do not trust it"),
             (Some(spread), Some(error)) if spread <= error.max(1.0) => {
                 format!("stable (spread {spread:.0} ppb ≤ {error:.0} ppb resolved)")
@@ -555,7 +643,7 @@ mod summary_rows {
             }
             _ => "stability not measured (one window; measure longer)".into(),
         };
-        format!("TSC {rate} {verdict} · {source}")
+        format!("{title} {rate} {verdict} · {source}")
     }
 }
 
@@ -565,8 +653,9 @@ mod tests {
 
     #[test]
     fn clocks_come_in_canonical_order_with_tsc_last() {
-        let cfg = config(&Params::of(PROBE, &[("clocks", "tsc,monotonic")])).unwrap();
-        assert_eq!(cfg.clocks, ["monotonic", "tsc"]);
+        let asked = format!("{},monotonic", counter::NAME);
+        let cfg = config(&Params::of(PROBE, &[("clocks", &asked)])).unwrap();
+        assert_eq!(cfg.clocks, ["monotonic", counter::NAME]);
         assert_eq!(config(&Params::of(PROBE, &[])).unwrap().clocks.len(), 6);
     }
 
@@ -582,9 +671,9 @@ mod tests {
         assert!(e.contains("shorter than 1ms"), "{e}");
     }
 
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     #[test]
-    fn tsc_rate_is_positive_and_windows_accumulate() {
+    fn counter_rate_is_positive_and_windows_accumulate() {
         if counter::unavailable().is_some() {
             return;
         }
@@ -596,6 +685,6 @@ mod tests {
         assert!(t.windows >= 2, "{}", t.windows);
         let (hz, metrics) = t.finish();
         assert!(hz.unwrap() > 1e6);
-        assert!(metrics.iter().any(|(k, _)| *k == "tsc_stability_ppb"));
+        assert!(metrics.iter().any(|(k, _)| *k == key("stability_ppb")));
     }
 }

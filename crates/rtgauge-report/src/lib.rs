@@ -17,6 +17,7 @@ pub mod counts;
 pub mod dist;
 pub mod format;
 pub mod html;
+#[cfg(feature = "images")]
 pub mod images;
 pub mod ks;
 pub mod lava;
@@ -34,6 +35,7 @@ pub use check::{check_result, CheckReport, Spec, SpecError};
 pub use compare::{compare, Comparison};
 pub use format::{Format, Render, Style, Unsupported};
 pub use html::{render_html, ReportInput};
+#[cfg(feature = "images")]
 pub use images::{write_images, ImageError, IMAGE_FORMATS};
 pub use plots::{build_charts, Decimator, RecordingPlot};
 pub use summary::Summary;
@@ -49,6 +51,7 @@ pub enum ReportError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[cfg(feature = "images")]
     #[error(transparent)]
     Images(#[from] ImageError),
 }

@@ -685,7 +685,8 @@ pub struct ReportArgs {
     #[arg(short, long, value_name = "FILE", default_value = "report.html")]
     pub output: PathBuf,
 
-    /// Also write every plot as SVG and PNG into this directory (for papers).
+    /// Also write every plot as SVG and PNG into this directory (for papers; not in the small
+    /// build, whose HTML report still draws every chart).
     #[arg(long, value_name = "DIR")]
     pub images: Option<PathBuf>,
 }

@@ -254,16 +254,133 @@ fn aarch64_binary_measures_clock_and_memop_and_its_fingerprint_says_aarch64() {
     );
 }
 
+/// On ARM the clock probe reads the CPU's own counter, the generic timer (CNTVCT_EL0), as it
+/// reads the TSC on x86. qemu-user emulates the counter from the host's clock scaled to the
+/// rate it declares in CNTFRQ_EL0, so the properties hold there too: a rate that agrees with
+/// the declared one, reads that never go backwards, no TSC anywhere.
 #[test]
-fn aarch64_clock_probe_uses_no_tsc() {
-    // The TSC reader is x86-only: on ARM the clock probe measures the POSIX clocks and says
-    // why the cycle counter is skipped instead of executing an x86 instruction.
+fn aarch64_clock_probe_measures_the_generic_timer() {
     let Some(dist) = dist() else { return };
-    let text = clock_memop_result(&dist).to_string();
+    let result = clock_memop_result(&dist);
+    let clock = result["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["probe"] == "clock")
+        .expect("a clock probe run");
+    let series = clock["series"].as_array().unwrap();
+    let label = |s: &Value| s["labels"]["clock"].as_str().unwrap_or("").to_string();
     assert!(
-        text.contains("no cycle counter reader for aarch64") || text.contains("cntvct"),
-        "the clock probe on aarch64 neither skips the TSC nor reads the ARM counter: {text}"
+        !series.iter().any(|s| label(s) == "tsc"),
+        "a TSC row on aarch64: {clock}"
     );
+    let counter = series
+        .iter()
+        .find(|s| label(s) == "cntvct")
+        .unwrap_or_else(|| panic!("no cntvct row: {clock}"));
+    let metric = |k: &str| {
+        counter["metrics"][k]
+            .as_f64()
+            .unwrap_or_else(|| panic!("no {k}: {counter}"))
+    };
+    let (measured, declared) = (metric("cntvct_hz"), metric("cntvct_declared_hz"));
+    eprintln!("cntvct: measured {measured:.0} Hz, CNTFRQ_EL0 {declared:.0} Hz");
+    assert!(declared > 0.0);
+    assert!(
+        (measured - declared).abs() / declared < 0.01,
+        "measured {measured} Hz vs declared {declared} Hz"
+    );
+    assert_eq!(counter["counters"]["backward_steps"], 0, "{counter}");
+    assert!(
+        counter["counters"]["reads"].as_u64().unwrap() > 0,
+        "{counter}"
+    );
+    assert!(
+        counter["metrics"]["cntvct_read_trapped"].is_number(),
+        "{counter}"
+    );
+}
+
+/// README's size table is what the release script built (within 1 %), for every build made.
+#[test]
+fn readme_size_table_matches_the_built_binaries() {
+    let Some(dist) = dist() else { return };
+    let readme = std::fs::read_to_string(workspace().join("README.md")).unwrap();
+    let sizes = std::fs::read_to_string(dist.join("sizes.tsv")).expect("dist/sizes.tsv");
+    for build in builds() {
+        let built: u64 = sizes
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{build}\t")))
+            .unwrap_or_else(|| panic!("sizes.tsv has no line for {build}: {sizes}"))
+            .trim()
+            .parse()
+            .unwrap();
+        let documented = readme_size(&readme, &build);
+        let off = (documented as f64 - built as f64).abs() / built as f64;
+        eprintln!("{build}: built {built} bytes, README {documented} bytes");
+        assert!(
+            off <= 0.01,
+            "README says {documented} bytes for {build}, the build made {built} (off by {:.1} %): update the size table",
+            off * 100.0
+        );
+    }
+}
+
+/// The bytes README's size table gives for `build`: the row (`full`/`small`), the column of
+/// its architecture, the number in `(12,074,776 bytes)`.
+fn readme_size(readme: &str, build: &str) -> u64 {
+    let rows: Vec<Vec<&str>> = readme
+        .lines()
+        .filter(|l| l.starts_with('|'))
+        .map(|l| l.split('|').map(str::trim).collect())
+        .collect();
+    let header = rows
+        .iter()
+        .find(|r| r.get(1) == Some(&"build") && r.contains(&"x86_64"))
+        .expect("README has a size table headed | build | x86_64 | aarch64 |");
+    let column = header.iter().position(|c| *c == arch_of(build)).unwrap();
+    let flavour = if build.ends_with("-small") {
+        "small"
+    } else {
+        "full"
+    };
+    let row = rows
+        .iter()
+        .find(|r| r.get(1).is_some_and(|c| c.starts_with(flavour)))
+        .unwrap_or_else(|| panic!("README's size table has no {flavour} row"));
+    let cell = row[column];
+    let digits: String = cell
+        .split('(')
+        .nth(1)
+        .and_then(|c| c.split(" bytes").next())
+        .unwrap_or_else(|| panic!("no '(N bytes)' in README's cell for {build}: {cell}"))
+        .chars()
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap()
+}
+
+/// The small build keeps `submit squad` and says in one line that it has no network client.
+#[test]
+fn small_build_says_it_has_no_network_client() {
+    let Some(dist) = dist() else { return };
+    let out = small(&dist)
+        .args([
+            "submit",
+            "squad",
+            "http://127.0.0.1:1",
+            "--group",
+            "g",
+            "--project",
+            "p",
+        ])
+        .args(["--build", "b", "--environment", "e"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no network client"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
 }
 
 #[test]
@@ -361,28 +478,31 @@ fn small_build_prints_the_committed_schema() {
     );
 }
 
+/// The small build writes the HTML report but refuses `--images` in one line, before writing
+/// anything: it has no plotting library.
 #[test]
-fn small_build_writes_report_images_as_svg_only() {
+fn small_build_writes_the_report_and_refuses_images() {
     let Some(dist) = dist() else { return };
     let dir = tempfile::tempdir().unwrap();
+    let report = |extra: &[&std::ffi::OsStr]| {
+        small(&dist)
+            .arg("report")
+            .arg(common::report_fixture("idle.json"))
+            .arg("-o")
+            .arg(dir.path().join("r.html"))
+            .args(extra)
+            .output()
+            .unwrap()
+    };
     let images = dir.path().join("img");
-    let out = small(&dist)
-        .arg("report")
-        .arg(common::report_fixture("idle.json"))
-        .arg("-o")
-        .arg(dir.path().join("r.html"))
-        .arg("--images")
-        .arg(&images)
-        .output()
-        .unwrap();
-    common::assert_success(&out);
-    assert!(stdout(&out).contains("as SVG)"), "{}", stdout(&out));
-    let files: Vec<String> = std::fs::read_dir(&images)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    assert!(files.iter().any(|f| f.ends_with(".svg")), "{files:?}");
-    assert!(!files.iter().any(|f| f.ends_with(".png")), "{files:?}");
+    let out = report(&["--images".as_ref(), images.as_os_str()]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("this build draws no images"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!images.exists() && !dir.path().join("r.html").exists());
+    common::assert_success(&report(&[]));
+    assert!(dir.path().join("r.html").is_file());
 }
 
 #[test]

@@ -19,7 +19,17 @@ mod report;
 mod run;
 mod show;
 mod soak;
+#[cfg(feature = "network")]
 mod submit;
+/// The small build has no network client: `submit squad` stays and says so.
+#[cfg(not(feature = "network"))]
+mod submit {
+    pub fn squad(_: crate::cli::SquadArgs) -> anyhow::Result<u8> {
+        anyhow::bail!(
+            "submit squad: this build has no network client (the small build leaves it out); use the full build (rtgauge-VERSION-ARCH-linux.tar.gz), or copy the results to a machine that has it and submit from there"
+        )
+    }
+}
 mod suites;
 mod trend;
 mod tune;

@@ -2,9 +2,7 @@
 
 use crate::cli::ReportArgs;
 use anyhow::Result;
-use rtgauge_report::{
-    build_charts, result_names, write_html, write_images, ReportInput, IMAGE_FORMATS,
-};
+use rtgauge_report::{result_names, write_html, ReportInput};
 use rtgauge_result::output::{self, Existing};
 use rtgauge_result::read_result;
 use std::path::{Path, PathBuf};
@@ -14,6 +12,11 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     output::ensure_distinct(&inputs, &[("the report", &args.output)])?;
     output::check(&args.output, Existing::Replace)?;
     if let Some(dir) = &args.images {
+        if !cfg!(feature = "images") {
+            anyhow::bail!(
+                "--images: this build draws no images (the small build leaves the plotting library and its font out); the HTML report holds every chart, or run `rtgauge report --images` with the full build"
+            );
+        }
         output::check_directory(dir)?;
     }
     let mut results = args
@@ -40,13 +43,15 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         },
         &args.output,
     )?;
+    #[cfg(feature = "images")]
     if let Some(dir) = &args.images {
-        let charts = build_charts(&results, &names, &recordings);
-        let files = write_images(&charts, dir)?;
+        let charts = rtgauge_report::build_charts(&results, &names, &recordings);
+        let files = rtgauge_report::write_images(&charts, dir)?;
         println!(
-            "images: {} files ({} plots as {IMAGE_FORMATS}) in {}",
+            "images: {} files ({} plots as {}) in {}",
             files.len(),
             charts.len(),
+            rtgauge_report::IMAGE_FORMATS,
             dir.display()
         );
     }
