@@ -152,12 +152,16 @@ for arch in ${arches//,/ }; do
   # Dependencies' lints are capped by cargo, so --deny-warnings reaches rtgauge's crates only.
   export RUSTFLAGS="-C target-feature=+crt-static -C relocation-model=static$deny_warnings" \
     CARGO_PROFILE_RELEASE_DEBUG=0 \
-    CARGO_PROFILE_RELEASE_STRIP=symbols
+    CARGO_PROFILE_RELEASE_STRIP=symbols \
+    CARGO_PROFILE_RELEASE_SMALL_DEBUG=0 \
+    CARGO_PROFILE_RELEASE_SMALL_STRIP=symbols
 
   for flavour in ${flavours//,/ }; do
     case "$flavour" in
-      full) features=(); suffix="" ;;
-      small) features=(--no-default-features); suffix="-small" ;;
+      full) features=(); suffix=""; profile=release ;;
+      # The small build's profile (Cargo.toml, release-small) optimises the code that does not
+      # measure for size; the measuring crates keep the full build's optimisation.
+      small) features=(--no-default-features); suffix="-small"; profile=release-small ;;
       *) echo "build-release.sh: unknown flavour '$flavour' (full or small)" >&2; exit 1 ;;
     esac
     if [ -n "$only" ] && [[ "$only" != *",$arch$suffix,"* ]]; then
@@ -165,14 +169,14 @@ for arch in ${arches//,/ }; do
       continue
     fi
     echo "== $arch $flavour"
-    # Both flavours of an architecture share one target directory, so every dependency whose
-    # features are the same in both is compiled once; the small build leaves out the network
-    # client (ureq, rustls, ring), Parquet and PNG, which the full build alone compiles.
+    # The flavours differ in features (the small build leaves out the network client — ureq,
+    # rustls, ring —, Parquet and the images) and in profile, so each compiles its own tree;
+    # CI builds one flavour per architecture, so nothing is compiled twice there.
     build_start=$SECONDS
-    "$CARGO" build --release --locked -p rtgauge "${features[@]}" \
+    "$CARGO" build --profile "$profile" --locked -p rtgauge "${features[@]}" \
       --target "$triple" --target-dir "$target_dir"
     echo "== $arch $flavour built in $((SECONDS - build_start)) s"
-    binary="$target_dir/$triple/release/rtgauge"
+    binary="$target_dir/$triple/$profile/rtgauge"
     if ! file "$binary" | grep -q "statically linked"; then
       echo "build-release.sh: $binary is not statically linked: $(file -b "$binary")" >&2
       exit 1
@@ -209,7 +213,8 @@ for arch in ${arches//,/ }; do
 
   if [ "$emulated_tests" -eq 1 ] && [ "$arch" != "$host" ]; then
     echo "== $arch unit tests under ${run[*]}"
-    emulated_test() { "$CARGO" test --release --locked --target "$triple" --target-dir "$target_dir" "$@"; }
+    # The profile of the architecture's last build, so the tests reuse its dependencies.
+    emulated_test() { "$CARGO" test --profile "$profile" --locked --target "$triple" --target-dir "$target_dir" "$@"; }
     emulated_test -p rtgauge-core --lib
     emulated_test -p rtgauge-sysinfo --lib --test doctor
   fi
