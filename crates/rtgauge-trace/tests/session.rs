@@ -147,34 +147,40 @@ fn windows_are_read_while_recording_goes_on() {
         return;
     }
     let cpu = test_cpu();
-    let before = now_ns();
-    let sleeper = std::thread::spawn(move || {
-        pin_fifo(cpu, 95).expect("FIFO 95");
-        periodic_sleeper(1_000_000, 200, u64::MAX, |_| {});
-        rtgauge_trace::testing::thread_id()
-    });
-    let mut reads = 0;
-    while !sleeper.is_finished() {
+    // A busy machine can stall the sleeper past whole periods (RT throttling, a descheduled
+    // vCPU), and a period slept through has no wake-up: up to three attempts, each printed.
+    let mut last = String::new();
+    for attempt in 1..=3 {
+        let before = now_ns();
+        let sleeper = std::thread::spawn(move || {
+            pin_fifo(cpu, 95).expect("FIFO 95");
+            periodic_sleeper(1_000_000, 200, u64::MAX, |_| {});
+            rtgauge_trace::testing::thread_id()
+        });
+        let mut reads = 0;
+        while !sleeper.is_finished() {
+            let trace = session.read_window(cpu, before, now_ns()).unwrap();
+            assert!(trace.paused_for.is_zero(), "a read stopped recording");
+            reads += 1;
+        }
+        let pid = sleeper.join().unwrap();
         let trace = session.read_window(cpu, before, now_ns()).unwrap();
-        assert!(trace.paused_for.is_zero(), "a read stopped recording");
-        reads += 1;
+        let wakeups = trace
+            .events
+            .iter()
+            .filter(|e| matches!(&e.kind, EventKind::Wakeup { task, .. } if task.pid == pid))
+            .count();
+        last = format!(
+            "{wakeups} of 200 wake-ups recorded while {reads} reads went on (lost: {}, incomplete: {})",
+            trace.events_lost, trace.window_incomplete
+        );
+        eprintln!("attempt {attempt}: {last}");
+        if reads >= 5 && wakeups >= 190 && !trace.window_incomplete {
+            assert_eq!(read(&session.instance_dir().join("tracing_on")).trim(), "1");
+            return;
+        }
     }
-    let pid = sleeper.join().unwrap();
-    let trace = session.read_window(cpu, before, now_ns()).unwrap();
-    let wakeups = trace
-        .events
-        .iter()
-        .filter(|e| matches!(&e.kind, EventKind::Wakeup { task, .. } if task.pid == pid))
-        .count();
-    eprintln!("{reads} reads during 200 wake-ups; {wakeups} wake-ups recorded");
-    assert!(reads >= 5, "only {reads} reads overlapped the sleeper");
-    assert!(
-        wakeups >= 190 && !trace.window_incomplete,
-        "{wakeups} of 200 wake-ups recorded while {reads} reads went on (lost: {}, incomplete: {})",
-        trace.events_lost,
-        trace.window_incomplete
-    );
-    assert_eq!(read(&session.instance_dir().join("tracing_on")).trim(), "1");
+    panic!("three attempts, the last: {last}");
 }
 
 #[test]
