@@ -196,9 +196,13 @@ impl Spec {
             if message.contains("unknown field") {
                 message.push_str("; a spec holds only [[limit]] tables");
             }
+            // A syntax error needs the TOML rule, not the list of keys (which an unknown key
+            // gets): both together ran past a line's worth.
             invalid(
                 line,
-                format!("{message} (spec files are TOML: [[limit]] tables of {ACCEPTED_KEYS})"),
+                format!(
+                    "{message} (spec files are TOML: [[limit]] tables of selectors and limits)"
+                ),
             )
         })?;
         if raw.limit.is_empty() {
@@ -369,7 +373,10 @@ impl Spec {
                                 None => {
                                     return Err(invalid(
                                         line,
-                                        format!("unknown key `{other}`; accepted: {ACCEPTED_KEYS}"),
+                                        format!(
+                                            "unknown key `{}`; accepted: {ACCEPTED_KEYS}",
+                                            other.chars().take(40).collect::<String>()
+                                        ),
                                     ))
                                 }
                             },
