@@ -25,8 +25,9 @@
 //! hypervisor) traps and emulates the read (`…_read_trapped` = 1, with a warning).
 //!
 //! With the `tsc` clocksource, MONOTONIC_RAW is itself the TSC scaled by the kernel's boot-time
-//! calibration (on aarch64, the generic timer scaled by CNTFRQ_EL0), so the rate is that calibration and the stability only the read noise; an
-//! independent reference (another clocksource, PTP) is needed to see true TSC drift.
+//! calibration (on aarch64, the generic timer scaled by CNTFRQ_EL0), so the rate is that
+//! calibration and the stability only the read noise; an independent reference (another
+//! clocksource, PTP) is needed to see true drift.
 //!
 //! Budget: `loops` is samples per clock; a duration (and the warm-up) is split evenly over the
 //! clocks. The duration is checked every 64 samples, so the loop itself stays two reads and a
