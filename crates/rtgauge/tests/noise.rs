@@ -332,7 +332,8 @@ fn trace_splits_the_noise_by_cause_or_says_it_could_not() {
 /// With `--trace`, the noise of a CPU names who took it: 150 stalls of 40 µs that a
 /// SCHED_FIFO 99 thread makes on the measured CPU during a 12-s run polling all the time
 /// (runtime 100 %, default threshold) show as that thread's, with at least 90 % of the time it
-/// spun, and never more than the CPU time it used.
+/// spun, and never more than the CPU time it used and the time the host took from the CPU
+/// (a virtual machine's steal, which the trace cannot see and counts as the thread's).
 ///
 /// It once failed only on a quiet machine: the trace buffers were sized from a sample of an
 /// idle CPU and held the last third of the run (the summary prints the buffer size and the
@@ -387,11 +388,13 @@ fn named_stalls_attempt() -> Result<String, String> {
         .find(|c| c["cause"]["kind"] == "thread" && c["cause"]["comm"] == "rtg-stall");
     let counters = &gap["counters"];
     let summary = format!(
-        "{} stalls spun {:.2} ms (the helper used {:.2} ms of CPU); trace buffers {}, stalls traced {} untraced {} ({} ns); causes: {}",
+        "{} stalls spun {:.2} ms (the helper used {:.2} ms of CPU; the host stole {} ns of the CPU); trace buffers {}, events lost {}, stalls traced {} untraced {} ({} ns); causes: {}",
         stalls.len(),
         spun as f64 / 1e6,
         injector_cpu_ns as f64 / 1e6,
+        counters["steal_ns"],
         result["runs"][0]["params"]["trace-buffer-used"],
+        counters["trace_events_lost"],
         counters["traced_events"],
         counters["untraced_events"],
         counters["noise_untraced_ns"],
@@ -418,12 +421,31 @@ fn named_stalls_attempt() -> Result<String, String> {
             "named {named_ns} ns, under 90 % of the spins: {summary}"
         ));
     }
-    if named_ns > injector_cpu_ns + injector_cpu_ns / 100 {
+    // In a virtual machine, the host's time while the helper was on the CPU is in the trace
+    // (nothing is recorded then) but not in the helper's CPU time, which the kernel keeps
+    // without steal: the steal the run counted on the CPU is allowed on top, with 20 ms for
+    // /proc/stat's 10-ms ticks and the steal not yet accounted at the last scheduler tick.
+    let steal_allowed = if has_steal_clock(CPU) {
+        counters["steal_ns"].as_u64().unwrap_or(0) + 20_000_000
+    } else {
+        0
+    };
+    if named_ns > injector_cpu_ns + injector_cpu_ns / 100 + steal_allowed {
         return Err(format!(
-            "named {named_ns} ns, more than the helper ran: {summary}"
+            "named {named_ns} ns, more than the helper ran plus the steal: {summary}"
         ));
     }
     Ok(format!("named {:.2} ms; {summary}", named_ns as f64 / 1e6))
+}
+
+/// Whether the kernel has counted steal time on `cpu` since boot (a hypervisor that reports
+/// it, so the time it takes is left out of the threads' CPU time).
+fn has_steal_clock(cpu: usize) -> bool {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    stat.lines()
+        .find(|l| l.split_whitespace().next() == Some(&format!("cpu{cpu}")))
+        .and_then(|l| l.split_whitespace().nth(8)?.parse::<u64>().ok())
+        .is_some_and(|steal| steal > 0)
 }
 
 /// RT throttling's budget and window now (µs), when it is on.
