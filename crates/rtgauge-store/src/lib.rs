@@ -33,7 +33,9 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("cannot open the run history {path}: {detail} (move it with --store PATH or RTGAUGE_STORE, or skip it with --no-store)")]
+    #[error(
+        "cannot open the run history {path}: {detail} (move it with --store PATH or RTGAUGE_STORE)"
+    )]
     Open { path: PathBuf, detail: String },
     #[error("the run history {path} is not a usable database ({detail}); move it aside or point --store at a new file")]
     Corrupt { path: PathBuf, detail: String },

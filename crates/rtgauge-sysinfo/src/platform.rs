@@ -348,13 +348,28 @@ pub fn rt_group_budget(root: &SysRoot) -> Fact<Option<GroupBudget>> {
 pub fn fair_server(root: &SysRoot, cpu: usize) -> Fact<(u64, u64)> {
     let dir = format!("/sys/kernel/debug/sched/fair_server/cpu{cpu}");
     let read = |file: &str| {
-        root.read_parsed::<u64>(&format!("{dir}/{file}")).map_err(|u| {
-            Unknown::new(format!(
-                "not readable without root and debugfs ({u}; mount -t debugfs none /sys/kernel/debug)"
-            ))
-        })
+        root.read_parsed::<u64>(&format!("{dir}/{file}"))
+            .map_err(|u| debugfs_unknown(root, u))
     };
     Ok((read("runtime")?, read("period")?))
+}
+
+/// Why a debugfs file could not be read, with what would make it readable: debugfs not
+/// mounted, not root, or the kernel refusing even root (lockdown).
+fn debugfs_unknown(root: &SysRoot, u: Unknown) -> Unknown {
+    let mounted = root.read("/proc/mounts").is_ok_and(|m| {
+        m.lines()
+            .any(|l| l.split_whitespace().nth(2) == Some("debugfs"))
+    });
+    if u.reason.contains("refuses") {
+        Unknown::new(format!("not readable from debugfs: {u}"))
+    } else if !mounted {
+        Unknown::new(format!(
+            "not readable: debugfs is not mounted ({u}; as root: mount -t debugfs none /sys/kernel/debug)"
+        ))
+    } else {
+        Unknown::new(format!("not readable without root and debugfs ({u})"))
+    }
 }
 
 /// The SCHED_DEADLINE bandwidth admitted in the root domain of `cpu` and the most it may
@@ -362,9 +377,7 @@ pub fn fair_server(root: &SysRoot, cpu: usize) -> Fact<(u64, u64)> {
 /// debugfs `sched/debug`; the fair servers' reservations are part of the total).
 pub fn deadline_bandwidth(root: &SysRoot, cpu: usize) -> Fact<(f64, f64)> {
     let path = "/sys/kernel/debug/sched/debug";
-    let text = root
-        .read(path)
-        .map_err(|u| Unknown::new(format!("not readable without root and debugfs ({u})")))?;
+    let text = root.read(path).map_err(|u| debugfs_unknown(root, u))?;
     let head = format!("dl_rq[{cpu}]:");
     let section = text
         .split_once(&head)
@@ -440,10 +453,7 @@ mod tests {
             ("/rt", 400000, 1000000)
         );
         let e = fair_server(&root, 1).unwrap_err().reason;
-        assert!(
-            e.starts_with("not readable without root and debugfs"),
-            "{e}"
-        );
+        assert!(e.starts_with("not readable"), "{e}");
         put(
             "/sys/kernel/debug/sched/fair_server/cpu1/runtime",
             "50000000\n",

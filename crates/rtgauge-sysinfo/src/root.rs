@@ -35,7 +35,13 @@ impl Unknown {
     }
 
     fn from_io(path: &str, e: &io::Error) -> Self {
+        // EPERM (1) is the kernel refusing whoever asks (lockdown, a debugfs restricted at
+        // boot); EACCES is the file's permissions, which root passes.
+        const EPERM: i32 = 1;
         let what = match e.kind() {
+            _ if e.raw_os_error() == Some(EPERM) => {
+                "the kernel refuses to read it, even to root (Operation not permitted)".to_string()
+            }
             io::ErrorKind::NotFound => "not present".to_string(),
             io::ErrorKind::PermissionDenied => "permission denied (try as root)".to_string(),
             io::ErrorKind::InvalidData => "not UTF-8 text".to_string(),

@@ -35,7 +35,7 @@ pub fn keep(result: &RunResult, file: &Path, args: &StoreArgs, origin: &str) -> 
         Ok((id, path)) => Some(format!("history: run {id} in {}", path.display())),
         Err(e) => {
             eprintln!(
-                "rtgauge: warning: {}; this run is not in the history, but the result file {} is complete",
+                "rtgauge: warning: {}; this run is not in the history (--no-store skips it), but the result file {} is complete",
                 crate::one_line(&e),
                 file.display()
             );

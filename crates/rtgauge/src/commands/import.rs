@@ -59,7 +59,10 @@ pub fn import(args: ImportArgs) -> Result<u8> {
     let mut store = if args.no_store {
         None
     } else {
-        Some(Store::open(&super::history::store_path(&args.store)?)?)
+        let path = super::history::store_path(&args.store)?;
+        let store =
+            Store::open(&path).map_err(|e| anyhow::anyhow!("{e}, or import with --no-store"))?;
+        Some(store)
     };
     // A file already in the history is refused without --force, before anything is written.
     let mut stored: Vec<Option<(i64, String)>> = Vec::with_capacity(imported.len());
