@@ -170,7 +170,13 @@ impl<'a> TaskView<'a> {
     }
 
     fn at_risk(&self) -> bool {
-        self.starved() || self.misses > 0 || !self.fits || self.exceeded()
+        self.failed() || self.exceeded()
+    }
+
+    /// Never ran, missed a deadline or does not fit: a failure of the run (measured beyond
+    /// its prediction but in time is a risk, said on its line).
+    fn failed(&self) -> bool {
+        self.starved() || self.misses > 0 || !self.fits
     }
 
     /// The platform terms counted in its prediction: `+ RT throttling 50ms per 1s`.
@@ -222,9 +228,9 @@ impl<'a> TaskView<'a> {
     }
 }
 
-/// The set's verdict, the tasks at risk first (never ran, missed, does not fit, measured
-/// beyond its prediction): what the run's verdict line says for a task-set run. None for
-/// another probe's run.
+/// The set's verdict: how many tasks fail (named, with why, in the FAILED part of the verdict
+/// line: [`failures`]), then the tasks at risk that did not fail (measured beyond their
+/// prediction, in time), then the tasks that fit. None for another probe's run.
 pub fn verdict(run: &ProbeRun) -> Option<String> {
     if run.probe != PROBE {
         return None;
@@ -235,44 +241,41 @@ pub fn verdict(run: &ProbeRun) -> Option<String> {
         .filter(|s| s.name == "response")
         .map(TaskView::of)
         .collect();
-    let mut risky: Vec<&TaskView> = tasks.iter().filter(|t| t.at_risk()).collect();
-    risky.sort_by_key(|t| {
-        (
-            !t.starved(),
-            std::cmp::Reverse(t.misses),
-            t.fits,
-            !t.exceeded(),
-        )
-    });
+    let n = tasks.len();
+    let failing = tasks.iter().filter(|t| t.failed()).count();
+    let beyond: Vec<String> = tasks
+        .iter()
+        .filter(|t| t.at_risk() && !t.failed())
+        .map(|t| format!("{} ({})", t.name, t.risk()))
+        .collect();
     let fine: Vec<&str> = tasks
         .iter()
         .filter(|t| !t.at_risk())
         .map(|t| t.name)
         .collect();
-    let n = tasks.len();
-    Some(match (risky.len(), fine.len()) {
-        (0, _) => format!(
-            "task set: {} fit{} and none missed",
-            if n == 1 {
-                "the task".to_string()
-            } else {
-                format!("all {n} tasks")
-            },
-            if n == 1 { "s" } else { "" }
-        ),
-        (r, f) => {
-            let listed: Vec<String> = risky
-                .iter()
-                .map(|t| format!("{} ({})", t.name, t.risk()))
-                .collect();
-            let rest = match f {
-                0 => String::new(),
-                1 => format!("; {} fits", fine[0]),
-                _ => format!("; {} fit", fine.join(", ")),
-            };
-            format!("task set: {r} of {n} at risk: {}{rest}", listed.join(", "))
-        }
-    })
+    if failing == 0 && beyond.is_empty() {
+        return Some(match n {
+            1 => "task set: the task fits and none missed".to_string(),
+            _ => format!("task set: all {n} tasks fit and none missed"),
+        });
+    }
+    let mut parts = Vec::new();
+    if failing > 0 {
+        parts.push(format!(
+            "{failing} of {n} task{} fail{}",
+            if n == 1 { "" } else { "s" },
+            if failing == 1 { "s" } else { "" }
+        ));
+    }
+    if !beyond.is_empty() {
+        parts.push(format!("at risk: {}", beyond.join(", ")));
+    }
+    match fine.len() {
+        0 => {}
+        1 => parts.push(format!("{} fits", fine[0])),
+        _ => parts.push(format!("{} fit", fine.join(", "))),
+    }
+    Some(format!("task set: {}", parts.join("; ")))
 }
 
 /// One line per task for the end of a run, after one per CPU on the platform: a task at
@@ -398,8 +401,7 @@ pub fn failures(run: &ProbeRun) -> Vec<String> {
         .iter()
         .filter(|s| s.name == "response")
         .map(TaskView::of)
-        // Measured beyond its prediction but in time: said on its line, not a failure.
-        .filter(|t| t.starved() || t.misses > 0 || !t.fits)
+        .filter(TaskView::failed)
         .collect();
     tasks.sort_by_key(|t| {
         (
@@ -569,11 +571,26 @@ mod tests {
         }
         let v = verdict(&run).unwrap();
         insta::assert_snapshot!("taskset_verdict", v);
+        assert!(v == "task set: 5 of 6 tasks fail; fast fits", "{v}");
+        insta::assert_snapshot!("taskset_failures_with_platform", failures(&run).join("\n"));
+        // Measured beyond its prediction but in time: at risk, named in the verdict, not a
+        // failure (so not named twice).
+        let mut in_time = run.clone();
+        for s in in_time
+            .series
+            .iter_mut()
+            .filter(|s| s.labels["task"] == "control")
+        {
+            s.counters.insert("deadline_misses".into(), 0);
+        }
+        let v = verdict(&in_time).unwrap();
         assert!(
-            v.starts_with("task set: 5 of 6 at risk: logger (never ran), servo"),
+            v.starts_with(
+                "task set: 4 of 6 tasks fail; at risk: control (predicted to fit, measured"
+            ),
             "{v}"
         );
-        insta::assert_snapshot!("taskset_failures_with_platform", failures(&run).join("\n"));
+        assert!(!failures(&in_time).join(" ").contains("control"));
         let fine = {
             let mut r = recorded_run("fifo");
             r.series.truncate(1);
