@@ -27,6 +27,7 @@ pub mod summary;
 pub mod table;
 pub mod timeline;
 pub mod trend;
+pub mod tune;
 pub mod units;
 pub mod verdict;
 pub mod worst_case;

@@ -116,7 +116,11 @@ pub enum Command {
     #[command(subcommand)]
     Submit(SubmitTarget),
     /// Print the JSON Schema of the result document.
-    Schema,
+    Schema {
+        /// The schema of the trials document `rtgauge tune --output` writes instead.
+        #[arg(long)]
+        tune: bool,
+    },
     /// Write the man pages (roff), generated from these definitions, into DIR.
     #[command(hide = true)]
     Man {
