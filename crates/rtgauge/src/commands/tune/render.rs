@@ -429,8 +429,8 @@ mod combination {
             .collect()
     }
 
-    fn measured(name: &str, change: &str, path: &str, a: Vec<Figures>, b: Vec<Figures>) -> Trial {
-        let mut t = Trial {
+    fn unmeasured(name: &str, change: &str, path: &str) -> Trial {
+        Trial {
             name: name.into(),
             title: format!("{name} (fabricated)"),
             change: change.into(),
@@ -446,7 +446,11 @@ mod combination {
             before: Vec::new(),
             after: Vec::new(),
             judgement: None,
-        };
+        }
+    }
+
+    fn measured(name: &str, change: &str, path: &str, a: Vec<Figures>, b: Vec<Figures>) -> Trial {
+        let mut t = unmeasured(name, change, path);
         let sides = Sides {
             a,
             b,
@@ -483,13 +487,7 @@ mod combination {
                 rounds("vmstat-interval-B", &[1500.0, 1100.0, 2000.0], 210),
             ),
         ];
-        let mut failed = measured(
-            "watchdogs",
-            "NMI 1 → 0",
-            "/proc/sys/kernel/nmi_watchdog",
-            Vec::new(),
-            Vec::new(),
-        );
+        let mut failed = unmeasured("watchdogs", "NMI 1 → 0", "/proc/sys/kernel/nmi_watchdog");
         trial::record(
             &mut failed,
             Err(trial::TrialError::Round(
