@@ -28,6 +28,7 @@ pub mod table;
 pub mod timeline;
 pub mod trend;
 pub mod tune;
+pub mod tune_compare;
 pub mod units;
 pub mod verdict;
 pub mod worst_case;

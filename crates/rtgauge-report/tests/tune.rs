@@ -71,3 +71,45 @@ fn the_page_is_self_contained() {
     assert_eq!(page.matches("<section class=\"tune\"").count(), 2);
     assert!(page.contains("a: a 1ms loop on CPU 1: max 1.223s"));
 }
+
+/// Two tunes: B is A on another machine where timer migration could not be told apart, the
+/// watchdogs were not tried and nothing was combined.
+#[test]
+fn two_tunes_compare_setting_by_setting() {
+    use rtgauge_report::tune_compare::{compare_tunes, Agreement};
+    use rtgauge_report::{Format, Render, Style};
+    let a = fixture();
+    let mut b = a.clone();
+    b.host = "other".into();
+    let j = b.trials[1].judgement.as_mut().unwrap();
+    j.verdict = Verdict::CannotTell;
+    j.effects.iter_mut().for_each(|e| e.p = 0.4);
+    b.trials.retain(|t| t.name != "watchdogs");
+    b.skipped.push(rtgauge_result::tune::Skipped {
+        name: "watchdogs".into(),
+        reason: "both off".into(),
+    });
+    b.combination = None;
+    let c = compare_tunes(&a, &b, ["monday", "tuesday"]);
+    let agreement = |s: &str| c.rows.iter().find(|r| r.setting == s).unwrap().agreement;
+    assert_eq!(agreement("rt-throttling"), Agreement::HelpedOnBoth);
+    assert_eq!(agreement("timer-migration"), Agreement::HelpedOnAOnly);
+    assert_eq!(agreement("vmstat-interval"), Agreement::NeitherCanTell);
+    assert_eq!(agreement("watchdogs"), Agreement::NotOnBoth);
+    let text = c.render(Format::Text(Style::Plain)).unwrap();
+    assert!(text.contains("not tried: both off"), "{text}");
+    insta::assert_snapshot!("tune_compare", text);
+    // The reverse swaps the sides.
+    let back = compare_tunes(&b, &a, ["tuesday", "monday"]);
+    assert_eq!(
+        back.rows
+            .iter()
+            .find(|r| r.setting == "timer-migration")
+            .unwrap()
+            .agreement,
+        Agreement::HelpedOnBOnly
+    );
+    let json: serde_json::Value = serde_json::from_str(&c.render(Format::Json).unwrap()).unwrap();
+    assert_eq!(json["rows"][0]["agreement"], "helped_on_both");
+    assert!(c.render(Format::Csv).is_err());
+}

@@ -251,6 +251,15 @@ pub fn is_tune_document(value: &serde_json::Value) -> bool {
     }
 }
 
+/// Whether the file at `path` holds a trials document (false when it cannot be read or is
+/// not JSON: the reader of the other kind says what is wrong with it).
+pub fn file_is_tune(path: &Path) -> bool {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(&bytes).ok())
+        .is_some_and(|v| is_tune_document(&v))
+}
+
 /// Reads a trials document, refusing a run result, a newer version and damage in one line.
 pub fn read_tune(path: &Path) -> Result<TuneDocument, ResultError> {
     let bytes = std::fs::read(path).map_err(|source| ResultError::Read {
