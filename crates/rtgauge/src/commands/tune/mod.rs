@@ -83,6 +83,13 @@ pub struct TuneArgs {
     #[arg(long, value_name = "DIR", requires = "apply")]
     pub write_profile: Option<PathBuf>,
 
+    /// Do not keep this tune in the run history (where `history` lists it).
+    #[arg(long, env = "RTGAUGE_NO_STORE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub no_store: bool,
+
+    #[command(flatten)]
+    pub store: crate::cli::StoreArgs,
+
     /// Put back what the state file of a tune that did not finish (killed, power cut) holds.
     #[arg(long, conflicts_with_all = ["apply", "only", "skip", "tasks", "load"])]
     pub restore: bool,
@@ -471,6 +478,17 @@ fn write_outputs(args: &TuneArgs, document: &TuneDocument) -> Result<()> {
     if let Some(path) = &args.output {
         rtgauge_result::output::write(path, &rtgauge_result::tune::tune_bytes(document))?;
         println!("trials: {}", path.display());
+    }
+    if !args.no_store {
+        let file = args.output.as_deref().map(|p| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        });
+        if let Some(line) = super::history::keep_tune(document, file.as_deref(), &args.store) {
+            println!("{line}");
+        }
     }
     if let Some(dir) = &args.write_profile {
         for written in profile::write(dir, document)? {
