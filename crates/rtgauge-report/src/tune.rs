@@ -95,7 +95,7 @@ pub fn render_html(docs: &[TuneDocument], names: &[String]) -> String {
 }
 
 /// The three small panels of a trial side by side where the page is wide enough.
-const TUNE_CSS: &str = ".charts.trial { grid-template-columns: repeat(auto-fill, minmax(min(100%, 260px), 1fr)); }\narticle.trial { margin-bottom: 18px; }";
+const TUNE_CSS: &str = ".charts.trial { grid-template-columns: repeat(auto-fill, minmax(min(100%, 260px), 1fr)); }\narticle.trial { margin-bottom: 18px; }\ntable.ranked td.status .badge { white-space: nowrap; }";
 
 fn or_unknown(s: &str) -> &str {
     if s.is_empty() {
@@ -125,13 +125,17 @@ pub fn section(d: &TuneDocument, name: &str, titled: bool) -> String {
     let _ = write!(out, "<p class=\"note\">{}</p>", esc(&kept));
     if !d.skipped.is_empty() {
         out.push_str("<h3>Not tried</h3><ul>");
+        // Settings with the same reason (all those --only leaves out) share one line.
+        let mut reasons: Vec<(&str, Vec<String>)> = Vec::new();
         for s in &d.skipped {
-            let _ = write!(
-                out,
-                "<li><code>{}</code>: {}</li>",
-                esc(&s.name),
-                esc(&s.reason)
-            );
+            let name = format!("<code>{}</code>", esc(&s.name));
+            match reasons.iter_mut().find(|(r, _)| *r == s.reason) {
+                Some((_, names)) => names.push(name),
+                None => reasons.push((&s.reason, vec![name])),
+            }
+        }
+        for (reason, names) in reasons {
+            let _ = write!(out, "<li>{}: {}</li>", names.join(", "), esc(reason));
         }
         out.push_str("</ul>");
     }

@@ -70,6 +70,16 @@ fn the_page_is_self_contained() {
     assert!(page.contains("<style>"));
     assert_eq!(page.matches("<section class=\"tune\"").count(), 2);
     assert!(page.contains("a: a 1ms loop on CPU 1: max 1.223s"));
+    // Settings left out for one reason share a line.
+    let mut doc = fixture();
+    for name in ["ksm", "thp"] {
+        doc.skipped.push(rtgauge_result::tune::Skipped {
+            name: name.into(),
+            reason: "not named by --only".into(),
+        });
+    }
+    let html = rtgauge_report::tune::section(&doc, "t", false);
+    assert!(html.contains("<li><code>ksm</code>, <code>thp</code>: not named by --only</li>"));
 }
 
 /// Two tunes: B is A on another machine where timer migration could not be told apart, the
