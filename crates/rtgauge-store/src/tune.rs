@@ -76,25 +76,27 @@ impl Store {
         host: Option<&str>,
         limit: Option<usize>,
     ) -> Result<Vec<StoredTune>, StoreError> {
-        self.rows(
+        let mut sql = String::from(
             "SELECT id, started_unix_ns, host, kernel_release, the_loop, tried, better, verdict, \
              file FROM tunes WHERE (?1 IS NULL OR host = ?1) \
-             ORDER BY started_unix_ns DESC, id DESC LIMIT ?2",
-            params![host, limit.map_or(-1, |n| n as i64)],
-            |r| {
-                Ok(StoredTune {
-                    id: r.get(0)?,
-                    started_unix_ns: r.get::<_, i64>(1)? as u64,
-                    host: r.get(2)?,
-                    kernel_release: r.get(3)?,
-                    the_loop: r.get(4)?,
-                    tried: r.get::<_, i64>(5)? as u64,
-                    better: r.get::<_, i64>(6)? as u64,
-                    verdict: r.get(7)?,
-                    file: r.get(8)?,
-                })
-            },
-        )
+             ORDER BY started_unix_ns DESC, id DESC",
+        );
+        if let Some(n) = limit {
+            sql.push_str(&format!(" LIMIT {n}"));
+        }
+        self.rows(&sql, params![host], |r| {
+            Ok(StoredTune {
+                id: r.get(0)?,
+                started_unix_ns: r.get::<_, i64>(1)? as u64,
+                host: r.get(2)?,
+                kernel_release: r.get(3)?,
+                the_loop: r.get(4)?,
+                tried: r.get::<_, i64>(5)? as u64,
+                better: r.get::<_, i64>(6)? as u64,
+                verdict: r.get(7)?,
+                file: r.get(8)?,
+            })
+        })
     }
 
     /// The trials document of a stored tune.
