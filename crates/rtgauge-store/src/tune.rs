@@ -118,7 +118,9 @@ impl Store {
             .map(Some)
             .map_err(|e| StoreError::Corrupt {
                 path: self.path.clone(),
-                detail: format!("tune {id}: {e:?}"),
+                detail: e
+                    .at(std::path::Path::new(&format!("the document of tune {id}")))
+                    .to_string(),
             })
     }
 }
