@@ -16,7 +16,7 @@ const UPLOT_JS: &str = include_str!("../assets/uPlot.iife.min.js");
 const UPLOT_CSS: &str = include_str!("../assets/uPlot.min.css");
 const UPLOT_LICENSE: &str = include_str!("../assets/uPlot.LICENSE");
 const REPORT_JS: &str = include_str!("../assets/report.js");
-const REPORT_CSS: &str = include_str!("../assets/report.css");
+pub(crate) const REPORT_CSS: &str = include_str!("../assets/report.css");
 
 /// Everything a report page shows.
 #[derive(Debug, Clone, Copy)]

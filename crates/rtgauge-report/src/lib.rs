@@ -27,6 +27,8 @@ pub mod summary;
 pub mod table;
 pub mod timeline;
 pub mod trend;
+pub mod tune;
+pub mod tune_compare;
 pub mod units;
 pub mod verdict;
 pub mod worst_case;

@@ -28,6 +28,14 @@ pub enum ResultError {
         problem: String,
     },
     #[error(
+        "{path} is a trials document (rtgauge tune --output), not a run result: `rtgauge report {path}` draws it and `rtgauge compare` compares two of them; the rounds' run results are in the directory beside it (.rounds)"
+    )]
+    IsTune { path: PathBuf },
+    #[error(
+        "{path} is a run result, not a trials document (rtgauge tune --output): compare it with another run result, or two trials documents with each other"
+    )]
+    NotTune { path: PathBuf },
+    #[error(
         "{path} has schema version {found}, newer than this rtgauge understands ({supported}); upgrade rtgauge"
     )]
     FutureVersion {

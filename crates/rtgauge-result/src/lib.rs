@@ -13,13 +13,14 @@ pub mod output;
 pub mod read;
 pub mod spike;
 mod system;
+pub mod tune;
 pub mod units;
 
 pub use history::TrendPoint;
 pub use io::{document_bytes, write_atomically, write_bytes_atomically, ResultError};
 pub use key::{file_safe, RunKey, SeriesKey};
 pub use load::{LoadMetric, LoadReport};
-pub use read::{parse_result, read_result};
+pub use read::{parse_result, read_document, read_result, Document};
 pub use rtgauge_stats::evt::WorstCase;
 pub use rtgauge_stats::Summary;
 use schemars::JsonSchema;

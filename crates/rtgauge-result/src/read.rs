@@ -44,6 +44,12 @@ pub enum Problem {
     /// Well-formed but impossible: `field` (a path such as `runs[2].series[0].stats.min_ns`)
     /// breaks an invariant.
     Invalid { field: String, problem: String },
+    /// A trials document (`rtgauge tune --output`) where a run result was expected.
+    IsTune,
+    /// Not a trials document where one was expected.
+    NotTune,
+    /// A trials document of a newer layout than this reader.
+    FutureTuneVersion(u64),
 }
 
 impl Problem {
@@ -70,6 +76,13 @@ impl Problem {
                 field,
                 problem,
             },
+            Problem::IsTune => ResultError::IsTune { path },
+            Problem::NotTune => ResultError::NotTune { path },
+            Problem::FutureTuneVersion(found) => ResultError::FutureVersion {
+                path,
+                found,
+                supported: crate::tune::TUNE_SCHEMA_VERSION,
+            },
         }
     }
 }
@@ -90,11 +103,35 @@ pub fn parse_result(bytes: &[u8]) -> Result<RunResult, Problem> {
             json_kind(&value)
         )));
     }
+    if crate::tune::is_tune_document(&value) {
+        return Err(Problem::IsTune);
+    }
     check_version(value.get("schema_version"))?;
     let result: RunResult =
         serde_json::from_value(value).map_err(|e| Problem::Malformed(clip(&e.to_string())))?;
     validate(&result)?;
     Ok(result)
+}
+
+/// A document of either kind rtgauge writes.
+#[derive(Debug, Clone)]
+pub enum Document {
+    Run(Box<RunResult>),
+    Tune(Box<crate::tune::TuneDocument>),
+}
+
+/// Reads a run result or a trials document, whichever the file holds, with the checks of
+/// [`read_result`] and [`crate::tune::read_tune`].
+pub fn read_document(path: &Path) -> Result<Document, ResultError> {
+    let bytes = fs::read(path).map_err(|source| ResultError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    match parse_result(&bytes) {
+        Ok(result) => Ok(Document::Run(Box::new(result))),
+        Err(Problem::IsTune) => crate::tune::read_tune(path).map(|d| Document::Tune(Box::new(d))),
+        Err(problem) => Err(problem.at(path)),
+    }
 }
 
 fn json_kind(v: &serde_json::Value) -> &'static str {

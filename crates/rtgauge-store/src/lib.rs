@@ -12,8 +12,10 @@
 
 mod monitor;
 mod schema;
+mod tune;
 
 pub use monitor::{MonitorInterval, MonitorRow, MonitorRun, MonitorTotals, MONITOR_FOLD_AFTER_NS};
+pub use tune::StoredTune;
 
 use rtgauge_result::{ProbeStatus, RunResult};
 use rusqlite::{params, Connection, OptionalExtension};

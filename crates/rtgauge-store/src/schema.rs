@@ -76,6 +76,26 @@ const MIGRATIONS: &[(i64, &str)] = &[
         "ALTER TABLE runs ADD COLUMN source_hash TEXT NOT NULL DEFAULT '';
     CREATE INDEX runs_by_source ON runs (source_hash);",
     ),
+    // `rtgauge tune`: one row per tune, with its verdict line and its trials document whole
+    // (the trials are not runs: they have IDs of their own and no series rows).
+    (
+        4,
+        "CREATE TABLE tunes (
+        id BIGINT PRIMARY KEY,
+        started_unix_ns BIGINT NOT NULL,
+        finished_unix_ns BIGINT NOT NULL,
+        stored_unix_ns BIGINT NOT NULL,
+        host TEXT NOT NULL,
+        kernel_release TEXT NOT NULL,
+        the_loop TEXT NOT NULL,
+        tried BIGINT NOT NULL,
+        better BIGINT NOT NULL,
+        verdict TEXT NOT NULL,
+        file TEXT NOT NULL,
+        document TEXT NOT NULL
+    );
+    CREATE INDEX tunes_by_host_time ON tunes (host, started_unix_ns);",
+    ),
 ];
 
 /// The newest schema this build knows.

@@ -251,15 +251,20 @@ fn a_history_of_the_previous_schema_gains_the_source_column_and_keeps_its_rows()
     let mut store = Store::open(&path).unwrap();
     let id = store.insert(&fixture("idle"), "run", "idle.json").unwrap();
     drop(store);
-    // Back to schema 2, as a history written by the previous release.
+    // Back to schema 2, as a history written by an earlier release (before imports kept
+    // their source and before tunes were kept).
     let conn = rusqlite_conn(&path);
     conn.execute_batch(
         "DROP INDEX runs_by_source; ALTER TABLE runs DROP COLUMN source_hash; \
-         DELETE FROM schema_migrations WHERE version = 3;",
+         DROP TABLE tunes; DELETE FROM schema_migrations WHERE version >= 3;",
     )
     .unwrap();
     drop(conn);
     let store = Store::open(&path).unwrap();
     assert_eq!(store.get(id).unwrap(), fixture("idle"));
     assert_eq!(store.imported_as("xxh3-128:ab").unwrap(), None);
+    assert!(
+        store.tunes(None, None).unwrap().is_empty(),
+        "the tunes table is made"
+    );
 }

@@ -80,16 +80,19 @@ pub enum Command {
     },
     /// Print a stored result's full tables (or its summary) again, as text, Markdown, CSV or JSON.
     Show(ShowArgs),
-    /// Write a self-contained HTML report (plots, tables, configuration audit) of results.
+    /// Write a self-contained HTML report (plots, tables, configuration audit) of results, or
+    /// of the trials of `rtgauge tune -o`.
     Report(ReportArgs),
-    /// Compare results side by side: differences, a statistical test and a verdict per row.
+    /// Compare results side by side: differences, a statistical test and a verdict per row;
+    /// or two tunes' trials, setting by setting.
     Compare(CompareArgs),
     /// Check a result against a spec of limits; exit 2 when a limit is exceeded or the result
     /// is incomplete (interrupted, a probe never ran) without --allow-incomplete.
     Check(CheckArgs),
     /// Convert a raw-sample recording (--record) to CSV or Parquet.
     Export(ExportArgs),
-    /// List the stored runs (every `rtgauge run` is kept in the run history), newest first.
+    /// List the stored runs (every `rtgauge run` is kept in the run history), newest first,
+    /// then the stored tunes.
     History(HistoryArgs),
     /// Name a stored run as a baseline for `compare --baseline` and `check --baseline`.
     Baseline(BaselineArgs),
@@ -116,7 +119,11 @@ pub enum Command {
     #[command(subcommand)]
     Submit(SubmitTarget),
     /// Print the JSON Schema of the result document.
-    Schema,
+    Schema {
+        /// The schema of the trials document `rtgauge tune --output` writes instead.
+        #[arg(long)]
+        tune: bool,
+    },
     /// Write the man pages (roff), generated from these definitions, into DIR.
     #[command(hide = true)]
     Man {
@@ -677,7 +684,8 @@ pub struct RegressArgs {
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// Result documents to include.
+    /// Result documents to include, or trials documents (`rtgauge tune -o`), which make a
+    /// page of their own.
     #[arg(value_name = "RESULT", required = true)]
     pub results: Vec<PathBuf>,
 
@@ -694,7 +702,8 @@ pub struct ReportArgs {
 #[derive(Debug, Args)]
 pub struct CompareArgs {
     /// Result files, stored run IDs, `latest` or `previous`; the first is the baseline
-    /// unless --baseline names one. With --vs: the baseline's repeated runs.
+    /// unless --baseline names one. With --vs: the baseline's repeated runs. Or two trials
+    /// documents (`rtgauge tune -o`), compared setting by setting.
     #[arg(value_name = "RESULT", num_args = 1.., required = true)]
     pub results: Vec<PathBuf>,
 

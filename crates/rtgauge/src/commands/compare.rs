@@ -10,6 +10,9 @@ use rtgauge_result::write_bytes_atomically;
 use std::path::{Path, PathBuf};
 
 pub fn compare(args: CompareArgs) -> Result<u8> {
+    if let Some(code) = compare_tunes(&args)? {
+        return Ok(code);
+    }
     if let Some(path) = &args.output {
         let inputs: Vec<&Path> = args
             .results
@@ -97,4 +100,55 @@ pub fn compare(args: CompareArgs) -> Result<u8> {
         None => print!("{text}"),
     }
     done(crate::EXIT_OK)
+}
+
+/// `compare a-trials.json b-trials.json`: two tunes setting by setting. None when no trials
+/// document is named (a comparison of run results); a trials document beside a run result,
+/// with --baseline or --vs, or more than two, is refused in one line.
+fn compare_tunes(args: &CompareArgs) -> Result<Option<u8>> {
+    let is_tune = |p: &Path| p.is_file() && rtgauge_result::tune::file_is_tune(p);
+    let named: Vec<&PathBuf> = args.results.iter().chain(&args.vs).collect();
+    let baseline = args.baseline.as_ref().map(PathBuf::from);
+    let Some(tune) = named
+        .iter()
+        .map(|p| p.as_path())
+        .chain(baseline.as_deref())
+        .find(|p| is_tune(p))
+    else {
+        return Ok(None);
+    };
+    if let Some(run) = named.iter().find(|p| !is_tune(p)) {
+        anyhow::bail!(
+            "{} is a trials document (rtgauge tune) and {} is not: compare two trials documents \
+             (rtgauge compare a-trials.json b-trials.json), or two run results (a tune's rounds \
+             are run results, in the .rounds directory beside its trials document)",
+            tune.display(),
+            run.display()
+        );
+    }
+    if baseline.is_some() || !args.vs.is_empty() || args.results.len() != 2 {
+        anyhow::bail!(
+            "two trials documents are compared with each other alone: rtgauge compare \
+             a-trials.json b-trials.json (without --baseline or --vs)"
+        );
+    }
+    if let Some(path) = &args.output {
+        let inputs: Vec<&Path> = args.results.iter().map(PathBuf::as_path).collect();
+        output::ensure_distinct(&inputs, &[("the comparison", path)])?;
+        output::check(path, Existing::Replace)?;
+    }
+    let a = rtgauge_result::tune::read_tune(&args.results[0])?;
+    let b = rtgauge_result::tune::read_tune(&args.results[1])?;
+    let names = result_names(&args.results);
+    let comparison = rtgauge_report::tune_compare::compare_tunes(&a, &b, [&names[0], &names[1]]);
+    let text = comparison.render(args.format.render())?;
+    match &args.output {
+        Some(path) => {
+            write_bytes_atomically(path, text.trim_end().as_bytes())
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            println!("comparison: {}", path.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(Some(crate::EXIT_OK))
 }

@@ -44,6 +44,33 @@ pub fn keep(result: &RunResult, file: &Path, args: &StoreArgs, origin: &str) -> 
     }
 }
 
+/// Keeps a tune (its trials document, whole) in the history, as [`keep`] keeps a run: a
+/// problem with the history is one warning line. Returns the line to print on success.
+pub fn keep_tune(
+    doc: &rtgauge_result::tune::TuneDocument,
+    file: Option<&str>,
+    args: &StoreArgs,
+) -> Option<String> {
+    let stored = store_path(args).and_then(|path| {
+        let id = Store::open(&path)?.insert_tune(doc, file.unwrap_or(""))?;
+        Ok((id, path))
+    });
+    match stored {
+        Ok((id, path)) => Some(format!("history: tune {id} in {}", path.display())),
+        Err(e) => {
+            let kept = match file {
+                Some(f) => format!("the trials are in {f}"),
+                None => "write the trials with --output to keep them".into(),
+            };
+            eprintln!(
+                "rtgauge: warning: {}; this tune is not in the history ({kept})",
+                crate::one_line(&e)
+            );
+            None
+        }
+    }
+}
+
 /// A run named on the command line: a result file when one exists at that path, else
 /// `latest`, `previous`, a stored run's ID or a baseline name. `latest` and `previous` are
 /// rtgauge runs of this host unless `imported` (`--imported`) lets imports count. Returns the
@@ -138,15 +165,28 @@ pub fn history(args: HistoryArgs) -> Result<u8> {
     }
     let monitors = super::monitor::listing::summary_lines(&store, args.host.as_deref())?;
     let runs = store.list(&Filter {
-        host: args.host,
-        probe: args.probe,
-        kernel: args.kernel,
+        host: args.host.clone(),
+        probe: args.probe.clone(),
+        kernel: args.kernel.clone(),
         since_unix_ns: args.since,
-        status: args.status,
+        status: args.status.clone(),
         limit: args.limit,
     })?;
+    // Tunes have no probe or status: a filter on those leaves them out.
+    let tunes = if args.probe.is_none() && args.status.is_none() {
+        let since = args.since.unwrap_or(0);
+        let mut tunes = store.tunes(args.host.as_deref(), args.limit)?;
+        tunes.retain(|t| {
+            t.started_unix_ns >= since
+                && args.kernel.as_ref().is_none_or(|k| *k == t.kernel_release)
+        });
+        tunes
+    } else {
+        Vec::new()
+    };
     if runs.is_empty() {
         println!("no stored runs match (history: {})", store.path().display());
+        print_tunes(&tunes);
         monitors.iter().for_each(|m| println!("{m}"));
         return Ok(crate::EXIT_OK);
     }
@@ -183,11 +223,49 @@ pub fn history(args: HistoryArgs) -> Result<u8> {
         ]);
     }
     println!("{table}");
+    print_tunes(&tunes);
     // The monitors keep intervals, not runs: one line each, read with `history --monitor`.
     for m in &monitors {
         println!("{m} (rtgauge history --monitor)");
     }
     Ok(crate::EXIT_OK)
+}
+
+/// The stored tunes, newest first: one row each, its verdict line under its figures.
+fn print_tunes(tunes: &[rtgauge_store::StoredTune]) {
+    if tunes.is_empty() {
+        return;
+    }
+    let mut table = rtgauge_report::format::new_table(crate::display::text_style());
+    table.set_header(vec![
+        "Tune",
+        "Started (UTC)",
+        "Host",
+        "Kernel",
+        "Better",
+        "Verdict",
+        "Trials",
+    ]);
+    for t in tunes {
+        table.add_row(vec![
+            t.id.to_string(),
+            if t.started_unix_ns == 0 {
+                "not recorded".to_string()
+            } else {
+                rtgauge_result::units::utc(t.started_unix_ns, "%Y-%m-%d %H:%M:%S")
+            },
+            t.host.clone(),
+            t.kernel_release.clone(),
+            format!("{} of {}", t.better, t.tried),
+            t.verdict.clone(),
+            if t.file.is_empty() {
+                "not written".to_string()
+            } else {
+                t.file.clone()
+            },
+        ]);
+    }
+    println!("\ntunes (rtgauge tune; `rtgauge report FILE` draws one, `rtgauge compare A B` compares two):\n{table}");
 }
 
 /// `rtgauge baseline set|list`.

@@ -63,8 +63,8 @@ pub fn dispatch(cli: Cli, args: Vec<String>) -> Result<u8> {
         Command::Monitor(a) => monitor::monitor(*a, args),
         Command::Tune(a) => tune::tune(*a),
         Command::Submit(crate::cli::SubmitTarget::Squad(a)) => submit::squad(a),
-        Command::Schema => {
-            print!("{}", result_schema());
+        Command::Schema { tune } => {
+            print!("{}", if tune { tune_schema() } else { result_schema() });
             Ok(crate::EXIT_OK)
         }
         Command::Man { dir } => {
@@ -97,6 +97,17 @@ fn result_schema() -> String {
 #[cfg(not(feature = "schema-generator"))]
 fn result_schema() -> String {
     include_str!("../../../../docs/result.schema.json").to_string()
+}
+
+/// The trials document's JSON Schema (docs/tune.schema.json), as [`result_schema`].
+#[cfg(feature = "schema-generator")]
+fn tune_schema() -> String {
+    rtgauge_result::tune::json_schema()
+}
+
+#[cfg(not(feature = "schema-generator"))]
+fn tune_schema() -> String {
+    include_str!("../../../../docs/tune.schema.json").to_string()
 }
 
 fn write_man_pages(cmd: clap::Command, dir: &Path) -> Result<()> {

@@ -4,7 +4,7 @@ use crate::cli::ReportArgs;
 use anyhow::Result;
 use rtgauge_report::{result_names, write_html, ReportInput};
 use rtgauge_result::output::{self, Existing};
-use rtgauge_result::read_result;
+use rtgauge_result::{read_document, Document, RunResult};
 use std::path::{Path, PathBuf};
 
 pub fn report(args: ReportArgs) -> Result<u8> {
@@ -19,11 +19,26 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         }
         output::check_directory(dir)?;
     }
-    let mut results = args
+    let documents = args
         .results
         .iter()
-        .map(|p| read_result(p))
+        .map(|p| read_document(p))
         .collect::<Result<Vec<_>, _>>()?;
+    let (mut results, tunes) = split(documents, &args.results)?;
+    if !tunes.is_empty() {
+        if args.images.is_some() {
+            anyhow::bail!(
+                "--images draws the charts of run results; the trials' charts are in the HTML \
+                 page: leave --images out"
+            );
+        }
+        let page = rtgauge_report::tune::render_html(&tunes, &result_names(&args.results));
+        rtgauge_result::write_bytes_atomically(&args.output, page.as_bytes()).map_err(|e| {
+            anyhow::anyhow!("cannot write the report {}: {e}", args.output.display())
+        })?;
+        println!("report: {}", args.output.display());
+        return Ok(crate::EXIT_OK);
+    }
     // Results written before rtgauge made worst-case estimates get them from their maxima.
     results
         .iter_mut()
@@ -57,4 +72,36 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     }
     println!("report: {}", args.output.display());
     Ok(crate::EXIT_OK)
+}
+
+/// The run results and the trials documents among the inputs; one report holds one kind, so
+/// a mix is refused, naming a file of each.
+fn split(
+    documents: Vec<Document>,
+    paths: &[PathBuf],
+) -> Result<(Vec<RunResult>, Vec<rtgauge_result::tune::TuneDocument>)> {
+    let (mut results, mut tunes, mut first) = (Vec::new(), Vec::new(), [None, None]);
+    for (d, path) in documents.into_iter().zip(paths) {
+        match d {
+            Document::Run(r) => {
+                first[0].get_or_insert(path);
+                results.push(*r);
+            }
+            Document::Tune(t) => {
+                first[1].get_or_insert(path);
+                tunes.push(*t);
+            }
+        }
+    }
+    if let [Some(run), Some(tune)] = first {
+        anyhow::bail!(
+            "{} is a trials document (rtgauge tune) and {} a run result: report them apart \
+             (`rtgauge report {}` and `rtgauge report {}` with another --output)",
+            tune.display(),
+            run.display(),
+            tune.display(),
+            run.display()
+        );
+    }
+    Ok((results, tunes))
 }

@@ -17,11 +17,10 @@ use anyhow::{Context, Result};
 use clap::Args;
 use rtgauge_probes::names;
 use rtgauge_sysinfo::format_cpu_list;
-use serde::Serialize;
 use settings::{Candidate, Finding, Root, Skipped};
 use state::{Lock, State};
 use std::path::{Path, PathBuf};
-use trial::{Figures, Judgement, Rounds, TrialError, Verdict};
+use trial::{Rounds, Trial, TrialError, Verdict};
 
 pub use state::left_behind_warning;
 
@@ -83,6 +82,13 @@ pub struct TuneArgs {
     /// unit for the other writes, and the kernel command line.
     #[arg(long, value_name = "DIR", requires = "apply")]
     pub write_profile: Option<PathBuf>,
+
+    /// Do not keep this tune in the run history (where `history` lists it).
+    #[arg(long, env = "RTGAUGE_NO_STORE", value_parser = clap::builder::BoolishValueParser::new(), action = clap::ArgAction::SetTrue)]
+    pub no_store: bool,
+
+    #[command(flatten)]
+    pub store: crate::cli::StoreArgs,
 
     /// Put back what the state file of a tune that did not finish (killed, power cut) holds.
     #[arg(long, conflicts_with_all = ["apply", "only", "skip", "tasks", "load"])]
@@ -321,49 +327,7 @@ impl Drop for Restorer {
     }
 }
 
-/// One setting's trial, as the table and the document show it.
-#[derive(Debug, Clone, Serialize)]
-pub struct Trial {
-    pub name: String,
-    pub title: String,
-    pub change: String,
-    pub cost: String,
-    pub writes: Vec<settings::Write>,
-    /// Why it was not measured (it failed to apply, a round failed).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub failed: Option<String>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub refused: Vec<String>,
-    pub before: Vec<Figures>,
-    pub after: Vec<Figures>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub judgement: Option<Judgement>,
-}
-
-impl Trial {
-    fn verdict(&self) -> Option<Verdict> {
-        self.judgement.as_ref().map(|j| j.verdict)
-    }
-}
-
-/// The document `--output` writes.
-#[derive(Debug, Serialize)]
-pub struct TuneDocument {
-    pub verdict: String,
-    pub the_loop: String,
-    /// The measured CPUs and the housekeeping ones, as lists.
-    pub measured: String,
-    pub housekeeping: String,
-    pub run_words: Vec<String>,
-    pub rounds: u32,
-    pub round_ns: u64,
-    pub trials: Vec<Trial>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub combination: Option<Trial>,
-    pub skipped: Vec<Skipped>,
-    pub boot: Vec<boot::BootFix>,
-    pub kept: Vec<String>,
-}
+pub use rtgauge_result::tune::TuneDocument;
 
 fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
     let _lock = Lock::take()?;
@@ -374,6 +338,7 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
             path.display()
         );
     }
+    let started = rtgauge_os::clock::unix_ns();
     rtgauge_core::signals::install();
     state::arm_forced_exit();
     let root = Root::live();
@@ -425,8 +390,19 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
     } else {
         Vec::new()
     };
-    let boot = boot::fixes(&the_loop.measured, &the_loop.housekeeping);
+    let boot = render::boot_fixes(boot::fixes(&the_loop.measured, &the_loop.housekeeping));
+    let read = |f: &str| std::fs::read_to_string(f).map(|s| s.trim().to_string());
     let document = TuneDocument {
+        kind: rtgauge_result::tune::TUNE_KIND.into(),
+        schema_version: rtgauge_result::tune::TUNE_SCHEMA_VERSION,
+        tool: Some(rtgauge_result::Tool {
+            name: "rtgauge".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }),
+        started_unix_ns: started,
+        finished_unix_ns: rtgauge_os::clock::unix_ns(),
+        host: read("/proc/sys/kernel/hostname").unwrap_or_default(),
+        kernel_release: read("/proc/sys/kernel/osrelease").unwrap_or_default(),
         verdict: render::verdict_line(&the_loop.description, &trials, &combination, &boot),
         the_loop: the_loop.description.clone(),
         measured: format_cpu_list(&the_loop.measured),
@@ -436,7 +412,7 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
         round_ns: round,
         trials,
         combination,
-        skipped,
+        skipped: render::skipped(&skipped),
         boot,
         kept,
     };
@@ -500,9 +476,19 @@ fn keep(root: &Root, trials: &[Trial]) -> Vec<String> {
 
 fn write_outputs(args: &TuneArgs, document: &TuneDocument) -> Result<()> {
     if let Some(path) = &args.output {
-        let text = serde_json::to_vec_pretty(document)?;
-        rtgauge_result::output::write(path, &text)?;
+        rtgauge_result::output::write(path, &rtgauge_result::tune::tune_bytes(document))?;
         println!("trials: {}", path.display());
+    }
+    if !args.no_store {
+        let file = args.output.as_deref().map(|p| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        });
+        if let Some(line) = super::history::keep_tune(document, file.as_deref(), &args.store) {
+            println!("{line}");
+        }
     }
     if let Some(dir) = &args.write_profile {
         for written in profile::write(dir, document)? {
@@ -569,7 +555,7 @@ fn candidate_of(t: &Trial) -> Candidate {
         title: "",
         cost: "",
         change: t.change.clone(),
-        writes: t.writes.clone(),
+        writes: trial::setting_writes(&t.writes),
         needs_debugfs: false,
     }
 }
@@ -582,19 +568,8 @@ fn run_trials(
     let mut trials = Vec::new();
     for (i, c) in tried.iter().enumerate() {
         println!("{} of {}: {} ({})", i + 1, tried.len(), c.name, c.change);
-        let mut t = Trial {
-            name: c.name.into(),
-            title: c.title.into(),
-            change: c.change.clone(),
-            cost: c.cost.into(),
-            writes: c.writes.clone(),
-            failed: None,
-            refused: Vec::new(),
-            before: Vec::new(),
-            after: Vec::new(),
-            judgement: None,
-        };
-        measure_into(rounds, c.name, &mut t)?;
+        let mut t = trial::planned(c);
+        trial::record(&mut t, rounds.trial(c.name, &c.writes))?;
         if let Some(j) = &t.judgement {
             let word = j.verdict.word();
             let back = if j.verdict == Verdict::Better {
@@ -606,50 +581,11 @@ fn run_trials(
         }
         trials.push(t);
     }
-    let helped: Vec<&Trial> = trials
-        .iter()
-        .filter(|t| t.verdict() == Some(Verdict::Better))
-        .collect();
-    if helped.len() < 2 {
+    let Some(mut combination) = trial::combination_of(&trials) else {
         return Ok((trials, None));
-    }
-    let names: Vec<&str> = helped.iter().map(|t| t.name.as_str()).collect();
-    println!("together: {}", names.join(" + "));
-    let mut combination = Trial {
-        name: "together".into(),
-        title: "The changes that helped, together".into(),
-        change: names.join(" + "),
-        cost: helped
-            .iter()
-            .map(|t| t.cost.as_str())
-            .collect::<Vec<_>>()
-            .join("; "),
-        writes: helped.iter().flat_map(|t| t.writes.clone()).collect(),
-        failed: None,
-        refused: Vec::new(),
-        before: Vec::new(),
-        after: Vec::new(),
-        judgement: None,
     };
-    measure_into(rounds, "together", &mut combination)?;
+    println!("together: {}", combination.change);
+    let writes = trial::setting_writes(&combination.writes);
+    trial::record(&mut combination, rounds.trial("together", &writes))?;
     Ok((trials, Some(combination)))
-}
-
-/// Runs the rounds of one trial into `t`. A change that fails to apply, or a round that
-/// fails, is recorded in `t` (already rolled back); only an interruption stops everything.
-fn measure_into(rounds: &Rounds, label: &str, t: &mut Trial) -> Result<(), TrialError> {
-    match rounds.trial(label, &t.writes) {
-        Ok(sides) => {
-            t.judgement = Some(trial::judge(&sides.a, &sides.b));
-            t.refused = sides.refused;
-            t.before = sides.a;
-            t.after = sides.b;
-        }
-        Err(TrialError::Interrupted) => return Err(TrialError::Interrupted),
-        Err(e) => {
-            println!("  failed, rolled back: {e}");
-            t.failed = Some(e.to_string());
-        }
-    }
-    Ok(())
 }

@@ -2,7 +2,6 @@
 //! sysctl.d file for the sysctls, a tuned profile, a systemd oneshot unit for the sysfs and
 //! procfs writes a sysctl file cannot express, and the kernel command line.
 
-use super::boot;
 use super::trial::Verdict;
 use super::TuneDocument;
 use anyhow::Result;
@@ -25,7 +24,7 @@ fn sysctl_key(path: &Path) -> Option<String> {
 }
 
 /// The writes of the changes that helped, each once, in order.
-fn helped_writes(doc: &TuneDocument) -> Vec<&super::settings::Write> {
+fn helped_writes(doc: &TuneDocument) -> Vec<&rtgauge_result::tune::Write> {
     doc.trials
         .iter()
         .filter(|t| t.verdict() == Some(Verdict::Better))
@@ -50,7 +49,7 @@ pub fn write(dir: &Path, doc: &TuneDocument) -> Result<Vec<PathBuf>> {
             None => others.push(*w),
         }
     }
-    let cmdline = boot::command_line(&doc.boot);
+    let cmdline = rtgauge_result::tune::command_line(&doc.boot);
     let files = [
         (PathBuf::from(SYSCTL_FILE), sysctl),
         (PathBuf::from(UNIT_FILE), unit(&header, &others)),
@@ -74,7 +73,7 @@ pub fn write(dir: &Path, doc: &TuneDocument) -> Result<Vec<PathBuf>> {
 
 /// A oneshot unit that makes the other writes at boot. Writes the kernel may refuse for one
 /// member (a managed interrupt) are prefixed with `-`, so one refusal does not fail the unit.
-fn unit(header: &str, writes: &[&super::settings::Write]) -> String {
+fn unit(header: &str, writes: &[&rtgauge_result::tune::Write]) -> String {
     let mut out = header.to_string();
     out.push_str(
         "[Unit]\nDescription=Real-time settings measured by rtgauge tune\n\
@@ -99,7 +98,7 @@ fn unit(header: &str, writes: &[&super::settings::Write]) -> String {
 fn tuned(
     header: &str,
     doc: &TuneDocument,
-    writes: &[&super::settings::Write],
+    writes: &[&rtgauge_result::tune::Write],
     cmdline: &str,
 ) -> String {
     let mut out = header.to_string();

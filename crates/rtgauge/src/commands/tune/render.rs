@@ -1,10 +1,12 @@
 //! What `tune` prints: the verdict line first, then the ranked table (at most 100 columns),
 //! what was not tried and why, and the fixes that need a reboot.
 
-use super::boot::{self, BootFix};
-use super::settings::{Candidate, Skipped};
-use super::trial::{Effect, Verdict};
-use super::{Trial, TuneArgs, TuneDocument};
+use super::boot;
+use super::settings::{self, Candidate};
+use super::trial::{Trial, Verdict};
+use super::{TuneArgs, TuneDocument};
+use rtgauge_report::tune::{change_text, effect_text, ns};
+use rtgauge_result::tune::{command_line, BootFix, Skipped};
 use rtgauge_result::units::format_duration_ns;
 use std::fmt::Write as _;
 
@@ -41,6 +43,29 @@ fn hanging(first: &str, text: &str, indent: &str) -> String {
     out
 }
 
+/// The catalogue's reasons, as the document records them.
+pub fn skipped(skipped: &[settings::Skipped]) -> Vec<Skipped> {
+    skipped
+        .iter()
+        .map(|s| Skipped {
+            name: s.name.into(),
+            reason: s.reason.clone(),
+        })
+        .collect()
+}
+
+/// The boot-time fixes, as the document records them.
+pub fn boot_fixes(fixes: Vec<boot::BootFix>) -> Vec<BootFix> {
+    fixes
+        .into_iter()
+        .map(|f| BootFix {
+            what: f.what,
+            param: f.param,
+            why: f.why,
+        })
+        .collect()
+}
+
 fn reboot_count(boot: &[BootFix]) -> String {
     match boot.len() {
         0 => String::new(),
@@ -52,11 +77,13 @@ fn reboot_count(boot: &[BootFix]) -> String {
 pub fn dry_run(
     the_loop: &str,
     tried: &[Candidate],
-    skipped: &[Skipped],
-    boot: &[BootFix],
+    skipped: &[settings::Skipped],
+    boot: &[boot::BootFix],
     args: &TuneArgs,
     round_ns: u64,
 ) -> String {
+    let line = boot::command_line(boot);
+    let (skipped, boot) = (&self::skipped(skipped), &boot_fixes(boot.to_vec()));
     let mut out = wrap(
         &format!(
             "dry run for {the_loop}: {} change(s) to try, {} not{}; nothing was changed",
@@ -115,7 +142,7 @@ pub fn dry_run(
         }
     }
     out.push_str(&skipped_section(skipped));
-    out.push_str(&boot_section(boot));
+    out.push_str(&boot_section(boot, &line));
     out.push_str(
         "\nrun with --apply (as root) to try them; every original is saved to a state file first\n",
     );
@@ -131,7 +158,7 @@ fn skipped_section(skipped: &[Skipped]) -> String {
     let (unnamed, skipped): (Vec<&Skipped>, Vec<&Skipped>) =
         skipped.iter().partition(|s| s.reason == super::NOT_IN_ONLY);
     if !unnamed.is_empty() {
-        let names: Vec<&str> = unnamed.iter().map(|s| s.name).collect();
+        let names: Vec<&str> = unnamed.iter().map(|s| s.name.as_str()).collect();
         out.push_str(&hanging(
             "  --only leaves out: ",
             &names.join(", "),
@@ -148,7 +175,8 @@ fn skipped_section(skipped: &[Skipped]) -> String {
     out
 }
 
-fn boot_section(boot: &[BootFix]) -> String {
+/// The fixes that need a reboot, and `line`, their kernel command line.
+fn boot_section(boot: &[BootFix], line: &str) -> String {
     if boot.is_empty() {
         return String::new();
     }
@@ -161,49 +189,13 @@ fn boot_section(boot: &[BootFix]) -> String {
         };
         out.push_str(&wrap(&format!("{head} — {}", f.why), "  "));
     }
-    let line = boot::command_line(boot);
     if !line.is_empty() {
         let _ = writeln!(out, "kernel command line: {line}");
-        for (family, how) in boot::how_to_set(&line) {
+        for (family, how) in boot::how_to_set(line) {
             out.push_str(&wrap(&format!("{family}: {how}"), "  "));
         }
     }
     out
-}
-
-fn ns(v: f64) -> String {
-    if v.is_finite() && v >= 0.0 {
-        format_duration_ns(v.round() as u64)
-    } else {
-        "-".into()
-    }
-}
-
-/// A relative change for people: `-35 %`, `+12 %`, and a large drop as a factor (`÷221`).
-fn change_text(change: f64) -> String {
-    if change <= -0.5 {
-        format!("÷{:.0}", 1.0 / (1.0 + change).max(1e-9))
-    } else {
-        format!("{:+.0} %", change * 100.0)
-    }
-}
-
-fn effect_text(e: &Effect) -> String {
-    let p = rtgauge_report::compare::format_p(e.p);
-    if e.figure == "missed" {
-        // Counts: the numbers say it; a factor of counts plus one would not.
-        return format!(
-            "missed {:.0} → {:.0} in all rounds (p {p})",
-            e.before, e.after
-        );
-    }
-    format!(
-        "{} {} → {} ({}, p {p})",
-        e.figure,
-        ns(e.before),
-        ns(e.after),
-        change_text(e.change)
-    )
 }
 
 /// The first line: the loop, its max before and after the changes that helped.
@@ -247,28 +239,7 @@ pub fn verdict_line(
 /// The ranked table and the sections after it.
 pub fn applied(doc: &TuneDocument) -> String {
     let mut out = format!("\n{}\n", wrap(&doc.verdict, ""));
-    let mut ranked: Vec<&Trial> = doc.trials.iter().collect();
-    let rank = |t: &Trial| -> (u8, f64) {
-        let max_change = t
-            .judgement
-            .as_ref()
-            .and_then(|j| j.effects.iter().find(|e| e.figure == "max"))
-            .map_or(0.0, |e| e.change);
-        let class = match t.verdict() {
-            Some(Verdict::Better) => 0,
-            Some(Verdict::CannotTell) => 1,
-            Some(Verdict::Worse) => 2,
-            None => 3,
-        };
-        (class, max_change)
-    };
-    ranked.sort_by(|a, b| {
-        let (ra, rb) = (rank(a), rank(b));
-        ra.0.cmp(&rb.0).then(ra.1.total_cmp(&rb.1))
-    });
-    if let Some(c) = &doc.combination {
-        ranked.insert(0, c);
-    }
+    let ranked = doc.ranked();
     let _ = writeln!(
         out,
         "{:<3} {:<18} {:<12} {:<30} rounds vary",
@@ -287,7 +258,7 @@ pub fn applied(doc: &TuneDocument) -> String {
         out.push_str("\nevery setting is as it was before\n");
     }
     out.push_str(&skipped_section(&doc.skipped));
-    out.push_str(&boot_section(&doc.boot));
+    out.push_str(&boot_section(&doc.boot, &command_line(&doc.boot)));
     out
 }
 
@@ -333,9 +304,9 @@ fn row(rank: usize, t: &Trial) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::settings::Write;
     use super::super::trial::{judge, Figures};
     use super::*;
+    use rtgauge_result::tune::Write;
 
     fn rounds(max_ms: &[f64], misses: u64) -> Vec<Figures> {
         max_ms
@@ -411,8 +382,15 @@ mod tests {
             round_ns: 2_000_000_000,
             trials,
             combination: None,
+            kind: rtgauge_result::tune::TUNE_KIND.into(),
+            schema_version: rtgauge_result::tune::TUNE_SCHEMA_VERSION,
+            tool: None,
+            started_unix_ns: 0,
+            finished_unix_ns: 0,
+            host: String::new(),
+            kernel_release: String::new(),
             skipped: vec![Skipped {
-                name: "cstates",
+                name: "cstates".into(),
                 reason: "no enabled idle state exits slower than 10 µs".into(),
             }],
             boot,
@@ -423,5 +401,203 @@ mod tests {
             assert!(line.chars().count() <= WIDTH, "{line}");
         }
         insta::assert_snapshot!("applied", text);
+    }
+}
+
+/// The combination step, from fabricated rounds: two settings that each made the loop better
+/// are planned together, measured against the machine as it was, and recorded in the
+/// document that `report`, `compare` and `history` read.
+#[cfg(test)]
+mod combination {
+    use super::super::trial::{self, judge, Figures, Sides};
+    use super::*;
+    use rtgauge_result::tune::{Write, TUNE_KIND, TUNE_SCHEMA_VERSION};
+    use std::path::{Path, PathBuf};
+
+    /// Rounds of the loop with these maxima (ms) and missed periods per round.
+    fn rounds(label: &str, max_ms: &[f64], misses: u64) -> Vec<Figures> {
+        max_ms
+            .iter()
+            .enumerate()
+            .map(|(i, &m)| Figures {
+                tail: "p99.9".into(),
+                tail_ns: Some((m * 300_000.0) as u64),
+                max_ns: (m * 1e6) as u64,
+                misses,
+                result: PathBuf::from(format!("trials.rounds/{label}-{}.json", i + 1)),
+            })
+            .collect()
+    }
+
+    fn unmeasured(name: &str, change: &str, path: &str) -> Trial {
+        Trial {
+            name: name.into(),
+            title: format!("{name} (fabricated)"),
+            change: change.into(),
+            cost: format!("the cost of {name}"),
+            writes: vec![Write {
+                path: path.into(),
+                original: "1".into(),
+                target: "0".into(),
+                optional: false,
+            }],
+            failed: None,
+            refused: Vec::new(),
+            before: Vec::new(),
+            after: Vec::new(),
+            judgement: None,
+        }
+    }
+
+    fn measured(name: &str, change: &str, path: &str, a: Vec<Figures>, b: Vec<Figures>) -> Trial {
+        let mut t = unmeasured(name, change, path);
+        let sides = Sides {
+            a,
+            b,
+            refused: Vec::new(),
+        };
+        trial::record(&mut t, Ok(sides)).unwrap();
+        t
+    }
+
+    /// A tune in which rt-throttling and timer-migration each helped, vmstat-interval could
+    /// not be told apart and watchdogs failed to apply; the combination of the two that helped
+    /// brought the maximum from about 1.2 s to about 0.9 ms.
+    pub fn two_helped() -> TuneDocument {
+        let mut trials = vec![
+            measured(
+                "rt-throttling",
+                "950000 → -1",
+                "/proc/sys/kernel/sched_rt_runtime_us",
+                rounds("rt-throttling-A", &[1210.0, 1250.0, 1230.0], 240),
+                rounds("rt-throttling-B", &[2.1, 2.3, 1.9], 0),
+            ),
+            measured(
+                "timer-migration",
+                "1 → 0",
+                "/proc/sys/kernel/timer_migration",
+                rounds("timer-migration-A", &[1240.0, 1220.0, 1260.0], 235),
+                rounds("timer-migration-B", &[610.0, 590.0, 605.0], 110),
+            ),
+            measured(
+                "vmstat-interval",
+                "1 → 10",
+                "/proc/sys/vm/stat_interval",
+                rounds("vmstat-interval-A", &[1200.0, 1900.0, 1400.0], 200),
+                rounds("vmstat-interval-B", &[1500.0, 1100.0, 2000.0], 210),
+            ),
+        ];
+        let mut failed = unmeasured("watchdogs", "NMI 1 → 0", "/proc/sys/kernel/nmi_watchdog");
+        trial::record(
+            &mut failed,
+            Err(trial::TrialError::Round(
+                "rtgauge run exited 1: no CPU 7".into(),
+            )),
+        )
+        .unwrap();
+        trials.push(failed);
+        let mut together = trial::combination_of(&trials).expect("two were better");
+        let sides = Sides {
+            a: rounds("together-A", &[1230.0, 1190.0, 1250.0], 238),
+            b: rounds("together-B", &[0.9, 0.85, 0.95], 0),
+            refused: Vec::new(),
+        };
+        trial::record(&mut together, Ok(sides)).unwrap();
+        let combination = Some(together);
+        let boot = vec![BootFix {
+            what: "CPU isolation".into(),
+            param: "isolcpus=domain,managed_irq,1".into(),
+            why: "the scheduler balances no task onto the measured CPUs".into(),
+        }];
+        TuneDocument {
+            kind: TUNE_KIND.into(),
+            schema_version: TUNE_SCHEMA_VERSION,
+            tool: Some(rtgauge_result::Tool {
+                name: "rtgauge".into(),
+                version: "0.1.0".into(),
+            }),
+            started_unix_ns: 1_795_000_000_000_000_000,
+            finished_unix_ns: 1_795_000_600_000_000_000,
+            host: "bench".into(),
+            kernel_release: "6.18.0".into(),
+            verdict: verdict_line("a 1ms loop on CPU 1", &trials, &combination, &boot),
+            the_loop: "a 1ms loop on CPU 1".into(),
+            measured: "1".into(),
+            housekeeping: "0".into(),
+            run_words: ["cyclic", "-p", "1ms", "-c", "1"]
+                .map(String::from)
+                .to_vec(),
+            rounds: 3,
+            round_ns: 2_000_000_000,
+            trials,
+            combination,
+            skipped: vec![Skipped {
+                name: "cstates".into(),
+                reason: "no enabled idle state exits slower than 10 µs".into(),
+            }],
+            boot,
+            kept: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn two_better_changes_are_measured_together_and_recorded() {
+        let doc = two_helped();
+        let c = doc.combination.as_ref().expect("a combination trial");
+        assert_eq!(c.change, "rt-throttling + timer-migration");
+        // Its writes are those of the two that helped, in the order they were tried.
+        let paths: Vec<&Path> = c.writes.iter().map(|w| w.path.as_path()).collect();
+        assert_eq!(
+            paths,
+            [
+                Path::new("/proc/sys/kernel/sched_rt_runtime_us"),
+                Path::new("/proc/sys/kernel/timer_migration")
+            ]
+        );
+        assert_eq!((c.before.len(), c.after.len()), (3, 3));
+        assert_eq!(c.verdict(), Some(Verdict::Better));
+        // The verdict line counts the two changes and gives the combination's maximum.
+        assert!(
+            doc.verdict
+                .starts_with("a 1ms loop on CPU 1: max 1.223s → 899.073µs with 2 changes"),
+            "{}",
+            doc.verdict
+        );
+        // The table ranks the combination first.
+        let text = applied(&doc);
+        let first = text.lines().find(|l| l.starts_with("1 ")).unwrap();
+        assert!(first.contains("together"), "{text}");
+        // Written and read back, the combination and every round are there.
+        let bytes = rtgauge_result::tune::tune_bytes(&doc);
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        let back = rtgauge_result::tune::parse_tune_value(value).unwrap();
+        assert_eq!(back, doc);
+        // One better change alone is no combination.
+        let one: Vec<Trial> = doc.trials.iter().skip(1).cloned().collect();
+        assert!(trial::combination_of(&one).is_none());
+        assert_eq!(
+            judge(&c.before, &c.after).verdict,
+            Verdict::Better,
+            "recorded as judged"
+        );
+    }
+
+    /// The fixture the report, compare and history tests read is this document:
+    /// `RTGAUGE_UPDATE_FIXTURES=1 cargo test -p rtgauge --bin rtgauge combination` rewrites it.
+    #[test]
+    fn the_report_fixture_is_what_tune_writes() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../rtgauge-report/tests/fixtures/trials.json");
+        let bytes = rtgauge_result::tune::tune_bytes(&two_helped());
+        if std::env::var_os("RTGAUGE_UPDATE_FIXTURES").is_some() {
+            std::fs::write(&path, &bytes).unwrap();
+        }
+        let committed = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            committed == bytes,
+            "{} is stale: run RTGAUGE_UPDATE_FIXTURES=1 cargo test -p rtgauge --bin rtgauge \
+             combination",
+            path.display()
+        );
     }
 }

@@ -5,7 +5,6 @@
 use super::settings::{self, Root, Write};
 use rtgauge_result::RunResult;
 use rtgauge_stats::runs::LogWelch;
-use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,120 +13,75 @@ const ALPHA: f64 = 0.05 / 3.0;
 /// A change smaller than this is not called better or worse, however consistent.
 const MIN_CHANGE: f64 = 0.10;
 
-/// The figures of one round: the tail percentile and maximum of the loop's worst series, and
-/// its missed periods (cyclic: overruns; task set: deadline misses).
-#[derive(Debug, Clone, Serialize)]
-pub struct Figures {
-    /// `p99.9` where the round had enough samples for it, else `p99`.
-    pub tail: String,
-    pub tail_ns: Option<u64>,
-    pub max_ns: u64,
-    pub misses: u64,
-    /// The round's result document.
-    pub result: PathBuf,
-}
+pub use rtgauge_result::tune::{Effect, Figures, Judgement, Trial, Verdict};
 
-impl Figures {
-    /// Reads the figures of the loop from a round's result. None when the probe measured
-    /// nothing.
-    pub fn of(result: &RunResult, path: &Path) -> Option<Figures> {
-        let series: Vec<_> = result
-            .runs
+/// Reads the figures of the loop from a round's result. None when the probe measured nothing.
+pub fn figures_of(result: &RunResult, path: &Path) -> Option<Figures> {
+    let series: Vec<_> = result
+        .runs
+        .iter()
+        .flat_map(|r| &r.series)
+        .filter(|s| s.name == "latency" || s.name == "response")
+        .collect();
+    let max_ns = series.iter().filter_map(|s| s.stats.max_ns).max()?;
+    let pick = |label: &str| {
+        series
             .iter()
-            .flat_map(|r| &r.series)
-            .filter(|s| s.name == "latency" || s.name == "response")
-            .collect();
-        let max_ns = series.iter().filter_map(|s| s.stats.max_ns).max()?;
-        let pick = |label: &str| {
-            series
-                .iter()
-                .filter_map(|s| {
-                    s.stats
-                        .percentiles
-                        .entries()
-                        .iter()
-                        .find(|e| e.0 == label)
-                        .and_then(|e| e.2)
-                })
-                .max()
-        };
-        let (tail, tail_ns) = match pick("p99.9") {
-            Some(v) => ("p99.9", Some(v)),
-            None => ("p99", pick("p99")),
-        };
-        let misses = series
-            .iter()
-            .map(|s| {
-                s.counters.get("overruns").copied().unwrap_or(0)
-                    + s.counters.get("deadline_misses").copied().unwrap_or(0)
+            .filter_map(|s| {
+                s.stats
+                    .percentiles
+                    .entries()
+                    .iter()
+                    .find(|e| e.0 == label)
+                    .and_then(|e| e.2)
             })
-            .sum();
-        Some(Figures {
-            tail: tail.into(),
-            tail_ns,
-            max_ns,
-            misses,
-            result: path.into(),
+            .max()
+    };
+    let (tail, tail_ns) = match pick("p99.9") {
+        Some(v) => ("p99.9", Some(v)),
+        None => ("p99", pick("p99")),
+    };
+    let misses = series
+        .iter()
+        .map(|s| {
+            s.counters.get("overruns").copied().unwrap_or(0)
+                + s.counters.get("deadline_misses").copied().unwrap_or(0)
         })
-    }
+        .sum();
+    Some(Figures {
+        tail: tail.into(),
+        tail_ns,
+        max_ns,
+        misses,
+        result: path.into(),
+    })
 }
 
-/// Better, worse, or cannot tell, for the whole trial.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Verdict {
-    Better,
-    Worse,
-    CannotTell,
+/// One figure's move: `before` and `after` are the sides' geometric means, so
+/// `after = before × (1 + change)`.
+fn effect_of(figure: &str, a: &[f64], b: &[f64]) -> Option<Effect> {
+    let w = LogWelch::of(a, b)?;
+    let p = w.p_two_sided();
+    Some(Effect {
+        figure: figure.into(),
+        before: geometric_mean(a),
+        after: geometric_mean(b),
+        change: w.change(),
+        p: if p.is_nan() { 1.0 } else { p },
+        spread: w.spread(),
+    })
 }
 
-impl Verdict {
-    pub fn word(self) -> &'static str {
-        match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::CannotTell => "cannot tell",
-        }
+/// Better or worse when the figure moved beyond chance and the margin; else undecided.
+fn decided(e: &Effect) -> Option<Verdict> {
+    if e.p >= ALPHA || e.change.abs() < MIN_CHANGE {
+        return None;
     }
-}
-
-/// One figure's move: the geometric means' ratio − 1, its p-value, the rounds' spread. For
-/// missed periods, `before` and `after` are the totals over the rounds.
-#[derive(Debug, Clone, Serialize)]
-pub struct Effect {
-    pub figure: String,
-    pub before: f64,
-    pub after: f64,
-    pub change: f64,
-    pub p: f64,
-    pub spread: f64,
-}
-
-impl Effect {
-    /// `before` and `after` are the sides' geometric means, so `after = before × (1 + change)`.
-    fn of(figure: &str, a: &[f64], b: &[f64]) -> Option<Effect> {
-        let w = LogWelch::of(a, b)?;
-        let p = w.p_two_sided();
-        Some(Effect {
-            figure: figure.into(),
-            before: geometric_mean(a),
-            after: geometric_mean(b),
-            change: w.change(),
-            p: if p.is_nan() { 1.0 } else { p },
-            spread: w.spread(),
-        })
-    }
-
-    fn decided(&self) -> Option<Verdict> {
-        if self.p >= ALPHA || self.change.abs() < MIN_CHANGE {
-            return None;
-        }
-        Some(if self.change < 0.0 {
-            Verdict::Better
-        } else {
-            Verdict::Worse
-        })
-    }
+    Some(if e.change < 0.0 {
+        Verdict::Better
+    } else {
+        Verdict::Worse
+    })
 }
 
 fn geometric_mean(v: &[f64]) -> f64 {
@@ -136,14 +90,6 @@ fn geometric_mean(v: &[f64]) -> f64 {
         return f64::NAN;
     }
     (logs.iter().sum::<f64>() / logs.len() as f64).exp()
-}
-
-/// The judgement of one trial from its rounds' figures.
-#[derive(Debug, Clone, Serialize)]
-pub struct Judgement {
-    pub verdict: Verdict,
-    /// max, the tail percentile, missed periods (those both sides had).
-    pub effects: Vec<Effect>,
 }
 
 /// Better when a figure moved down beyond chance and the margin and none moved up; worse the
@@ -158,21 +104,21 @@ pub fn judge(a: &[Figures], b: &[Figures]) -> Judgement {
     // One more than the count, so a side without a miss still has a logarithm.
     let misses = |f: &Figures| Some(f.misses as f64 + 1.0);
     let mut effects: Vec<Effect> = [
-        Effect::of("max", &pick(a, &max), &pick(b, &max)),
-        Effect::of(&tail, &pick(a, &tail_of), &pick(b, &tail_of)),
+        effect_of("max", &pick(a, &max), &pick(b, &max)),
+        effect_of(&tail, &pick(a, &tail_of), &pick(b, &tail_of)),
     ]
     .into_iter()
     .flatten()
     .collect();
     if a.iter().chain(b).any(|f| f.misses > 0) {
-        if let Some(mut e) = Effect::of("missed", &pick(a, &misses), &pick(b, &misses)) {
+        if let Some(mut e) = effect_of("missed", &pick(a, &misses), &pick(b, &misses)) {
             // Counts read best as totals over the rounds.
             let total = |v: &[Figures]| v.iter().map(|f| f.misses as f64).sum();
             (e.before, e.after) = (total(a), total(b));
             effects.push(e);
         }
     }
-    let decided: Vec<Verdict> = effects.iter().filter_map(Effect::decided).collect();
+    let decided: Vec<Verdict> = effects.iter().filter_map(decided).collect();
     let verdict = if decided.contains(&Verdict::Better) && !decided.contains(&Verdict::Worse) {
         Verdict::Better
     } else if decided.contains(&Verdict::Worse) && !decided.contains(&Verdict::Better) {
@@ -328,10 +274,97 @@ impl Rounds<'_> {
         }
         let result = rtgauge_result::read_result(path)
             .map_err(|e| TrialError::Round(format!("{}: {e}", path.display())))?;
-        Figures::of(&result, path).ok_or_else(|| {
+        figures_of(&result, path).ok_or_else(|| {
             TrialError::Round(format!("{}: the loop measured nothing", path.display()))
         })
     }
+}
+
+/// A catalogue write as the document records it.
+pub fn doc_write(w: &Write) -> rtgauge_result::tune::Write {
+    rtgauge_result::tune::Write {
+        path: w.path.clone(),
+        original: w.original.clone(),
+        target: w.target.clone(),
+        optional: w.optional,
+    }
+}
+
+/// A document's writes as the settings apply and restore them.
+pub fn setting_writes(writes: &[rtgauge_result::tune::Write]) -> Vec<Write> {
+    writes
+        .iter()
+        .map(|w| Write {
+            path: w.path.clone(),
+            original: w.original.clone(),
+            target: w.target.clone(),
+            optional: w.optional,
+        })
+        .collect()
+}
+
+/// A trial of `candidate`, not measured yet.
+pub fn planned(candidate: &settings::Candidate) -> Trial {
+    Trial {
+        name: candidate.name.into(),
+        title: candidate.title.into(),
+        change: candidate.change.clone(),
+        cost: candidate.cost.into(),
+        writes: candidate.writes.iter().map(doc_write).collect(),
+        failed: None,
+        refused: Vec::new(),
+        before: Vec::new(),
+        after: Vec::new(),
+        judgement: None,
+    }
+}
+
+/// The combination: the changes that were better, together, when more than one was; not
+/// measured yet. Its writes are theirs, in the order they were tried.
+pub fn combination_of(trials: &[Trial]) -> Option<Trial> {
+    let helped: Vec<&Trial> = trials
+        .iter()
+        .filter(|t| t.verdict() == Some(Verdict::Better))
+        .collect();
+    if helped.len() < 2 {
+        return None;
+    }
+    let names: Vec<&str> = helped.iter().map(|t| t.name.as_str()).collect();
+    Some(Trial {
+        name: "together".into(),
+        title: "The changes that helped, together".into(),
+        change: names.join(" + "),
+        cost: helped
+            .iter()
+            .map(|t| t.cost.as_str())
+            .collect::<Vec<_>>()
+            .join("; "),
+        writes: helped.iter().flat_map(|t| t.writes.clone()).collect(),
+        failed: None,
+        refused: Vec::new(),
+        before: Vec::new(),
+        after: Vec::new(),
+        judgement: None,
+    })
+}
+
+/// Records the outcome of a trial's rounds in `t`: the sides and their judgement, or why it
+/// was not measured (the change is already rolled back). Only an interruption is passed on.
+pub fn record(t: &mut Trial, outcome: Result<Sides, TrialError>) -> Result<(), TrialError> {
+    match outcome {
+        Ok(sides) => {
+            t.judgement = Some(judge(&sides.a, &sides.b));
+            t.refused = sides.refused;
+            t.before = sides.a;
+            t.after = sides.b;
+        }
+        Err(TrialError::Interrupted) => return Err(TrialError::Interrupted),
+        Err(e) => {
+            println!("  failed, rolled back: {e}");
+            t.failed = Some(e.to_string());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
