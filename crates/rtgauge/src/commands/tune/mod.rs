@@ -425,7 +425,8 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
     } else {
         Vec::new()
     };
-    let boot = boot::fixes(&the_loop.measured, &the_loop.housekeeping);
+    let mut boot = boot::fixes(&the_loop.measured, &the_loop.housekeeping);
+    boot::estimate(&mut boot, &trials);
     let document = TuneDocument {
         verdict: render::verdict_line(&the_loop.description, &trials, &combination, &boot),
         the_loop: the_loop.description.clone(),
