@@ -357,6 +357,27 @@ mod tests {
     }
 
     #[test]
+    fn v1_restore_gives_a_moved_kernel_thread_its_own_cpus() {
+        let dir = v1_tree(&[("/sys/fs/cgroup/cpuset/rtgauge-housekeeping/tasks", "")]);
+        let root = Root::at(dir.path());
+        let moved = Write {
+            path: "/sys/fs/cgroup/cpuset/rtgauge-housekeeping".into(),
+            original: "/sys/fs/cgroup/cpuset".into(),
+            target: "50:1".into(),
+            optional: false,
+            kind: Kind::Tasks,
+        };
+        // Back in the root cpuset, the kernel gave it all of the root's CPUs.
+        std::fs::write(
+            dir.path().join("proc/50/status"),
+            "Cpus_allowed_list:\t0-1\n",
+        )
+        .unwrap();
+        assert!(restore(&root, &[moved]).is_empty());
+        assert_eq!(root.affinity(Path::new("/proc/50")).unwrap(), "1");
+    }
+
+    #[test]
     fn v1_refuses_a_tree_it_did_not_make_or_cannot_isolate() {
         let left = v1_tree(&[("/sys/fs/cgroup/cpuset/rtgauge-isolated/tasks", "")]);
         let root = Root::at(left.path());
