@@ -245,14 +245,22 @@ fn kernel_thread_cpus() -> BTreeMap<String, String> {
     out
 }
 
-/// A thread or process that has exited since the snapshot: not a difference.
+/// A thread or process that has exited since the snapshot (gone, or a zombie, which has left
+/// its cgroup but not /proc): not a difference.
 fn exited(key: &str) -> bool {
     let pid = match key.split(' ').collect::<Vec<_>>()[..] {
         ["task", tid] => tid,
         ["kthread", pid] => pid,
         _ => return false,
     };
-    !Path::new("/proc").join(pid).exists()
+    let Some(stat) = read(&format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    let state = stat
+        .rfind(')')
+        .and_then(|at| stat[at + 1..].split_whitespace().next())
+        .unwrap_or("");
+    matches!(state, "Z" | "X")
 }
 
 fn assert_same(before: &BTreeMap<String, String>, what: &str) {
