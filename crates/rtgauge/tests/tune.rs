@@ -819,6 +819,12 @@ fn the_dry_run_says_what_isolation_and_rcu_threads_would_move() {
             .collect::<Vec<_>>()
             .join(" ")
     };
+    for line in stdout.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "wider than 100 columns: {line}"
+        );
+    }
     let isolation = block("cpu-isolation");
     match cpuset_top() {
         Some(top) if top.join("tasks").exists() => {
