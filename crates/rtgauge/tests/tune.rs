@@ -11,6 +11,10 @@
 
 mod common;
 
+use common::cpusets::{
+    cpu_list, cpuset_files, cpuset_top, cpuset_tree, exited, kernel_thread_cpus,
+    movable_rcu_threads, rtgauge_threads_in,
+};
 use common::rtgauge_process;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -145,122 +149,6 @@ fn snapshot() -> BTreeMap<String, String> {
         mounts.contains(" /sys/kernel/debug debugfs ").to_string(),
     );
     snap
-}
-
-/// The cpuset hierarchy tune's CPU isolation uses: v1's own mount, else cgroup2's root when
-/// it offers the cpuset controller.
-fn cpuset_top() -> Option<PathBuf> {
-    let mounts = std::fs::read_to_string("/proc/self/mounts").ok()?;
-    let mut v2 = None;
-    for line in mounts.lines() {
-        let f: Vec<&str> = line.split_whitespace().collect();
-        let [_, at, kind, options, ..] = f[..] else {
-            continue;
-        };
-        if kind == "cgroup" && options.split(',').any(|o| o == "cpuset") {
-            return Some(at.into());
-        }
-        let controllers = read(&format!("{at}/cgroup.controllers")).unwrap_or_default();
-        if kind == "cgroup2" && controllers.split(' ').any(|c| c == "cpuset") {
-            v2.get_or_insert_with(|| PathBuf::from(at));
-        }
-    }
-    v2
-}
-
-/// The cpuset hierarchy's root files tune may write.
-fn cpuset_files() -> Vec<String> {
-    let Some(top) = cpuset_top() else {
-        return Vec::new();
-    };
-    [
-        "cpuset.cpus",
-        "cpuset.mems",
-        "cpuset.cpu_exclusive",
-        "cpuset.sched_load_balance",
-        "cgroup.subtree_control",
-    ]
-    .iter()
-    .map(|f| top.join(f).display().to_string())
-    .collect()
-}
-
-/// The cpuset hierarchy's child cgroups, and which cpuset every thread of the root is in
-/// ("task TID" → "root"; [`assert_same`] passes over threads that have exited since).
-fn cpuset_tree() -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    let Some(top) = cpuset_top() else {
-        return out;
-    };
-    let mut dirs: Vec<String> = std::fs::read_dir(&top)
-        .unwrap()
-        .filter_map(|e| e.ok())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    dirs.sort();
-    out.insert("cpuset children".into(), dirs.join(" "));
-    let tasks = read(&top.join("tasks").display().to_string())
-        .or_else(|| read(&top.join("cgroup.procs").display().to_string()))
-        .unwrap_or_default();
-    for tid in tasks.split_whitespace() {
-        out.insert(format!("task {tid}"), "in the root cpuset".into());
-    }
-    out
-}
-
-/// The CPUs of every kernel thread that can be moved ("kthread PID" → its CPU list): moved to
-/// another cpuset and back, or by rcu-kthreads, each must get its own CPUs again.
-fn kernel_thread_cpus() -> BTreeMap<String, String> {
-    let mut out = BTreeMap::new();
-    for e in std::fs::read_dir("/proc").unwrap().filter_map(|e| e.ok()) {
-        let pid = e.file_name().to_string_lossy().into_owned();
-        if pid.parse::<u32>().is_err() {
-            continue;
-        }
-        let (Some(stat), Some(status)) = (
-            read(&format!("/proc/{pid}/stat")),
-            read(&format!("/proc/{pid}/status")),
-        ) else {
-            continue;
-        };
-        let flags: u64 = stat[stat.rfind(')').unwrap() + 1..]
-            .split_whitespace()
-            .nth(6)
-            .and_then(|f| f.parse().ok())
-            .unwrap_or(0);
-        // Kernel threads tune can move: not those the kernel keeps where they are
-        // (PF_NO_SETAFFINITY: per-CPU threads, workqueue workers, whose names change).
-        if flags & 0x0020_0000 == 0 || flags & 0x0400_0000 != 0 {
-            continue;
-        }
-        let cpus = status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .unwrap_or("")
-            .trim()
-            .to_string();
-        out.insert(format!("kthread {pid}"), cpus);
-    }
-    out
-}
-
-/// A thread or process that has exited since the snapshot (gone, or a zombie, which has left
-/// its cgroup but not /proc): not a difference.
-fn exited(key: &str) -> bool {
-    let pid = match key.split(' ').collect::<Vec<_>>()[..] {
-        ["task", tid] => tid,
-        ["kthread", pid] => pid,
-        _ => return false,
-    };
-    let Some(stat) = read(&format!("/proc/{pid}/stat")) else {
-        return true;
-    };
-    let state = stat
-        .rfind(')')
-        .and_then(|at| stat[at + 1..].split_whitespace().next())
-        .unwrap_or("");
-    matches!(state, "Z" | "X")
 }
 
 fn assert_same(before: &BTreeMap<String, String>, what: &str) {
@@ -843,7 +731,7 @@ fn the_dry_run_says_what_isolation_and_rcu_threads_would_move() {
         None => assert!(isolation.contains("no cpuset controller"), "{isolation}"),
     }
     let rcu = block("rcu-kthreads");
-    let movable = movable_rcu_threads();
+    let movable = movable_rcu_threads(common_cpu());
     if movable.is_empty() {
         assert!(rcu.contains("RCU kernel thread"), "{rcu}");
     } else {
@@ -855,50 +743,6 @@ fn the_dry_run_says_what_isolation_and_rcu_threads_would_move() {
     }
     assert_same(&before, "after the dry run");
     drop(m);
-}
-
-/// The RCU kernel threads that may run on the loop's CPU and may be moved: (pid, CPUs).
-fn movable_rcu_threads() -> Vec<(String, String)> {
-    let cpu = common_cpu();
-    kernel_thread_cpus()
-        .into_iter()
-        .filter_map(|(k, cpus)| {
-            let pid = k.strip_prefix("kthread ")?;
-            let comm = read(&format!("/proc/{pid}/comm"))?;
-            let stat = read(&format!("/proc/{pid}/stat"))?;
-            let flags: u64 = stat[stat.rfind(')')? + 1..]
-                .split_whitespace()
-                .nth(6)?
-                .parse()
-                .ok()?;
-            let on = cpu_list(&cpus).contains(&cpu);
-            (comm.starts_with("rcu") && on && flags & 0x0400_0000 == 0)
-                .then(|| (pid.to_string(), cpus))
-        })
-        .collect()
-}
-
-/// `0-2,5` → [0, 1, 2, 5].
-fn cpu_list(text: &str) -> Vec<usize> {
-    text.split(',')
-        .filter(|r| !r.is_empty())
-        .flat_map(|r| {
-            let (a, b) = r.split_once('-').unwrap_or((r, r));
-            a.trim().parse().unwrap_or(1)..=b.trim().parse().unwrap_or(0)
-        })
-        .collect()
-}
-
-/// Which threads of processes named `rtgauge` a cgroup holds ("comm" of each).
-fn rtgauge_threads_in(cgroup: &Path) -> Vec<String> {
-    let tasks = read(&cgroup.join("tasks").display().to_string())
-        .or_else(|| read(&cgroup.join("cgroup.threads").display().to_string()))
-        .unwrap_or_default();
-    tasks
-        .split_whitespace()
-        .filter_map(|t| read(&format!("/proc/{t}/comm")))
-        .filter(|c| c.starts_with("rtgauge"))
-        .collect()
 }
 
 #[test]
@@ -983,7 +827,7 @@ fn rcu_kthreads_moves_the_threads_and_gives_each_its_own_cpus_back() {
         eprintln!("skipped: needs root");
         return;
     }
-    let movable = movable_rcu_threads();
+    let movable = movable_rcu_threads(common_cpu());
     if movable.is_empty() {
         eprintln!("skipped: no RCU kernel thread here may run on the loop's CPU and be moved");
         return;
