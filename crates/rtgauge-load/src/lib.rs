@@ -41,3 +41,9 @@ pub use rtgauge_result::{LoadMetric, LoadReport};
 /// starts): its value is the pid of the measuring process. Lets tests and operators find
 /// strays: `grep -l RTGAUGE_LOAD_OWNER= /proc/*/environ`.
 pub const MARKER_ENV: &str = "RTGAUGE_LOAD_OWNER";
+
+/// When set (by `rtgauge tune`, whose CPU isolation trial runs the loop in an isolated cpuset
+/// and the rest of the machine elsewhere), a cgroup's `cgroup.procs` that every load worker
+/// joins before it pins itself: the load belongs with the rest of the machine, not with the
+/// loop it disturbs.
+pub const LOAD_CGROUP_ENV: &str = "RTGAUGE_LOAD_CGROUP";

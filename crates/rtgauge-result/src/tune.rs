@@ -127,6 +127,43 @@ pub struct Write {
     /// A write the kernel may refuse for one member only (a managed interrupt).
     #[serde(default)]
     pub optional: bool,
+    /// What `path` is: a file (most settings), or a cgroup, tasks or a thread.
+    #[serde(default, skip_serializing_if = "WriteKind::is_file")]
+    pub kind: WriteKind,
+}
+
+/// What a [`Write`] changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WriteKind {
+    /// `target` written to the file `path`; restored by writing `original` back.
+    #[default]
+    File,
+    /// The cgroup directory `path`, made by tune, with its files set as `target` says
+    /// (`file=value`, space-separated, in order); `original` is empty. Restored by moving
+    /// whatever tasks it holds to its parent, then removing it.
+    Cgroup,
+    /// Every task of the cpuset `original` (a directory) that the kernel lets go is moved into
+    /// the cpuset `path`; restored by moving every task of `path` back to `original`, then
+    /// giving the kernel threads listed in `target` (`TID:CPUS` words) their CPUs again.
+    Tasks,
+    /// The CPU affinity of the kernel thread `/proc/PID` (a CPU list); the kernel may refuse
+    /// a thread bound to its CPU.
+    Affinity,
+    /// cgroup v2: the controller `target` enabled for the children of the cgroup whose
+    /// `cgroup.subtree_control` is `path`; restored by disabling it.
+    Controller,
+    /// Nothing is written: a changed round's loop runs in the cgroup `path`.
+    LoopIn,
+    /// Nothing is written: a changed round's load runs in the cgroup `path`, on the CPUs
+    /// `target`.
+    LoadIn,
+}
+
+impl WriteKind {
+    pub fn is_file(&self) -> bool {
+        *self == WriteKind::File
+    }
 }
 
 /// The figures of one round: the tail percentile and maximum of the loop's worst series, and

@@ -11,6 +11,10 @@
 
 mod common;
 
+use common::cpusets::{
+    cpu_list, cpuset_files, cpuset_top, cpuset_tree, exited, kernel_thread_cpus,
+    movable_rcu_threads, rtgauge_threads_in,
+};
 use common::rtgauge_process;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -78,6 +82,10 @@ impl Machine {
 
 impl Drop for Machine {
     fn drop(&mut self) {
+        // A test that failed between a kill and its restore leaves the state file.
+        if Path::new(STATE).exists() {
+            let _ = rtgauge_process().args(["tune", "--restore"]).output();
+        }
         // Twice in reverse: a budget can only be raised below a global one raised first, and
         // lowered the other way round; the second pass completes what the first could not.
         for _ in 0..2 {
@@ -128,10 +136,13 @@ fn snapshot() -> BTreeMap<String, String> {
         files.push(format!("{cpu}cpufreq/scaling_governor"));
         files.extend(globbed(&format!("{cpu}cpuidle"), "disable"));
     }
+    files.extend(cpuset_files());
     let mut snap: BTreeMap<String, String> = files
         .into_iter()
         .filter_map(|f| read(&f).map(|v| (f, v)))
         .collect();
+    snap.extend(cpuset_tree());
+    snap.extend(kernel_thread_cpus());
     let mounts = std::fs::read_to_string("/proc/self/mounts").unwrap();
     snap.insert(
         "debugfs mounted".into(),
@@ -144,7 +155,7 @@ fn assert_same(before: &BTreeMap<String, String>, what: &str) {
     let after = snapshot();
     let changed: Vec<String> = before
         .iter()
-        .filter(|(k, v)| after.get(*k) != Some(v))
+        .filter(|(k, v)| after.get(*k) != Some(v) && !exited(k))
         .map(|(k, v)| format!("{k}: {v} → {:?}", after.get(k)))
         .collect();
     assert!(changed.is_empty(), "{what}: changed: {changed:#?}");
@@ -248,16 +259,38 @@ impl Running {
     }
 }
 
-/// The short trial arguments the fault tests use: two settings planted to differ, 1 s rounds.
+/// The short trial arguments the fault tests use: CPU isolation (where a cpuset hierarchy is
+/// mounted) and two settings planted to differ, 1 s rounds.
 const SHORT: [&str; 7] = [
     "--apply",
     "--only",
-    "timer-migration,vmstat-interval",
+    "cpu-isolation,timer-migration,vmstat-interval",
     "--rounds",
     "2",
     "--budget",
-    "12s",
+    "16s",
 ];
+
+/// The line that starts the second trial of [`SHORT`].
+fn between_trials() -> &'static str {
+    if cpuset_top().is_some() {
+        "2 of 3: "
+    } else {
+        "2 of 2: "
+    }
+}
+
+/// Polls `done` for up to 3 s.
+fn wait_until(done: impl Fn() -> bool) -> bool {
+    let end = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < end {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    done()
+}
 
 fn plant_short(m: &mut Machine) {
     m.plant(TIMER_MIGRATION, "1");
@@ -455,12 +488,13 @@ fn interrupting_at_several_points_restores_every_file() {
     let mut m = Machine::take();
     plant_short(&mut m);
     let before = snapshot();
-    // After the state file is written; while a change is in effect; between two trials.
+    // After the state file is written; while a change is in effect (the first: CPU isolation,
+    // its cpusets made and the machine's tasks moved); between two trials.
     let points = [
         ("change(s) to try", libc::SIGINT),
-        ("changed", libc::SIGINT),
-        ("2 of 2", libc::SIGINT),
-        ("changed", libc::SIGTERM),
+        (": changed", libc::SIGINT),
+        (between_trials(), libc::SIGINT),
+        (": changed", libc::SIGTERM),
     ];
     for (at, sig) in points {
         println!("signal {sig} at {at:?}");
@@ -484,7 +518,7 @@ fn after_sigkill_tune_restore_puts_every_file_back_and_doctor_warns() {
     plant_short(&mut m);
     let before = snapshot();
     let mut run = Running::start(&SHORT);
-    run.wait_for("changed");
+    run.wait_for(": changed");
     run.signal(libc::SIGKILL);
     let (code, _) = run.finish();
     assert_eq!(code, None, "killed");
@@ -492,11 +526,18 @@ fn after_sigkill_tune_restore_puts_every_file_back_and_doctor_warns() {
         Path::new(STATE).exists(),
         "the state file outlives the kill"
     );
-    assert_eq!(
-        read(TIMER_MIGRATION).as_deref(),
-        Some("0"),
-        "the change is in effect"
-    );
+    // The first change tried: CPU isolation where there is a cpuset hierarchy.
+    match cpuset_top() {
+        Some(top) => assert!(
+            wait_until(|| top.join("rtgauge-isolated").is_dir()),
+            "the isolated cpuset is in effect"
+        ),
+        None => assert_eq!(
+            read(TIMER_MIGRATION).as_deref(),
+            Some("0"),
+            "the change is in effect"
+        ),
+    }
     let doctor = rtgauge_process().arg("doctor").output().unwrap();
     let err = String::from_utf8_lossy(&doctor.stderr);
     assert!(err.contains("rtgauge tune --restore"), "{err}");
@@ -634,5 +675,196 @@ fn without_root_one_line_exit_1_and_nothing_touched() {
         assert!(out.stdout.is_empty());
     }
     assert_same(&before, "after the refusals");
+    drop(m);
+}
+
+#[test]
+fn the_dry_run_says_what_isolation_and_rcu_threads_would_move() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let m = Machine::take();
+    let before = snapshot();
+    let out = rtgauge_process()
+        .args(["tune", "--only", "cpu-isolation,rcu-kthreads"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    assert_eq!(out.status.code(), Some(0));
+    // Each is either tried, saying what it moves and how it is put back, or not, with why.
+    let block = |name: &str| -> String {
+        let mut lines = stdout
+            .lines()
+            .skip_while(|l| !l.starts_with(&format!("  {name} ")));
+        let first = lines
+            .next()
+            .unwrap_or_else(|| panic!("{name} not listed: {stdout}"));
+        std::iter::once(first)
+            .chain(lines.take_while(|l| l.starts_with("                     ")))
+            .flat_map(str::split_whitespace)
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for line in stdout.lines() {
+        assert!(
+            line.chars().count() <= 100,
+            "wider than 100 columns: {line}"
+        );
+    }
+    let isolation = block("cpu-isolation");
+    match cpuset_top() {
+        Some(top) if top.join("tasks").exists() => {
+            assert!(isolation.contains("alone in the exclusive cpuset rtgauge-isolated"));
+            assert!(
+                isolation.contains("threads → rtgauge-housekeeping"),
+                "{isolation}"
+            );
+            assert!(
+                isolation.contains("kernel threads cannot leave it"),
+                "{isolation}"
+            );
+            assert!(isolation.contains("emptied into its parent and removed"));
+        }
+        Some(_) => assert!(isolation.contains("the isolated partition"), "{isolation}"),
+        None => assert!(isolation.contains("no cpuset controller"), "{isolation}"),
+    }
+    let rcu = block("rcu-kthreads");
+    let movable = movable_rcu_threads(common_cpu());
+    if movable.is_empty() {
+        assert!(rcu.contains("RCU kernel thread"), "{rcu}");
+    } else {
+        assert!(
+            rcu.contains(&format!("{} RCU kernel threads (", movable.len())),
+            "{rcu} / {movable:?}"
+        );
+        assert!(rcu.contains(&format!("/proc/{} (", movable[0].0)), "{rcu}");
+    }
+    assert_same(&before, "after the dry run");
+    drop(m);
+}
+
+#[test]
+fn cpu_isolation_runs_the_loop_alone_and_leaves_the_cpusets_as_they_were() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let Some(top) = cpuset_top() else {
+        eprintln!(
+            "skipped: no cpuset controller mounted (cgroup v1 cpuset or cgroup2 with cpuset)"
+        );
+        return;
+    };
+    let m = Machine::take();
+    let before = snapshot();
+    let dir = tempfile::tempdir().unwrap();
+    let out_file = dir.path().join("tune.json");
+    let out_arg = out_file.display().to_string();
+    let mut run = Running::start(&[
+        "--apply",
+        "--only",
+        "cpu-isolation",
+        "--load",
+        "cpu",
+        "--rounds",
+        "2",
+        "--budget",
+        "8s",
+        "-o",
+        &out_arg,
+    ]);
+    // In a changed round the loop's threads are in the isolated cpuset, and its load is not.
+    run.wait_for(": changed");
+    let isolated = top.join("rtgauge-isolated");
+    assert!(
+        wait_until(|| rtgauge_threads_in(&isolated)
+            .iter()
+            .any(|c| c.starts_with("rtgauge-cpu"))),
+        "the loop's thread is not in {}: {:?}",
+        isolated.display(),
+        rtgauge_threads_in(&isolated)
+    );
+    let in_isolated = rtgauge_threads_in(&isolated);
+    println!("threads in the isolated cpuset: {in_isolated:?}");
+    if top.join("tasks").exists() {
+        let housekeeping = rtgauge_threads_in(&top.join("rtgauge-housekeeping"));
+        println!("rtgauge threads in the housekeeping cpuset: {housekeeping:?}");
+        assert!(
+            !housekeeping.is_empty(),
+            "tune and its load are housekeeping"
+        );
+    }
+    let (code, err) = run.finish();
+    println!("{err}");
+    assert_eq!(code, Some(0), "{err}");
+    assert_same(&before, "after the cpu-isolation trial");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    let t = &doc["trials"][0];
+    assert_eq!(t["name"], "cpu-isolation");
+    assert!(t["judgement"]["verdict"].is_string(), "measured: {t}");
+    assert_eq!(t["before"].as_array().unwrap().len(), 2);
+    assert_eq!(t["after"].as_array().unwrap().len(), 2);
+    // Its effect is the estimate given for isolcpus=, said to be one.
+    let boot = doc["boot"].as_array().unwrap();
+    if let Some(isolcpus) = boot
+        .iter()
+        .find(|b| b["param"].as_str().unwrap().starts_with("isolcpus="))
+    {
+        let why = isolcpus["why"].as_str().unwrap();
+        assert!(
+            why.contains("estimate, measured with its runtime stand-in"),
+            "{why}"
+        );
+    }
+    drop(m);
+}
+
+#[test]
+fn rcu_kthreads_moves_the_threads_and_gives_each_its_own_cpus_back() {
+    if !is_root() {
+        eprintln!("skipped: needs root");
+        return;
+    }
+    let movable = movable_rcu_threads(common_cpu());
+    if movable.is_empty() {
+        eprintln!("skipped: no RCU kernel thread here may run on the loop's CPU and be moved");
+        return;
+    }
+    let m = Machine::take();
+    let before = snapshot();
+    let mut run = Running::start(&[
+        "--apply",
+        "--only",
+        "rcu-kthreads",
+        "--rounds",
+        "2",
+        "--budget",
+        "8s",
+    ]);
+    run.wait_for(": changed");
+    let cpu = common_cpu();
+    let (pid, _) = &movable[0];
+    let status = format!("/proc/{pid}/status");
+    let cpus_now = || {
+        read(&status)
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("Cpus_allowed_list:")
+                    .map(|c| c.trim().to_string())
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        wait_until(|| !cpu_list(&cpus_now()).contains(&cpu)),
+        "thread {pid} still may run on CPU {cpu}: {}",
+        cpus_now()
+    );
+    let (code, err) = run.finish();
+    println!("{err}");
+    assert_eq!(code, Some(0), "{err}");
+    assert_same(&before, "after the rcu-kthreads trial");
     drop(m);
 }

@@ -113,6 +113,16 @@ pub fn worker_main(args: &[String]) -> i32 {
         eprintln!("{WORKER_ARG}: counter slot {} does not exist", cfg.slot);
         return 2;
     };
+    if let Some(procs) = std::env::var_os(crate::LOAD_CGROUP_ENV) {
+        // "0": this process, single-threaded so far; what it starts follows it.
+        if let Err(e) = std::fs::write(&procs, "0") {
+            slot.fail(&format!(
+                "cannot join the cgroup {}: {e}",
+                procs.to_string_lossy()
+            ));
+            return 3;
+        }
+    }
     if let Err(e) = sys::set_affinity(&cfg.cpus) {
         slot.fail(&format!("cannot run on CPUs {:?}: {e}", cfg.cpus));
         return 3;

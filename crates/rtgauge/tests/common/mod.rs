@@ -1,6 +1,7 @@
 //! Helpers shared by the end-to-end tests (each test file uses the ones it needs).
 #![allow(dead_code)]
 
+pub mod cpusets;
 pub mod daemons;
 pub mod prometheus;
 

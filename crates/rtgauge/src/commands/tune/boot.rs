@@ -124,7 +124,7 @@ fn isolation(
         format!("isolcpus=domain,managed_irq,{m}"),
         "CPU isolation",
         "the scheduler balances no task onto the measured CPUs, managed interrupts stay off them \
-         (no runtime estimate: tune does not try a cpuset partition yet)",
+         (the cpu-isolation trial, a cpuset, is its runtime stand-in)",
     );
     if built("CONFIG_NO_HZ_FULL") {
         add(
@@ -167,6 +167,42 @@ fn idle(root: &SysRoot, measured: &[usize], cmdline: &str, out: &mut Vec<BootFix
                 .into(),
         });
     }
+}
+
+/// Gives the isolcpus= fix the measured effect of its runtime stand-in, the cpu-isolation
+/// trial, as an estimate (said to be one: a cpuset is not the boot option).
+pub fn estimate(fixes: &mut [BootFix], trials: &[super::Trial]) {
+    use rtgauge_result::units::format_duration_ns as ns;
+    let Some(fix) = fixes.iter_mut().find(|f| f.param.starts_with("isolcpus=")) else {
+        return;
+    };
+    let Some(j) = trials
+        .iter()
+        .find(|t| t.name == "cpu-isolation")
+        .and_then(|t| t.judgement.as_ref())
+    else {
+        return;
+    };
+    let Some(max) = j.effects.iter().find(|e| e.figure == "max") else {
+        return;
+    };
+    let ns = |v: f64| {
+        if v.is_finite() && v >= 0.0 {
+            ns(v.round() as u64)
+        } else {
+            "-".into()
+        }
+    };
+    fix.why = format!(
+        "{}; estimate, measured with its runtime stand-in (an isolated cpuset, not the boot \
+         option): max {} → {} ({:+.0} %, {})",
+        fix.why
+            .trim_end_matches(" (the cpu-isolation trial, a cpuset, is its runtime stand-in)"),
+        ns(max.before),
+        ns(max.after),
+        max.change * 100.0,
+        j.verdict.word()
+    );
 }
 
 /// The command-line words of every fix, in one line.

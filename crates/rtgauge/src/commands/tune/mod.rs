@@ -390,7 +390,9 @@ fn apply(args: &TuneArgs, the_loop: &Loop) -> Result<u8> {
     } else {
         Vec::new()
     };
-    let boot = render::boot_fixes(boot::fixes(&the_loop.measured, &the_loop.housekeeping));
+    let mut boot = boot::fixes(&the_loop.measured, &the_loop.housekeeping);
+    boot::estimate(&mut boot, &trials);
+    let boot = render::boot_fixes(boot);
     let read = |f: &str| std::fs::read_to_string(f).map(|s| s.trim().to_string());
     let document = TuneDocument {
         kind: rtgauge_result::tune::TUNE_KIND.into(),

@@ -23,11 +23,14 @@ fn sysctl_key(path: &Path) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("."))
 }
 
-/// The writes of the changes that helped, each once, in order.
+/// The writes of the changes that helped, each once, in order. Changes that are not file
+/// writes (cpusets made, tasks and threads moved) have their boot options instead (isolcpus=,
+/// rcu_nocbs=, on the kernel command line).
 fn helped_writes(doc: &TuneDocument) -> Vec<&rtgauge_result::tune::Write> {
     doc.trials
         .iter()
         .filter(|t| t.verdict() == Some(Verdict::Better))
+        .filter(|t| t.writes.iter().all(|w| w.kind.is_file()))
         .flat_map(|t| &t.writes)
         .collect()
 }

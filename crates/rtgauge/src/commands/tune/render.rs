@@ -116,12 +116,7 @@ pub fn dry_run(
                 &format!("{}{}; costs {}", check, c.title, c.cost),
                 "                     ",
             ));
-            let files: Vec<String> = c
-                .writes
-                .iter()
-                .take(3)
-                .map(|w| format!("{} ({} → {})", w.path.display(), w.original, w.target))
-                .collect();
+            let files: Vec<String> = c.writes.iter().take(3).map(|w| w.describe()).collect();
             let more = if c.writes.len() > 3 {
                 format!(" and {} more", c.writes.len() - 3)
             } else {
@@ -129,7 +124,7 @@ pub fn dry_run(
             };
             out.push_str(&wrap(
                 &format!(
-                    "restored by writing back: {}{more}{}",
+                    "restored by putting back: {}{more}{}",
                     files.join(", "),
                     if c.needs_debugfs {
                         "; debugfs is mounted for it and unmounted after"
@@ -333,6 +328,7 @@ mod tests {
                 original: "950000".into(),
                 target: "-1".into(),
                 optional: false,
+                kind: Default::default(),
             }],
             failed: None,
             refused: Vec::new(),

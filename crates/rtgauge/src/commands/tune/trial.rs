@@ -211,7 +211,9 @@ impl Rounds<'_> {
                     if applied { "changed" } else { "as it was" }
                 );
                 let path = self.dir.join(format!("{label}-{letter}-{round}.json"));
-                let figures = self.measure(&path)?;
+                // A change that places the loop (CPU isolation) does so in its rounds only.
+                let place = settings::placement(change).filter(|_| applied);
+                let figures = self.measure(&path, place.as_ref())?;
                 if applied {
                     sides.b.push(figures);
                 } else {
@@ -222,16 +224,24 @@ impl Rounds<'_> {
         Ok(sides)
     }
 
-    /// One `rtgauge run` as a child process; a stop request interrupts it.
-    fn measure(&self, path: &Path) -> Result<Figures, TrialError> {
+    /// One `rtgauge run` as a child process, started where `place` says; a stop request
+    /// interrupts it.
+    fn measure(
+        &self,
+        path: &Path,
+        place: Option<&settings::Placement>,
+    ) -> Result<Figures, TrialError> {
         use rtgauge_core::signals::stop_requested;
         if stop_requested() {
             return Err(TrialError::Interrupted);
         }
         let round = rtgauge_result::units::format_duration_ns(self.round_ns);
-        let mut child = std::process::Command::new(&self.exe)
-            .arg("run")
-            .args(&self.run_words)
+        let mut cmd = std::process::Command::new(&self.exe);
+        cmd.arg("run").args(&self.run_words);
+        if let Some(place) = place {
+            place.arrange(&mut cmd, &self.run_words);
+        }
+        let mut child = cmd
             .args([
                 "-d",
                 &round,
@@ -287,6 +297,7 @@ pub fn doc_write(w: &Write) -> rtgauge_result::tune::Write {
         original: w.original.clone(),
         target: w.target.clone(),
         optional: w.optional,
+        kind: w.kind,
     }
 }
 
@@ -299,6 +310,7 @@ pub fn setting_writes(writes: &[rtgauge_result::tune::Write]) -> Vec<Write> {
             original: w.original.clone(),
             target: w.target.clone(),
             optional: w.optional,
+            kind: w.kind,
         })
         .collect()
 }

@@ -1,20 +1,9 @@
 //! Isolation: what runs on the measured CPUs besides the loop (interrupts, timers, unbound
 //! work, RCU callbacks), moved to the housekeeping CPUs.
 
+use super::actions;
 use super::*;
 use rtgauge_sysinfo::format_cpu_list;
-
-pub(super) fn cpu_isolation(s: &Scope) -> Finding {
-    const NAME: &str = "cpu-isolation";
-    if let Some(f) = s.no_housekeeping(NAME) {
-        return f;
-    }
-    skip(
-        NAME,
-        "a cpuset partition moves every task of the machine; tune does not try it yet (isolcpus= \
-         is listed with the boot-time fixes)",
-    )
-}
 
 pub(super) fn irq_affinity(s: &Scope) -> Finding {
     const NAME: &str = "irq-affinity";
@@ -106,34 +95,143 @@ pub(super) fn workqueue_cpumask(s: &Scope) -> Finding {
     }
 }
 
+/// An RCU kernel thread: the grace-period threads (rcu_preempt, rcu_sched, rcu_exp_*,
+/// rcu_tasks_*), the callback threads rcu_nocbs= makes (rcuo*, rcuog*), the boost threads
+/// (rcub/*) and the per-CPU ones (rcuc/*, which the kernel keeps on their CPU).
+fn is_rcu_thread(comm: &str) -> bool {
+    comm.starts_with("rcu")
+}
+
 pub(super) fn rcu_kthreads(s: &Scope) -> Finding {
     const NAME: &str = "rcu-kthreads";
     if let Some(f) = s.no_housekeeping(NAME) {
         return f;
     }
-    let offloaded = s.root.list("/proc").into_iter().any(|pid| {
-        pid.parse::<u32>().is_ok()
-            && s.root
-                .value(Path::new(&format!("/proc/{pid}/comm")))
-                .is_ok_and(|c| c.starts_with("rcuo"))
-    });
-    if offloaded {
-        skip(
-            NAME,
-            "RCU callback threads exist (rcu_nocbs=): move them with `taskset -pc` to the \
-             housekeeping CPUs; tune does not try thread placement yet",
-        )
-    } else {
-        skip(
-            NAME,
-            "no RCU callback threads: callbacks run on each CPU unless rcu_nocbs= is given at \
-             boot (listed with the boot-time fixes)",
-        )
+    let hk = format_cpu_list(&s.housekeeping);
+    let (mut writes, mut names, mut bound) = (Vec::new(), Vec::new(), 0);
+    for pid in s.root.list("/proc") {
+        if pid.parse::<u32>().is_err() {
+            continue;
+        }
+        let task = Path::new("/proc").join(&pid);
+        let Ok(comm) = s.root.value(&task.join("comm")) else {
+            continue;
+        };
+        let flags = s.root.task_flags(&task).unwrap_or(0);
+        if !is_rcu_thread(&comm) || flags & actions::PF_KTHREAD == 0 {
+            continue;
+        }
+        let Ok(list) = s.root.affinity(&task) else {
+            continue;
+        };
+        let Ok(cpus) = rtgauge_sysinfo::cpu_list(&list) else {
+            continue;
+        };
+        if !cpus.iter().any(|c| s.measured.contains(c)) {
+            continue;
+        }
+        if flags & actions::PF_NO_SETAFFINITY != 0 {
+            bound += 1;
+            continue;
+        }
+        names.push(comm);
+        writes.push(Write {
+            path: task,
+            original: list,
+            target: hk.clone(),
+            optional: true,
+            kind: Kind::Affinity,
+        });
     }
+    let offload = "RCU callbacks run on each CPU unless rcu_nocbs= is given at boot (listed with \
+                   the boot-time fixes)";
+    if writes.is_empty() {
+        return skip(
+            NAME,
+            if bound > 0 {
+                format!(
+                    "the {bound} RCU kernel threads that may run on the measured CPUs are bound \
+                     to their CPU; {offload}"
+                )
+            } else {
+                format!("no RCU kernel thread may run on the measured CPUs; {offload}")
+            },
+        );
+    }
+    let shown = names.iter().take(4).cloned().collect::<Vec<_>>().join(", ");
+    let more = if names.len() > 4 { ", …" } else { "" };
+    let stay = if bound > 0 {
+        format!("; {bound} bound to their CPU stay")
+    } else {
+        String::new()
+    };
+    let from: Vec<&str> = writes.iter().map(|w| w.original.as_str()).collect();
+    let mut from = from.clone();
+    from.dedup();
+    Finding::Try(Candidate {
+        name: NAME,
+        check: "rcu_nocbs",
+        title: "RCU kernel threads on the housekeeping CPUs",
+        cost: "grace periods and offloaded callbacks compete with the housekeeping CPUs' work",
+        change: format!(
+            "{} RCU kernel threads ({shown}{more}) CPU {} → {hk}{stay}",
+            writes.len(),
+            from.join("/"),
+        ),
+        writes,
+        needs_debugfs: false,
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn rcu_threads_on_measured_cpus_move_and_bound_ones_are_counted() {
+        let stat =
+            |pid: u32, comm: &str, flags: u64| format!("{pid} ({comm}) S 2 0 0 0 -1 {flags} 0");
+        let kthread = 0x0020_8040;
+        let bound = kthread | 0x0400_0000;
+        let files = [
+            (15, "rcu_preempt", kthread, "0-1"),
+            (17, "rcu_exp_gp_kthread_worker", kthread, "0-1"),
+            (20, "rcuc/1", bound, "1"),
+            (21, "rcuop/0", kthread, "0"),
+            (30, "ksoftirqd/1", bound, "1"),
+        ];
+        let mut owned = Vec::new();
+        for (pid, comm, flags, cpus) in files {
+            owned.push((format!("/proc/{pid}/comm"), format!("{comm}\n")));
+            owned.push((format!("/proc/{pid}/stat"), stat(pid, comm, flags)));
+            owned.push((
+                format!("/proc/{pid}/status"),
+                format!("Name:\t{comm}\nCpus_allowed_list:\t{cpus}\n"),
+            ));
+        }
+        let refs: Vec<(&str, &str)> = owned
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        let dir = fixture(&refs);
+        let root = Root::at(dir.path());
+        let Finding::Try(c) = rcu_kthreads(&scope(&root)) else {
+            panic!("not tried")
+        };
+        assert_eq!(
+            c.change,
+            "2 RCU kernel threads (rcu_preempt, rcu_exp_gp_kthread_worker) CPU 0-1 → 0; 1 bound \
+             to their CPU stay"
+        );
+        assert!(c
+            .writes
+            .iter()
+            .all(|w| w.optional && w.kind == Kind::Affinity));
+        apply(&root, &c).unwrap();
+        assert_eq!(root.affinity(Path::new("/proc/15")).unwrap(), "0");
+        assert!(restore(&root, &c.writes).is_empty());
+        assert_eq!(root.affinity(Path::new("/proc/15")).unwrap(), "0-1");
+        assert_eq!(root.affinity(Path::new("/proc/17")).unwrap(), "0-1");
+    }
+
     use super::super::tests::{fixture, scope};
     use super::*;
 

@@ -10,11 +10,15 @@
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+mod actions;
+mod cpuset;
 mod isolation;
 mod memory;
 mod power;
 mod scheduling;
 
+pub use actions::{placement, Kind, Placement};
+use cpuset::*;
 use isolation::*;
 use memory::*;
 use power::*;
@@ -38,6 +42,12 @@ pub enum SettingError {
         value: String,
         source: std::io::Error,
     },
+    #[error("cannot {action} {path}: {source}")]
+    Other {
+        action: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// One file, its value before tune touched it, and the value tune tries.
@@ -50,6 +60,27 @@ pub struct Write {
     /// are still tried, and the refusal is reported rather than undoing the setting.
     #[serde(default)]
     pub optional: bool,
+    /// What `path` is: a file (most settings), or a cgroup, tasks or a thread.
+    #[serde(default, skip_serializing_if = "Kind::is_file")]
+    pub kind: Kind,
+}
+
+impl Write {
+    /// How it is put back, for the dry run.
+    pub fn describe(&self) -> String {
+        let p = self.path.display();
+        match self.kind {
+            Kind::File => format!("{p} ({} → {})", self.original, self.target),
+            Kind::Cgroup => format!("{p} (made, then emptied into its parent and removed)"),
+            Kind::Tasks => format!(
+                "the tasks in {p} (moved back to {}, kernel threads given their CPUs)",
+                self.original
+            ),
+            Kind::Affinity => format!("{p} ({} → {})", self.original, self.target),
+            Kind::Controller => format!("{p} (+{0} → -{0})", self.target),
+            Kind::LoopIn | Kind::LoadIn => format!("{p} (nothing: where rounds run)"),
+        }
+    }
 }
 
 /// A setting that applies here and differs from its real-time value.
@@ -260,6 +291,7 @@ fn write(path: &str, original: impl Into<String>, target: impl Into<String>) -> 
         original: original.into(),
         target: target.into(),
         optional: false,
+        kind: Kind::File,
     }
 }
 
@@ -313,12 +345,12 @@ fn single(
 
 fn io_reason(e: &SettingError) -> String {
     match e {
-        SettingError::Read { source, .. } | SettingError::Write { source, .. } => {
-            match source.kind() {
-                std::io::ErrorKind::NotFound => "not found".into(),
-                _ => source.to_string(),
-            }
-        }
+        SettingError::Read { source, .. }
+        | SettingError::Write { source, .. }
+        | SettingError::Other { source, .. } => match source.kind() {
+            std::io::ErrorKind::NotFound => "not found".into(),
+            _ => source.to_string(),
+        },
     }
 }
 
@@ -327,7 +359,7 @@ fn io_reason(e: &SettingError) -> String {
 pub fn apply(root: &Root, c: &Candidate) -> Result<Vec<SettingError>, SettingError> {
     let mut refused = Vec::new();
     for (i, w) in c.writes.iter().enumerate() {
-        if let Err(e) = root.write(&w.path, &w.target) {
+        if let Err(e) = root.put(w) {
             if w.optional {
                 refused.push(e);
                 continue;
@@ -344,6 +376,10 @@ pub fn apply(root: &Root, c: &Candidate) -> Result<Vec<SettingError>, SettingErr
 pub fn restore(root: &Root, writes: &[Write]) -> Vec<SettingError> {
     let mut errors = Vec::new();
     for w in writes.iter().rev() {
+        if w.kind != Kind::File {
+            errors.extend(root.undo(w));
+            continue;
+        }
         match root.value(&w.path) {
             Ok(now) if same(&now, &w.original) => {}
             // An optional write the kernel refused left the original in place; a file gone
