@@ -436,6 +436,7 @@ mod combination {
                 original: "1".into(),
                 target: "0".into(),
                 optional: false,
+                kind: Default::default(),
             }],
             failed: None,
             refused: Vec::new(),
