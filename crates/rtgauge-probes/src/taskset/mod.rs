@@ -21,6 +21,7 @@
 //! it ([`platform`]).
 
 pub mod analysis;
+mod lenient;
 pub mod platform;
 pub mod preemption;
 mod rtapp;

@@ -3,8 +3,8 @@
 //! Anything rt-app can say that rtgauge does not run the same way is refused by name, never
 //! dropped silently.
 
+use super::lenient::{self, Json};
 use super::spec::TaskSetError;
-use serde_json::Value;
 
 /// rt-app keys of a task that are read.
 const KNOWN: [&str; 9] = [
@@ -27,8 +27,8 @@ fn error(task: Option<&str>, field: Option<&str>, problem: String) -> TaskSetErr
     }
 }
 
-fn micros(task: &str, field: &str, v: &Value) -> Result<String, TaskSetError> {
-    match v.as_u64() {
+fn micros(task: &str, field: &str, v: &Json) -> Result<String, TaskSetError> {
+    match v.as_i64() {
         Some(us) if us > 0 => Ok(format!("{us}us")),
         _ => Err(error(
             Some(task),
@@ -40,9 +40,9 @@ fn micros(task: &str, field: &str, v: &Value) -> Result<String, TaskSetError> {
 
 /// The rt-app document as rtgauge's own task-set TOML, which is then read and checked as any.
 pub(super) fn to_file_text(text: &str) -> Result<super::spec::FileTextFromJson, TaskSetError> {
-    let doc: Value = serde_json::from_str(text)
+    let doc = lenient::parse(text)
         .map_err(|e| error(None, None, format!("not valid rt-app JSON: {e}")))?;
-    let Some(tasks) = doc.get("tasks").and_then(Value::as_object) else {
+    let Some(tasks) = doc.get("tasks").and_then(Json::as_object) else {
         return Err(error(
             None,
             None,
@@ -51,17 +51,17 @@ pub(super) fn to_file_text(text: &str) -> Result<super::spec::FileTextFromJson, 
     };
     let mut toml = String::new();
     for (name, t) in tasks {
-        let Some(t) = t.as_object() else {
+        let Some(entries) = t.as_object() else {
             return Err(error(Some(name), None, "is not a JSON object".into()));
         };
-        if let Some(key) = t.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        if let Some((key, _)) = entries.iter().find(|(k, _)| !KNOWN.contains(&k.as_str())) {
             return Err(error(
                 Some(name),
                 Some(key),
                 format!("rt-app key not run by rtgauge (it reads {}); remove it or write the set in TOML (docs/taskset.md)", KNOWN.join(", ")),
             ));
         }
-        if let Some(n) = t.get("instance").filter(|v| v.as_u64() != Some(1)) {
+        if let Some(n) = t.get("instance").filter(|v| v.as_i64() != Some(1)) {
             return Err(error(
                 Some(name),
                 Some("instance"),
@@ -91,7 +91,7 @@ pub(super) fn to_file_text(text: &str) -> Result<super::spec::FileTextFromJson, 
             micros(name, "run", run)?,
             micros(name, "timer.period", period)?
         ));
-        let policy = match t.get("policy").and_then(Value::as_str) {
+        let policy = match t.get("policy").and_then(Json::as_str) {
             None | Some("SCHED_OTHER")
                 if t.get("priority").is_none() && t.get("policy").is_none() =>
             {
@@ -122,12 +122,14 @@ pub(super) fn to_file_text(text: &str) -> Result<super::spec::FileTextFromJson, 
                 micros(name, "dl-deadline", d)?
             ));
         }
-        if let Some(d) = t.get("delay").filter(|d| d.as_u64() != Some(0)) {
+        if let Some(d) = t.get("delay").filter(|d| d.as_i64() != Some(0)) {
             toml.push_str(&format!("offset = \"{}\"\n", micros(name, "delay", d)?));
         }
-        match t.get("cpus").and_then(Value::as_array).map(Vec::as_slice) {
+        match t.get("cpus").and_then(Json::as_array) {
             None => {}
-            Some([cpu]) if cpu.as_u64().is_some() => toml.push_str(&format!("cpu = {cpu}\n")),
+            Some([cpu]) if cpu.as_i64().is_some_and(|c| c >= 0) => {
+                toml.push_str(&format!("cpu = {cpu}\n"))
+            }
             Some(_) => {
                 return Err(error(
                     Some(name),
