@@ -24,8 +24,10 @@ pub mod analysis;
 mod lenient;
 pub mod platform;
 pub mod preemption;
+pub mod program;
 mod rtapp;
 pub mod spec;
+mod steps;
 mod summary;
 
 pub use preemption::{TERM_NS, TERM_PER_NS};
@@ -303,7 +305,7 @@ impl TypedProbe for TaskSetProbe {
             .iter()
             .map(|p| p.wcrt_ns.unwrap_or(u64::MAX).min(p.deadline_ns))
             .collect();
-        let runs = run_tasks(ctx, set, first_cpu, &calibration, &explain_above)?;
+        let (runs, program_runs) = run_tasks(ctx, set, first_cpu, &calibration, &explain_above)?;
         let mut task_obtained = Vec::new();
         for (i, (o, run)) in runs.into_iter().enumerate() {
             let task = &set.tasks[i];
@@ -416,9 +418,21 @@ impl TypedProbe for TaskSetProbe {
                 ));
             }
         }
+        for (k, o, run) in program_runs {
+            task_obtained.push(o);
+            out.measured_ns = out.measured_ns.max(run.measured_ns);
+            out.series
+                .extend(program_series(&set.programs.tasks[k], &run));
+        }
         obtained.extend(task_obtained.iter().cloned());
         out.obtained = rtgauge_core::threads::merge_obtained(&obtained);
-        if realtime && task_obtained.iter().any(|o| o.policy == "other") {
+        // A task the file puts in SCHED_OTHER obtains "other" by design: only a refusal
+        // (a shortfall) is worth the warning.
+        if realtime
+            && task_obtained
+                .iter()
+                .any(|o| o.policy == "other" && !o.shortfalls.is_empty())
+        {
             out.warnings.push(
                 "the tasks ran without real-time priority (it was refused): the predictions assume their fixed priorities and do not describe this run; run as root or grant CAP_SYS_NICE (`sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtgauge)`)".into(),
             );
@@ -444,8 +458,43 @@ impl TypedProbe for TaskSetProbe {
                 .collect::<Vec<_>>()
                 .join("; "),
         );
+        if !set.programs.tasks.is_empty() {
+            out.params
+                .insert("rt-app-tasks".into(), set.programs.describe());
+        }
+        if !set.programs.notes.is_empty() {
+            out.params
+                .insert("rt-app-notes".into(), set.programs.notes.join("; "));
+        }
         Ok(out)
     }
+}
+
+/// An rt-app task's series, per pass through a phase as rt-app logs them: `period`,
+/// `run` and `timer_wakeup` (its timers' wake-up latency), labelled `task=NAME`.
+fn program_series(t: &program::ProgramTask, run: &steps::ProgramRun) -> Vec<Series> {
+    let cpu = t.cpu.map_or("any".to_string(), |c| c.to_string());
+    let mut series = vec![
+        Series::new("period", run.period.summary())
+            .label("task", &t.name)
+            .label("cpu", &cpu)
+            .counter("passes", run.passes)
+            .counter("timers_late", run.timers_late)
+            .counter("forks", run.forks)
+            .counter("passes_with_warmup", run.all_passes)
+            .counter("finished", u64::from(run.finished)),
+        Series::new("run", run.run.summary())
+            .label("task", &t.name)
+            .label("cpu", &cpu),
+    ];
+    if run.wakeup.count() > 0 {
+        series.push(
+            Series::new("timer_wakeup", run.wakeup.summary())
+                .label("task", &t.name)
+                .label("cpu", &cpu),
+        );
+    }
+    series
 }
 
 /// How long the wake-up latency is measured on each CPU before the tasks run: a tenth of
@@ -712,8 +761,30 @@ fn run_tasks(
     first_cpu: usize,
     calibration: &BTreeMap<usize, f64>,
     explain_above: &[u64],
-) -> Result<Vec<(Obtained, TaskRun)>, ProbeError> {
+) -> Result<Runs, ProbeError> {
     let n = set.tasks.len();
+    let programs = &set.programs;
+    let uses_io = programs
+        .tasks
+        .iter()
+        .flat_map(|t| t.phases.iter().flat_map(|p| &p.steps))
+        .any(|s| matches!(s, program::Step::IoRun(_)));
+    let shared = steps::Shared::new(&programs.objects, uses_io).map_err(|e| {
+        rtgauge_core::probe::os_error(
+            PROBE,
+            "creating the rt-app tasks' mutexes, conditions and I/O device",
+            e,
+        )
+    })?;
+    let engine = steps::Engine {
+        ctx,
+        tasks: &programs.tasks,
+        shared: &shared,
+        calibration,
+    };
+    let starting: Vec<usize> = (0..programs.tasks.len())
+        .filter(|&k| programs.tasks[k].starts)
+        .collect();
     let mutexes: Vec<PriorityMutex> = set
         .resources
         .iter()
@@ -742,9 +813,14 @@ fn run_tasks(
             .flatten()
             .map(|k| n + k)
     };
-    let names = thread_names(set.tasks.iter().map(|t| t.name.as_str()));
-    let ready = Barrier::new(n);
-    let go = Barrier::new(n);
+    let names = thread_names(
+        set.tasks
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(programs.tasks.iter().map(|t| t.name.as_str())),
+    );
+    let ready = Barrier::new(n + starting.len());
+    let go = Barrier::new(n + starting.len());
     let failed = AtomicBool::new(false);
     let start_at = AtomicU64::new(0);
     std::thread::scope(|scope| {
@@ -759,7 +835,9 @@ fn run_tasks(
                         let task = &set.tasks[i];
                         let cpu = task.cpu.unwrap_or(first_cpu);
                         let reservation = (
-                            (task.work_ns + task.work_ns / 4 + 50_000).min(task.deadline_ns),
+                            task.dl_runtime_ns.unwrap_or(
+                                (task.work_ns + task.work_ns / 4 + 50_000).min(task.deadline_ns),
+                            ),
                             task.deadline_ns,
                             task.period_ns,
                         );
@@ -806,26 +884,76 @@ fn run_tasks(
                     .expect("spawning a task thread")
             })
             .collect();
+        let program_handles: Vec<_> = starting
+            .iter()
+            .map(|&k| {
+                let (engine, ready, go, failed, start_at) =
+                    (&engine, &ready, &go, &failed, &start_at);
+                std::thread::Builder::new()
+                    .name(names[n + k].clone())
+                    .spawn_scoped(scope, move || {
+                        let prepared = engine.enter(k);
+                        if prepared.is_err() {
+                            failed.store(true, Ordering::Release);
+                        }
+                        if ready.wait().is_leader() {
+                            start_at.store(now_ns() + 20_000_000, Ordering::Release);
+                        }
+                        go.wait();
+                        let (obtained, ns_per_iteration) = prepared?;
+                        if failed.load(Ordering::Acquire) {
+                            return Ok((obtained, None));
+                        }
+                        let start = start_at.load(Ordering::Acquire);
+                        let measure_start = start + ctx.warmup_ns;
+                        let end_at = ctx
+                            .budget
+                            .duration_ns
+                            .map_or(u64::MAX, |d| measure_start + d);
+                        let run =
+                            engine.run(scope, k, ns_per_iteration, start, measure_start, end_at);
+                        Ok::<_, ProbeError>((obtained, Some(run)))
+                    })
+                    .expect("spawning an rt-app task's thread")
+            })
+            .collect();
         let joined: Vec<Result<(Obtained, Option<TaskRun>), ProbeError>> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect();
+        let program_joined: Vec<_> = program_handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        let not_started = || ProbeError::Invalid {
+            probe: PROBE,
+            message: "a task thread could not start, so none ran".into(),
+        };
+        let mut program_runs = Vec::with_capacity(starting.len());
+        for (&k, j) in starting.iter().zip(program_joined) {
+            match j? {
+                (o, Some(run)) => program_runs.push((k, o, run)),
+                (_, None) => return Err(not_started()),
+            }
+        }
         let mut runs = Vec::with_capacity(n);
         for j in joined {
             let (o, run) = j?;
             match run {
                 Some(run) => runs.push((o, run)),
-                None => {
-                    return Err(ProbeError::Invalid {
-                        probe: PROBE,
-                        message: "a task thread could not start, so none ran".into(),
-                    })
-                }
+                None => return Err(not_started()),
             }
         }
-        Ok(runs)
+        Ok((runs, program_runs))
     })
 }
+
+/// What the threads measured: per periodic task, and per started rt-app task (its index
+/// in the set's programs).
+type Runs = (
+    Vec<(Obtained, TaskRun)>,
+    Vec<(usize, Obtained, steps::ProgramRun)>,
+);
 
 /// What a task's thread hands to the trace (`--trace`): its late starts on ring
 /// `late_starts_ring` (the highest task of each CPU only), and its responses longer than

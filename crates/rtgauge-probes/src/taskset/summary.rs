@@ -250,16 +250,34 @@ pub fn verdict(run: &ProbeRun) -> Option<String> {
         .map(|t| t.name)
         .collect();
     let n = tasks.len();
-    Some(match (risky.len(), fine.len()) {
-        (0, _) => format!(
-            "task set: {} fit{} and none missed",
-            if n == 1 {
-                "the task".to_string()
-            } else {
-                format!("all {n} tasks")
-            },
-            if n == 1 { "s" } else { "" }
+    let events = program_count(run);
+    if n == 0 {
+        return Some(format!(
+            "task set: {events} rt-app task{} ran {} events (not periodic jobs: measured, not analysed)",
+            if events == 1 { "" } else { "s" },
+            if events == 1 { "its" } else { "their" }
+        ));
+    }
+    let also = match events {
+        0 => String::new(),
+        e => format!(
+            "; {e} rt-app task{} ran {} events (measured, not analysed)",
+            if e == 1 { "" } else { "s" },
+            if e == 1 { "its" } else { "their" }
         ),
+    };
+    Some(match (risky.len(), fine.len()) {
+        (0, _) => {
+            format!(
+                "task set: {} fit{} and none missed",
+                if n == 1 {
+                    "the task".to_string()
+                } else {
+                    format!("all {n} tasks")
+                },
+                if n == 1 { "s" } else { "" }
+            ) + &also
+        }
         (r, f) => {
             let listed: Vec<String> = risky
                 .iter()
@@ -270,9 +288,80 @@ pub fn verdict(run: &ProbeRun) -> Option<String> {
                 1 => format!("; {} fits", fine[0]),
                 _ => format!("; {} fit", fine.join(", ")),
             };
-            format!("task set: {r} of {n} at risk: {}{rest}", listed.join(", "))
+            format!(
+                "task set: {r} of {n} at risk: {}{rest}{also}",
+                listed.join(", ")
+            )
         }
     })
+}
+
+/// The rt-app tasks that ran their events (one `period` series each).
+fn program_count(run: &ProbeRun) -> usize {
+    run.series
+        .iter()
+        .filter(|s| s.name == "period" && s.labels.contains_key("task"))
+        .count()
+}
+
+/// One line per rt-app task that ran its events: its passes through its phases as rt-app
+/// logs them (period, run, timer wake-up latency), and what held it up.
+fn program_lines(run: &ProbeRun) -> Vec<String> {
+    let d = |v: Option<u64>| v.map_or("-".to_string(), format_duration_ns);
+    let series = |name: &str, task: &str| {
+        run.series
+            .iter()
+            .find(|s| s.name == name && s.labels.get("task").is_some_and(|t| t == task))
+    };
+    run.series
+        .iter()
+        .filter(|s| s.name == "period" && s.labels.contains_key("task"))
+        .map(|p| {
+            let task = p.labels["task"].as_str();
+            let count = |k: &str| p.counters.get(k).copied().unwrap_or(0);
+            let passes = count("passes");
+            if passes == 0 && count("finished") == 1 {
+                return format!(
+                    "{task}: rt-app events: ran all its loops ({} pass{}) before the measurement began (during the warm-up){}",
+                    count("passes_with_warmup"),
+                    if count("passes_with_warmup") == 1 { "" } else { "es" },
+                    match count("forks") {
+                        0 => String::new(),
+                        f => format!(", {f} forks"),
+                    }
+                );
+            }
+            if passes == 0 {
+                return format!(
+                    "{task}: rt-app events: no pass through a phase completed in {} (blocked or starved)",
+                    format_duration_ns(run.measured_ns)
+                );
+            }
+            let mut parts = vec![format!(
+                "{passes} pass{}, period median {} (max {})",
+                if passes == 1 { "" } else { "es" },
+                d(p.stats.median_ns),
+                d(p.stats.max_ns)
+            )];
+            if let Some(r) = series("run", task) {
+                parts.push(format!("run median {}", d(r.stats.median_ns)));
+            }
+            if let Some(w) = series("timer_wakeup", task) {
+                parts.push(format!(
+                    "timer wake-up median {} (max {})",
+                    d(w.stats.median_ns),
+                    d(w.stats.max_ns)
+                ));
+            }
+            if count("timers_late") > 0 {
+                parts.push(format!("{} timers already past", count("timers_late")));
+            }
+            if count("forks") > 0 {
+                parts.push(format!("{} forks", count("forks")));
+            }
+            format!("{task}: rt-app events: {}", parts.join(", "))
+        })
+        .collect()
 }
 
 /// One line per task for the end of a run, after one per CPU on the platform: a task at
@@ -287,7 +376,9 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     let mut lines = Vec::new();
     if run.mode == "normal" {
         lines.push("normal mode: the tasks ran as SCHED_OTHER, so the verdicts (which assume their priorities) do not describe these numbers; use --mode rt".to_string());
-    } else if run.obtained.policy.split('/').any(|p| p == "other") {
+    } else if run.obtained.policy.split('/').any(|p| p == "other")
+        && !run.obtained.shortfalls.is_empty()
+    {
         lines.push("NOT REAL-TIME: the tasks ran as SCHED_OTHER (real-time priority was refused), so these verdicts do not describe this run; run as root or grant CAP_SYS_NICE".to_string());
     }
     for (k, v) in &run.params {
@@ -324,6 +415,7 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
             ));
         }
     }
+    lines.extend(program_lines(run));
     lines.extend(explained);
     lines
 }
@@ -590,8 +682,14 @@ mod tests {
         let run = recorded_run("fifo");
         insta::assert_snapshot!("taskset_summary_lines", summary_lines(&run).join("\n"));
         insta::assert_snapshot!("taskset_failures", failures(&run).join("\n"));
-        let not_rt = summary_lines(&recorded_run("other"));
+        // Real-time priority refused: a shortfall says so.
+        let mut refused = recorded_run("other");
+        refused.obtained.shortfalls = vec!["SCHED_FIFO refused".into()];
+        let not_rt = summary_lines(&refused);
         assert!(not_rt[0].starts_with("NOT REAL-TIME"), "{not_rt:?}");
+        // Tasks the file itself puts in SCHED_OTHER are not said to have been refused.
+        let asked = summary_lines(&recorded_run("other"));
+        assert!(!asked[0].starts_with("NOT REAL-TIME"), "{asked:?}");
         let mut other = run.clone();
         other.probe = "cyclic".into();
         assert!(summary_lines(&other).is_empty() && failures(&other).is_empty());
