@@ -422,7 +422,7 @@ impl TypedProbe for TaskSetProbe {
             task_obtained.push(o);
             out.measured_ns = out.measured_ns.max(run.measured_ns);
             out.series
-                .extend(program_series(&set.programs.tasks[k], &run));
+                .extend(steps::series(&set.programs.tasks[k], &run));
         }
         obtained.extend(task_obtained.iter().cloned());
         out.obtained = rtgauge_core::threads::merge_obtained(&obtained);
@@ -468,33 +468,6 @@ impl TypedProbe for TaskSetProbe {
         }
         Ok(out)
     }
-}
-
-/// An rt-app task's series, per pass through a phase as rt-app logs them: `period`,
-/// `run` and `timer_wakeup` (its timers' wake-up latency), labelled `task=NAME`.
-fn program_series(t: &program::ProgramTask, run: &steps::ProgramRun) -> Vec<Series> {
-    let cpu = t.cpu.map_or("any".to_string(), |c| c.to_string());
-    let mut series = vec![
-        Series::new("period", run.period.summary())
-            .label("task", &t.name)
-            .label("cpu", &cpu)
-            .counter("passes", run.passes)
-            .counter("timers_late", run.timers_late)
-            .counter("forks", run.forks)
-            .counter("passes_with_warmup", run.all_passes)
-            .counter("finished", u64::from(run.finished)),
-        Series::new("run", run.run.summary())
-            .label("task", &t.name)
-            .label("cpu", &cpu),
-    ];
-    if run.wakeup.count() > 0 {
-        series.push(
-            Series::new("timer_wakeup", run.wakeup.summary())
-                .label("task", &t.name)
-                .label("cpu", &cpu),
-        );
-    }
-    series
 }
 
 /// How long the wake-up latency is measured on each CPU before the tasks run: a tenth of
@@ -887,34 +860,8 @@ fn run_tasks(
         let program_handles: Vec<_> = starting
             .iter()
             .map(|&k| {
-                let (engine, ready, go, failed, start_at) =
-                    (&engine, &ready, &go, &failed, &start_at);
-                std::thread::Builder::new()
-                    .name(names[n + k].clone())
-                    .spawn_scoped(scope, move || {
-                        let prepared = engine.enter(k);
-                        if prepared.is_err() {
-                            failed.store(true, Ordering::Release);
-                        }
-                        if ready.wait().is_leader() {
-                            start_at.store(now_ns() + 20_000_000, Ordering::Release);
-                        }
-                        go.wait();
-                        let (obtained, ns_per_iteration) = prepared?;
-                        if failed.load(Ordering::Acquire) {
-                            return Ok((obtained, None));
-                        }
-                        let start = start_at.load(Ordering::Acquire);
-                        let measure_start = start + ctx.warmup_ns;
-                        let end_at = ctx
-                            .budget
-                            .duration_ns
-                            .map_or(u64::MAX, |d| measure_start + d);
-                        let run =
-                            engine.run(scope, k, ns_per_iteration, start, measure_start, end_at);
-                        Ok::<_, ProbeError>((obtained, Some(run)))
-                    })
-                    .expect("spawning an rt-app task's thread")
+                let together = (&ready, &go, &failed, &start_at);
+                steps::spawn(scope, &engine, k, names[n + k].clone(), together)
             })
             .collect();
         let joined: Vec<Result<(Obtained, Option<TaskRun>), ProbeError>> = handles

@@ -11,12 +11,13 @@
 use super::program::{Objects, ProgramTask, Step, TimerRef};
 use rtgauge_core::clock::{self, now_ns};
 use rtgauge_core::probe::{ProbeContext, ProbeError};
-use rtgauge_result::Obtained;
+use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::cell::UnsafeCell;
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Barrier;
 
 /// How often a thread blocked on another checks whether the run has ended.
 const SLICE_NS: u64 = 100_000_000;
@@ -601,4 +602,71 @@ struct Pass {
     wakeup_ns: u64,
     woke: bool,
     late: bool,
+}
+
+/// What the threads of a run share to start together: both barriers, whether a thread
+/// failed to start, and the first release.
+type Together<'e> = (&'e Barrier, &'e Barrier, &'e AtomicBool, &'e AtomicU64);
+
+/// Starts the thread of rt-app task `k`, in step with the run's other task threads.
+pub(super) fn spawn<'s, 'e, 'a: 'e>(
+    scope: &'s std::thread::Scope<'s, 'e>,
+    engine: &'e Engine<'a>,
+    k: usize,
+    name: String,
+    (ready, go, failed, start_at): Together<'e>,
+) -> std::thread::ScopedJoinHandle<'s, Result<(Obtained, Option<ProgramRun>), ProbeError>> {
+    let ctx = engine.ctx;
+    std::thread::Builder::new()
+        .name(name)
+        .spawn_scoped(scope, move || {
+            let prepared = engine.enter(k);
+            if prepared.is_err() {
+                failed.store(true, Ordering::Release);
+            }
+            if ready.wait().is_leader() {
+                start_at.store(now_ns() + 20_000_000, Ordering::Release);
+            }
+            go.wait();
+            let (obtained, ns_per_iteration) = prepared?;
+            if failed.load(Ordering::Acquire) {
+                return Ok((obtained, None));
+            }
+            let start = start_at.load(Ordering::Acquire);
+            let measure_start = start + ctx.warmup_ns;
+            let end_at = ctx
+                .budget
+                .duration_ns
+                .map_or(u64::MAX, |d| measure_start + d);
+            let run = engine.run(scope, k, ns_per_iteration, start, measure_start, end_at);
+            Ok((obtained, Some(run)))
+        })
+        .expect("spawning an rt-app task's thread")
+}
+
+/// An rt-app task's series, per pass through a phase as rt-app logs them: `period`,
+/// `run` and `timer_wakeup` (its timers' wake-up latency), labelled `task=NAME`.
+pub(super) fn series(t: &ProgramTask, run: &ProgramRun) -> Vec<Series> {
+    let cpu = t.cpu.map_or("any".to_string(), |c| c.to_string());
+    let mut series = vec![
+        Series::new("period", run.period.summary())
+            .label("task", &t.name)
+            .label("cpu", &cpu)
+            .counter("passes", run.passes)
+            .counter("timers_late", run.timers_late)
+            .counter("forks", run.forks)
+            .counter("passes_with_warmup", run.all_passes)
+            .counter("finished", u64::from(run.finished)),
+        Series::new("run", run.run.summary())
+            .label("task", &t.name)
+            .label("cpu", &cpu),
+    ];
+    if run.wakeup.count() > 0 {
+        series.push(
+            Series::new("timer_wakeup", run.wakeup.summary())
+                .label("task", &t.name)
+                .label("cpu", &cpu),
+        );
+    }
+    series
 }
