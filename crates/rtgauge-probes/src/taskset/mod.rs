@@ -876,6 +876,21 @@ fn run_tasks(
             probe: PROBE,
             message: "a task thread could not start, so none ran".into(),
         };
+        // The thread that could not start says why; the others only stood down.
+        if let Some(i) = joined.iter().position(Result::is_err) {
+            return Err(joined
+                .into_iter()
+                .nth(i)
+                .and_then(Result::err)
+                .expect("an error"));
+        }
+        if let Some(i) = program_joined.iter().position(Result::is_err) {
+            return Err(program_joined
+                .into_iter()
+                .nth(i)
+                .and_then(Result::err)
+                .expect("an error"));
+        }
         let mut program_runs = Vec::with_capacity(starting.len());
         for (&k, j) in starting.iter().zip(program_joined) {
             match j? {

@@ -418,17 +418,28 @@ impl<'a> Engine<'a> {
     {
         let sh = self.shared;
         match *step {
-            Step::Run(ns) => {
+            // Busy in calibrated chunks until the thread has had `ns` of CPU time (run) or
+            // `ns` have passed (runtime), or the run ends (RT throttling can stretch a long
+            // run far past it).
+            Step::Run(ns) | Step::Runtime(ns) => {
+                let cpu_time = matches!(step, Step::Run(_));
                 let a = now_ns();
-                super::work_for(ns, rtgauge_os::clock::thread_cpu_ns(), pass.chunk);
-                pass.run_ns += now_ns() - a;
-            }
-            Step::Runtime(ns) => {
-                let a = now_ns();
-                while now_ns() - a < ns {
+                let cpu_a = rtgauge_os::clock::thread_cpu_ns();
+                loop {
+                    let now = now_ns();
+                    let had = match cpu_time {
+                        true => rtgauge_os::clock::thread_cpu_ns() - cpu_a,
+                        false => now - a,
+                    };
+                    if had >= ns {
+                        pass.run_ns += now - a;
+                        break;
+                    }
+                    if end.reached(now) {
+                        return false;
+                    }
                     super::spin(pass.chunk);
                 }
-                pass.run_ns += now_ns() - a;
             }
             Step::Sleep(ns) => {
                 let until = now_ns().saturating_add(ns);
