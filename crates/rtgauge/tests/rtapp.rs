@@ -198,3 +198,151 @@ fn a_task_blocked_for_good_ends_with_the_run() {
         "{printed}"
     );
 }
+
+/// One task's medians: period, run and wake-up latency, in µs.
+#[derive(Debug, Clone, Copy)]
+struct Figures {
+    period: f64,
+    run: f64,
+    wakeup: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// rt-app's own log of one thread (`#idx perf run period start end rel_st slack c_duration
+/// c_period wu_lat`, µs): the medians of its rows.
+fn rt_app_log(path: &Path) -> Figures {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let rows: Vec<Vec<f64>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect())
+        .collect();
+    assert!(rows.len() > 50, "{}: {} rows", path.display(), rows.len());
+    let col = |k: usize| median(rows.iter().map(|r| r[k]).collect());
+    Figures {
+        period: col(3),
+        run: col(2),
+        wakeup: col(10),
+    }
+}
+
+/// rtgauge's series of the same task, in µs.
+fn rtgauge_figures(result: &Value, task: &str) -> Figures {
+    let med = |name: &str| {
+        series(result, name, task).unwrap_or_else(|| panic!("no {name} series of {task}"))["stats"]
+            ["median_ns"]
+            .as_f64()
+            .unwrap()
+            / 1e3
+    };
+    Figures {
+        period: med("period"),
+        run: med("run"),
+        wakeup: med("timer_wakeup"),
+    }
+}
+
+/// The comparison's file: two periodic SCHED_FIFO tasks, each on a CPU of its own (rt-app
+/// starts its threads a little apart, rtgauge from one first release, so on one CPU their
+/// jobs would collide differently), rt-app's logs written in `dir`. `runtime` is busy for a
+/// wall time in both tools; rt-app's `run` is instead a loop count from its start-up
+/// calibration, whose error on a VM shows in its run figure (docs/taskset.md).
+fn comparison_file(dir: &Path, cpu: usize, other: usize) -> PathBuf {
+    let file = dir.join("periodic.json");
+    std::fs::write(
+        &file,
+        format!(
+            r#"{{
+  "tasks": {{
+    "servo": {{ "loop": 300, "policy": "SCHED_FIFO", "priority": 50, "cpus": [{cpu}],
+               "runtime": 2000, "timer": {{ "ref": "unique", "period": 10000 }} }},
+    "logger": {{ "loop": 150, "policy": "SCHED_FIFO", "priority": 40, "cpus": [{other}],
+                "runtime": 3000, "timer": {{ "ref": "unique", "period": 20000 }} }}
+  }},
+  "global": {{ "duration": 4, "logdir": "{}", "log_basename": "cmp",
+               "default_policy": "SCHED_OTHER", "calibration": "CPU{cpu}" }}
+}}"#,
+            dir.display()
+        ),
+    )
+    .unwrap();
+    file
+}
+
+/// rt-app's log of `task` in `dir` (rt-app names them BASENAME-THREAD-INDEX.log).
+fn rt_app_figures(dir: &Path, task: &str) -> Figures {
+    let log = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with(&format!("cmp-{task}-")))
+        })
+        .unwrap_or_else(|| panic!("rt-app wrote no log of {task}"));
+    rt_app_log(&log)
+}
+
+const COMPARED: [&str; 2] = ["servo", "logger"];
+
+/// Acceptance: one periodic rt-app file run by rt-app itself and by rtgauge, on the same
+/// CPUs in the same policy and priority, three rounds interleaved (rt-app, rtgauge, …), each
+/// printed. Per task and round the period and run medians agree within 5 %. The wake-up
+/// latency medians of the rounds agree within 25 % or 15 µs: on this VM they are some
+/// 15–50 µs and one run's moves by 10–20 µs from the next in either tool as the host's load
+/// moves (docs/taskset.md has the rounds).
+#[test]
+fn rt_app_and_rtgauge_agree_on_a_periodic_file() {
+    if std::process::Command::new("rt-app")
+        .arg("--help")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: rt-app is not installed (Debian: apt-get install rt-app)");
+        return;
+    }
+    let Some(_turn) = exclusive_as_root("SCHED_FIFO tasks under rt-app and rtgauge") else {
+        return;
+    };
+    let cpus = rtgauge_sysinfo::online_cpus();
+    let (cpu, other) = (*cpus.last().unwrap(), cpus[0]);
+    // Per task: each round's rt-app and rtgauge wake-up medians.
+    let mut wakeups: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); COMPARED.len()];
+    for round in 1..=3 {
+        let dir = tempfile::tempdir().unwrap();
+        let file = comparison_file(dir.path(), cpu, other);
+        let rt_app = std::process::Command::new("rt-app")
+            .arg(&file)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            rt_app.status.success(),
+            "{}",
+            String::from_utf8_lossy(&rt_app.stderr)
+        );
+        let (code, printed, result) = run_file(&file, "4s");
+        assert_eq!(code, 0, "{printed}");
+        for (k, task) in COMPARED.iter().enumerate() {
+            let theirs = rt_app_figures(dir.path(), task);
+            let ours = rtgauge_figures(&result, task);
+            println!("round {round}: {task}: rt-app {theirs:?}, rtgauge {ours:?}");
+            let near = |a: f64, b: f64| (a - b).abs() <= 0.05 * a.max(b);
+            assert!(near(theirs.period, ours.period), "{task}: period");
+            assert!(near(theirs.run, ours.run), "{task}: run");
+            wakeups[k].0.push(theirs.wakeup);
+            wakeups[k].1.push(ours.wakeup);
+        }
+    }
+    for (task, (theirs, ours)) in COMPARED.iter().zip(wakeups) {
+        let (a, b) = (median(theirs.clone()), median(ours.clone()));
+        let allowed = (0.25 * a.max(b)).max(15.0);
+        println!(
+            "{task}: wake-up median of the rounds: rt-app {a} µs {theirs:?}, rtgauge {b:.1} µs {ours:?}; allowed {allowed:.1} µs"
+        );
+        assert!((a - b).abs() <= allowed, "{task}");
+    }
+}
