@@ -249,6 +249,15 @@ mod tests {
     }
 
     #[test]
+    fn a_file_opening_with_a_comment_is_still_rt_app_json() {
+        use super::super::spec::looks_like_json;
+        assert!(looks_like_json("/* my set */\n// more\n{ \"tasks\": {} }"));
+        assert!(looks_like_json("  {"));
+        assert!(!looks_like_json("[[task]]\nname = \"{x\"\n"));
+        assert!(!looks_like_json("# {\n[[task]]"));
+    }
+
+    #[test]
     fn repeated_keys_are_kept_in_order() {
         let v = parse(r#"{ "run": 1, "sleep": 2, "run": 3 }"#).unwrap();
         let keys: Vec<(&str, i64)> = v

@@ -237,9 +237,16 @@ impl Platform {
     }
 }
 
-/// Whether the text is rt-app's JSON rather than rtgauge's TOML.
+/// Whether the text is rt-app's JSON rather than rtgauge's TOML (an rt-app file may open
+/// with a comment, as json-c allows).
 pub fn looks_like_json(text: &str) -> bool {
-    text.trim_start().starts_with('{')
+    let mut end = text.len().min(64 * 1024);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    super::lenient::blank_comments_and_trailing_commas(&text[..end])
+        .trim_start()
+        .starts_with('{')
 }
 
 /// Reads a task set from TOML (or rt-app JSON) text and checks it.
