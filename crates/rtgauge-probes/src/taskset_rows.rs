@@ -54,9 +54,14 @@ impl SummaryRows for TaskSetRows {
                     .filter(|s| s.name == "period" && s.labels.contains_key("task"))
                     .map(|s| {
                         let task = s.labels.get("task").map_or("?", String::as_str);
+                        let phase = s
+                            .labels
+                            .get("phase")
+                            .map(|p| format!(" phase {p}"))
+                            .unwrap_or_default();
                         let count = |k: &str| s.counters.get(k).copied().unwrap_or(0);
                         (
-                            format!("task {task} (rt-app events: period of a pass)"),
+                            format!("task {task}{phase} (rt-app events: period of a pass)"),
                             vec![
                                 fmt(unit, s, s.stats.median_ns),
                                 fmt(unit, s, s.stats.max_ns),

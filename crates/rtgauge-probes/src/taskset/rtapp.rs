@@ -545,8 +545,17 @@ fn read_task(
                     },
                 };
                 let steps = reader.phase(name, Some(phase), p_entries, &["loop"])?;
+                // A phase named twice (rt-app's spreading-tasks has two `heavy1`) is
+                // labelled apart: `heavy1#2`.
+                let seen = read
+                    .iter()
+                    .filter(|p: &&Phase| p.name.split('#').next() == Some(phase))
+                    .count();
                 read.push(Phase {
-                    name: phase.clone(),
+                    name: match seen {
+                        0 => phase.clone(),
+                        n => format!("{phase}#{}", n + 1),
+                    },
                     loops,
                     steps,
                 });

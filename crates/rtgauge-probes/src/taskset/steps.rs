@@ -242,8 +242,8 @@ impl Shared {
     }
 }
 
-/// What one thread of an rt-app task measured, per pass through a phase.
-pub(super) struct ProgramRun {
+/// What one thread of an rt-app task measured in one of its phases, per pass through it.
+pub(super) struct PhaseRun {
     /// Start to end of each pass.
     pub period: Recorder,
     /// The time the pass's run and runtime events took.
@@ -251,13 +251,39 @@ pub(super) struct ProgramRun {
     /// The wake-up latency of the pass's timers (summed when it has several), for passes
     /// whose timer slept.
     pub wakeup: Recorder,
+    /// From the end of the pass's events to its last timer's expiry (rt-app's slack), for
+    /// passes whose timer slept.
+    pub slack: Recorder,
     pub passes: u64,
     /// Timers reached after their expiry (rt-app's negative slack).
     pub timers_late: u64,
-    pub forks: u64,
-    pub measured_ns: u64,
     /// Passes in the warm-up too.
     pub all_passes: u64,
+    /// Passes begun, finished or not.
+    pub begun: u64,
+}
+
+impl PhaseRun {
+    fn new() -> PhaseRun {
+        PhaseRun {
+            period: Recorder::new(DEFAULT_INTERVAL_NS),
+            run: Recorder::new(DEFAULT_INTERVAL_NS),
+            wakeup: Recorder::new(DEFAULT_INTERVAL_NS),
+            slack: Recorder::new(DEFAULT_INTERVAL_NS),
+            passes: 0,
+            timers_late: 0,
+            all_passes: 0,
+            begun: 0,
+        }
+    }
+}
+
+/// What one thread of an rt-app task measured.
+pub(super) struct ProgramRun {
+    /// Per phase, in the task's order.
+    pub phases: Vec<PhaseRun>,
+    pub forks: u64,
+    pub measured_ns: u64,
     /// Whether the task ran all its loops (rather than being stopped by the run's end).
     pub finished: bool,
 }
@@ -323,14 +349,9 @@ impl<'a> Engine<'a> {
             ctx: self.ctx,
         };
         let mut run = ProgramRun {
-            period: Recorder::new(DEFAULT_INTERVAL_NS),
-            run: Recorder::new(DEFAULT_INTERVAL_NS),
-            wakeup: Recorder::new(DEFAULT_INTERVAL_NS),
-            passes: 0,
-            timers_late: 0,
+            phases: t.phases.iter().map(|_| PhaseRun::new()).collect(),
             forks: 0,
             measured_ns: 0,
-            all_passes: 0,
             finished: false,
         };
         let mut own_timers = vec![0u64; t.own_timers];
@@ -345,19 +366,21 @@ impl<'a> Engine<'a> {
             chunk,
             run_ns: 0,
             wakeup_ns: 0,
+            slack_ns: 0,
             woke: false,
             late: false,
         };
         let mut task_loops = 0u64;
+        let mut passes = 0u64;
         'run: while t.loops.is_none_or(|l| task_loops < l) {
-            for phase in &t.phases {
+            for (phase, measured) in t.phases.iter().zip(run.phases.iter_mut()) {
                 for _ in 0..phase.loops {
                     let began = now_ns();
-                    if end.reached(began) || self.ctx.budget.loops.is_some_and(|l| run.passes >= l)
-                    {
+                    if end.reached(began) || self.ctx.budget.loops.is_some_and(|l| passes >= l) {
                         break 'run;
                     }
                     (state.run_ns, state.wakeup_ns, state.woke, state.late) = (0, 0, false, false);
+                    measured.begun += 1;
                     for step in &phase.steps {
                         let going = self.step(
                             scope,
@@ -374,16 +397,18 @@ impl<'a> Engine<'a> {
                         }
                     }
                     let ended = now_ns();
-                    run.all_passes += 1;
+                    measured.all_passes += 1;
                     if began >= measure_start {
                         let at = began - measure_start;
-                        run.period.record(ended - began, at);
-                        run.run.record(state.run_ns, at);
+                        measured.period.record(ended - began, at);
+                        measured.run.record(state.run_ns, at);
                         if state.woke {
-                            run.wakeup.record(state.wakeup_ns, at);
+                            measured.wakeup.record(state.wakeup_ns, at);
+                            measured.slack.record(state.slack_ns, at);
                         }
-                        run.passes += 1;
-                        run.timers_late += u64::from(state.late);
+                        measured.passes += 1;
+                        measured.timers_late += u64::from(state.late);
+                        passes += 1;
                         run.measured_ns = ended - measure_start;
                     }
                 }
@@ -475,6 +500,7 @@ impl<'a> Engine<'a> {
                         clock::sleep_until(end.at);
                         return false;
                     }
+                    pass.slack_ns = next - now;
                     clock::sleep_until(next);
                     pass.wakeup_ns += now_ns().saturating_sub(next);
                     pass.woke = true;
@@ -611,6 +637,8 @@ struct Pass {
     chunk: u64,
     run_ns: u64,
     wakeup_ns: u64,
+    /// Before its last timer slept.
+    slack_ns: u64,
     woke: bool,
     late: bool,
 }
@@ -656,28 +684,33 @@ pub(super) fn spawn<'s, 'e, 'a: 'e>(
 }
 
 /// An rt-app task's series, per pass through a phase as rt-app logs them: `period`,
-/// `run` and `timer_wakeup` (its timers' wake-up latency), labelled `task=NAME`.
+/// `run`, `timer_wakeup` (its timers' wake-up latency) and `slack`, labelled `task=NAME`
+/// (and `phase=NAME` when the task has several phases).
 pub(super) fn series(t: &ProgramTask, run: &ProgramRun) -> Vec<Series> {
     let cpu = t.cpu.map_or("any".to_string(), |c| c.to_string());
-    let mut series = vec![
-        Series::new("period", run.period.summary())
-            .label("task", &t.name)
-            .label("cpu", &cpu)
-            .counter("passes", run.passes)
-            .counter("timers_late", run.timers_late)
-            .counter("forks", run.forks)
-            .counter("passes_with_warmup", run.all_passes)
-            .counter("finished", u64::from(run.finished)),
-        Series::new("run", run.run.summary())
-            .label("task", &t.name)
-            .label("cpu", &cpu),
-    ];
-    if run.wakeup.count() > 0 {
-        series.push(
-            Series::new("timer_wakeup", run.wakeup.summary())
-                .label("task", &t.name)
-                .label("cpu", &cpu),
-        );
+    let mut series = Vec::new();
+    for (p, (phase, m)) in t.phases.iter().zip(&run.phases).enumerate() {
+        let labelled = |s: Series| {
+            let s = s.label("task", &t.name).label("cpu", &cpu);
+            match t.phases.len() {
+                1 => s,
+                _ => s.label("phase", &phase.name),
+            }
+        };
+        series.push(labelled(
+            Series::new("period", m.period.summary())
+                .counter("passes", m.passes)
+                .counter("timers_late", m.timers_late)
+                .counter("passes_with_warmup", m.all_passes)
+                .counter("passes_begun", m.begun)
+                .counter("forks", if p == 0 { run.forks } else { 0 })
+                .counter("finished", u64::from(run.finished)),
+        ));
+        series.push(labelled(Series::new("run", m.run.summary())));
+        if m.wakeup.count() > 0 {
+            series.push(labelled(Series::new("timer_wakeup", m.wakeup.summary())));
+            series.push(labelled(Series::new("slack", m.slack.summary())));
+        }
     }
     series
 }

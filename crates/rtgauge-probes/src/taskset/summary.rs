@@ -296,28 +296,36 @@ pub fn verdict(run: &ProbeRun) -> Option<String> {
     })
 }
 
-/// The rt-app tasks that ran their events (one `period` series each).
+/// The rt-app tasks that ran their events (a `period` series per task and phase).
 fn program_count(run: &ProbeRun) -> usize {
     run.series
         .iter()
-        .filter(|s| s.name == "period" && s.labels.contains_key("task"))
-        .count()
+        .filter(|s| s.name == "period")
+        .filter_map(|s| s.labels.get("task"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
 }
 
 /// One line per rt-app task that ran its events: its passes through its phases as rt-app
 /// logs them (period, run, timer wake-up latency), and what held it up.
 fn program_lines(run: &ProbeRun) -> Vec<String> {
     let d = |v: Option<u64>| v.map_or("-".to_string(), format_duration_ns);
-    let series = |name: &str, task: &str| {
-        run.series
-            .iter()
-            .find(|s| s.name == name && s.labels.get("task").is_some_and(|t| t == task))
+    // The same task and phase as a period series.
+    let series = |name: &str, of: &rtgauge_result::Series| {
+        run.series.iter().find(|s| {
+            s.name == name
+                && s.labels.get("task") == of.labels.get("task")
+                && s.labels.get("phase") == of.labels.get("phase")
+        })
     };
     run.series
         .iter()
         .filter(|s| s.name == "period" && s.labels.contains_key("task"))
         .map(|p| {
-            let task = p.labels["task"].as_str();
+            let task = match p.labels.get("phase") {
+                Some(phase) => format!("{} phase {phase}", p.labels["task"]),
+                None => p.labels["task"].clone(),
+            };
             let count = |k: &str| p.counters.get(k).copied().unwrap_or(0);
             let passes = count("passes");
             if passes == 0 && count("finished") == 1 {
@@ -329,6 +337,12 @@ fn program_lines(run: &ProbeRun) -> Vec<String> {
                         0 => String::new(),
                         f => format!(", {f} forks"),
                     }
+                );
+            }
+            if count("passes_begun") == 0 {
+                return format!(
+                    "{task}: rt-app events: not reached in this run (what comes before it took the whole {})",
+                    format_duration_ns(run.measured_ns + run.warmup_ns)
                 );
             }
             if passes == 0 {
@@ -343,15 +357,18 @@ fn program_lines(run: &ProbeRun) -> Vec<String> {
                 d(p.stats.median_ns),
                 d(p.stats.max_ns)
             )];
-            if let Some(r) = series("run", task) {
+            if let Some(r) = series("run", p) {
                 parts.push(format!("run median {}", d(r.stats.median_ns)));
             }
-            if let Some(w) = series("timer_wakeup", task) {
+            if let Some(w) = series("timer_wakeup", p) {
                 parts.push(format!(
                     "timer wake-up median {} (max {})",
                     d(w.stats.median_ns),
                     d(w.stats.max_ns)
                 ));
+            }
+            if let Some(s) = series("slack", p) {
+                parts.push(format!("slack median {}", d(s.stats.median_ns)));
             }
             if count("timers_late") > 0 {
                 parts.push(format!("{} timers already past", count("timers_late")));
