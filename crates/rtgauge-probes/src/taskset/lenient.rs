@@ -310,6 +310,16 @@ mod tests {
         }
 
         #[test]
+        fn any_text_is_read_or_refused_in_one_line_never_a_panic(text in "[ -~\n\t]{0,200}") {
+            let blanked = blank_comments_and_trailing_commas(&text);
+            prop_assert_eq!(blanked.len(), text.len());
+            prop_assert_eq!(blanked.matches('\n').count(), text.matches('\n').count());
+            if let Err(e) = parse(&text) {
+                prop_assert!(e.starts_with("line ") && !e.contains('\n'), "{}", e);
+            }
+        }
+
+        #[test]
         fn comments_and_trailing_commas_read_as_the_plain_file(v in any_json()) {
             let pretty = serde_json::to_string_pretty(&v).unwrap();
             // A comment at the end of every line, and a comma after every last entry.
