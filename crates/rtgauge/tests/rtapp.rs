@@ -346,3 +346,61 @@ fn rt_app_and_rtgauge_agree_on_a_periodic_file() {
         assert!((a - b).abs() <= allowed, "{task}");
     }
 }
+
+/// Every rt-app event runs: a timer shared by two tasks, locks, condition variables (wait,
+/// signal, broad, sync), a barrier, suspend and resume, yield, mem, iorun and fork, in one
+/// set of SCHED_OTHER tasks; each task completes passes and the fork is counted. (A
+/// signal or resume sent before its wait is lost, as in rt-app: each waiting task here is
+/// woken again every pass of the task that wakes it.)
+#[test]
+fn every_rt_app_event_runs() {
+    let _turn = exclusive();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("all.json");
+    std::fs::write(
+        &file,
+        r#"{
+  // Every event rtgauge runs, numbered keys and repeats included.
+  "global": { "pi_enabled": true, "mem_buffer_size": 65536, "io_device": "/dev/null" },
+  "tasks": {
+    "ticker": { "run": 100, "timer": { "ref": "shared", "period": 5000 },
+                "resume": "sleeper", "broad": "news", "yield": "" },
+    "second": { "runtime": 100, "timer": { "ref": "shared", "period": 5000 },
+                "mem": 32768, "iorun": 4096 },
+    "sleeper": { "suspend": "sleeper", "run": 50, "lock": "m", "signal": "q", "unlock": "m" },
+    "waiter": { "lock": "m", "wait": { "ref": "q", "mutex": "m" }, "unlock": "m",
+                "sleep1": 100, "sleep2": 100 },
+    "fast": { "barrier": "meet", "sleep": 1000 },
+    "slow": { "barrier": "meet", "sleep": 3000 },
+    "listener": { "lock": "n", "wait": { "ref": "news", "mutex": "n" }, "unlock": "n",
+                  "lock": "s", "sync": { "ref": "pair", "mutex": "s" }, "unlock": "s" },
+    "partner": { "lock": "s", "sync": { "ref": "pair", "mutex": "s" }, "unlock": "s",
+                 "sleep": 1000 },
+    "spawner": { "loop": 1, "fork": "child", "run": 10 },
+    "child": { "instance": 0, "loop": 3, "run": 10, "sleep": 100 }
+  }
+}"#,
+    )
+    .unwrap();
+    let (code, printed, result) = run_file(&file, "1s");
+    assert_eq!(code, 0, "{printed}");
+    for task in [
+        "ticker", "second", "sleeper", "waiter", "listener", "partner",
+    ] {
+        assert!(passes(&result, task) > 0, "{task}: {printed}");
+    }
+    // The barrier holds the fast task to the slow one's pace.
+    let (fast, slow) = (passes(&result, "fast"), passes(&result, "slow"));
+    assert!(slow > 0 && fast.abs_diff(slow) <= 1, "{fast} and {slow}");
+    // Two tasks on one shared 5-ms timer: each use moves it on, so each wakes every 10 ms.
+    let median = series(&result, "period", "ticker").unwrap()["stats"]["median_ns"]
+        .as_f64()
+        .unwrap();
+    assert!((8e6..12e6).contains(&median), "{median}");
+    let spawner = series(&result, "period", "spawner").unwrap();
+    assert_eq!(spawner["counters"]["forks"], 1, "{printed}");
+    assert!(
+        series(&result, "period", "child").is_none(),
+        "a forked task has no series"
+    );
+}
