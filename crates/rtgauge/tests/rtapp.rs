@@ -411,3 +411,36 @@ fn every_rt_app_event_runs() {
         "a forked task has no series"
     );
 }
+
+/// A SCHED_DEADLINE reservation the kernel cannot admit (three tasks each asking for a whole
+/// CPU) is refused in the file's own terms, naming the task and its dl- settings.
+#[test]
+fn a_deadline_reservation_the_kernel_refuses_is_named() {
+    let Some(_turn) = exclusive_as_root("SCHED_DEADLINE") else {
+        return;
+    };
+    // With RT throttling off (-1) the kernel admits any deadline bandwidth.
+    let runtime =
+        std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
+    if runtime.trim() == "-1" {
+        eprintln!(
+            "skipped: kernel.sched_rt_runtime_us is -1, so the kernel admits any reservation"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("greedy.json");
+    std::fs::write(
+        &file,
+        r#"{ "tasks": { "greedy": { "instance": 3, "policy": "SCHED_DEADLINE",
+            "dl-runtime": 100000, "dl-period": 100000, "run": 1000, "sleep": 1000 } } }"#,
+    )
+    .unwrap();
+    let (code, printed, _) = run_file(&file, "1s");
+    assert_eq!(code, 1, "{printed}");
+    assert!(
+        printed.contains("the kernel refused its SCHED_DEADLINE reservation (dl-runtime 100ms, dl-deadline 100ms, dl-period 100ms)"),
+        "{printed}"
+    );
+    assert!(printed.contains("task greedy-"), "{printed}");
+}

@@ -11,6 +11,7 @@
 use super::program::{Objects, ProgramTask, Step, TimerRef};
 use rtgauge_core::clock::{self, now_ns};
 use rtgauge_core::probe::{ProbeContext, ProbeError};
+use rtgauge_core::units::format_duration_ns;
 use rtgauge_result::{Obtained, Series};
 use rtgauge_stats::{Recorder, DEFAULT_INTERVAL_NS};
 use std::cell::UnsafeCell;
@@ -305,7 +306,26 @@ impl<'a> Engine<'a> {
         if t.cpu.is_none() {
             mode.pin = false;
         }
-        let mut obtained = rtgauge_core::rt::enter_thread(&mode, t.cpu, self.ctx.best_effort)?;
+        let mut obtained = match rtgauge_core::rt::enter_thread(&mode, t.cpu, self.ctx.best_effort)
+        {
+            Ok(o) => o,
+            Err(e) => match t.reservation {
+                // The reservation is the file's: say so in its terms.
+                Some((runtime, deadline, period)) => {
+                    return Err(ProbeError::Invalid {
+                        probe: super::PROBE,
+                        message: format!(
+                            "task {}: the kernel refused its SCHED_DEADLINE reservation (dl-runtime {}, dl-deadline {}, dl-period {}): the deadline tasks need more than the real-time bandwidth leaves (kernel.sched_rt_runtime_us of each sched_rt_period_us, on every CPU); lower dl-runtime or lengthen dl-period ({e})",
+                            t.name,
+                            format_duration_ns(runtime),
+                            format_duration_ns(deadline),
+                            format_duration_ns(period)
+                        ),
+                    })
+                }
+                None => return Err(e.into()),
+            },
+        };
         if t.nice != 0 && self.ctx.mode.policy.is_realtime() {
             // SAFETY: plain system calls on the calling thread.
             let rc = unsafe {
