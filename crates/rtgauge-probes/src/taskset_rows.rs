@@ -47,6 +47,33 @@ impl SummaryRows for TaskSetRows {
                     ],
                 )
             })
+            .chain(
+                // rt-app tasks that run their events: their passes, as rt-app logs them.
+                run.series
+                    .iter()
+                    .filter(|s| s.name == "period" && s.labels.contains_key("task"))
+                    .map(|s| {
+                        let task = s.labels.get("task").map_or("?", String::as_str);
+                        let phase = s
+                            .labels
+                            .get("phase")
+                            .map(|p| format!(" phase {p}"))
+                            .unwrap_or_default();
+                        let count = |k: &str| s.counters.get(k).copied().unwrap_or(0);
+                        (
+                            format!("task {task}{phase} (rt-app events: period of a pass)"),
+                            vec![
+                                fmt(unit, s, s.stats.median_ns),
+                                fmt(unit, s, s.stats.max_ns),
+                                format!(
+                                    "{} late timers of {} passes",
+                                    count("timers_late"),
+                                    count("passes")
+                                ),
+                            ],
+                        )
+                    }),
+            )
             .collect()
     }
 

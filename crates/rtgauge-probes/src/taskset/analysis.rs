@@ -564,6 +564,7 @@ mod tests {
             offset_ns: 0,
             critical: None,
             after: None,
+            dl_runtime_ns: None,
         }
     }
 
@@ -571,6 +572,7 @@ mod tests {
         TaskSet {
             tasks,
             resources: Vec::new(),
+            programs: Default::default(),
         }
     }
 

@@ -21,10 +21,14 @@
 //! it ([`platform`]).
 
 pub mod analysis;
+mod lenient;
+mod overheads;
 pub mod platform;
 pub mod preemption;
+pub mod program;
 mod rtapp;
 pub mod spec;
+mod steps;
 mod summary;
 
 pub use preemption::{TERM_NS, TERM_PER_NS};
@@ -231,7 +235,7 @@ impl TypedProbe for TaskSetProbe {
 
         // 1. Overheads, on each used CPU at the highest priority of its tasks.
         let window = overhead_window(ctx);
-        let mut measured: BTreeMap<usize, MeasuredOverheads> = BTreeMap::new();
+        let mut measured: BTreeMap<usize, overheads::MeasuredOverheads> = BTreeMap::new();
         let mut obtained: Vec<Obtained> = Vec::new();
         for &cpu in &used {
             let top = (0..set.tasks.len())
@@ -240,7 +244,7 @@ impl TypedProbe for TaskSetProbe {
                 .max()
                 .unwrap_or(ctx.mode.priority.max(1));
             let mode = thread_mode(ctx.mode, TaskPolicy::Fifo, top, None);
-            let (o, m) = measure_overheads(ctx, &mode, cpu, window)?;
+            let (o, m) = overheads::measure_overheads(ctx, &mode, cpu, window)?;
             obtained.push(o);
             measured.insert(cpu, m);
         }
@@ -302,7 +306,7 @@ impl TypedProbe for TaskSetProbe {
             .iter()
             .map(|p| p.wcrt_ns.unwrap_or(u64::MAX).min(p.deadline_ns))
             .collect();
-        let runs = run_tasks(ctx, set, first_cpu, &calibration, &explain_above)?;
+        let (runs, program_runs) = run_tasks(ctx, set, first_cpu, &calibration, &explain_above)?;
         let mut task_obtained = Vec::new();
         for (i, (o, run)) in runs.into_iter().enumerate() {
             let task = &set.tasks[i];
@@ -415,9 +419,21 @@ impl TypedProbe for TaskSetProbe {
                 ));
             }
         }
+        for (k, o, run) in program_runs {
+            task_obtained.push(o);
+            out.measured_ns = out.measured_ns.max(run.measured_ns);
+            out.series
+                .extend(steps::series(&set.programs.tasks[k], &run));
+        }
         obtained.extend(task_obtained.iter().cloned());
         out.obtained = rtgauge_core::threads::merge_obtained(&obtained);
-        if realtime && task_obtained.iter().any(|o| o.policy == "other") {
+        // A task the file puts in SCHED_OTHER obtains "other" by design: only a refusal
+        // (a shortfall) is worth the warning.
+        if realtime
+            && task_obtained
+                .iter()
+                .any(|o| o.policy == "other" && !o.shortfalls.is_empty())
+        {
             out.warnings.push(
                 "the tasks ran without real-time priority (it was refused): the predictions assume their fixed priorities and do not describe this run; run as root or grant CAP_SYS_NICE (`sudo setcap cap_sys_nice,cap_ipc_lock+ep $(command -v rtgauge)`)".into(),
             );
@@ -443,6 +459,14 @@ impl TypedProbe for TaskSetProbe {
                 .collect::<Vec<_>>()
                 .join("; "),
         );
+        if !set.programs.tasks.is_empty() {
+            out.params
+                .insert("rt-app-tasks".into(), set.programs.describe());
+        }
+        if !set.programs.notes.is_empty() {
+            out.params
+                .insert("rt-app-notes".into(), set.programs.notes.join("; "));
+        }
         Ok(out)
     }
 }
@@ -494,147 +518,6 @@ fn thread_mode(
         }
     }
     mode
-}
-
-struct MeasuredOverheads {
-    wakeup: Recorder,
-    switch: Recorder,
-    /// The busy loop's cost per iteration on this CPU.
-    ns_per_iteration: f64,
-}
-
-impl MeasuredOverheads {
-    /// The overheads at figure `f` of [`FIGURES`].
-    fn figure(&self, f: usize) -> Overheads {
-        let at = |r: &Recorder| match f {
-            0 => r.value_at_quantile(0.5),
-            1 => r.value_at_quantile(0.999),
-            _ => r.max(),
-        };
-        Overheads {
-            wakeup_ns: at(&self.wakeup).unwrap_or(0),
-            switch_ns: at(&self.switch).unwrap_or(0),
-        }
-    }
-}
-
-/// The wake-up period of the overhead measurement.
-const WAKEUP_PERIOD_NS: u64 = 200_000;
-/// Hand-offs of the context-switch measurement.
-const SWITCH_ROUND_TRIPS: u64 = 2_000;
-
-/// Wake-up latency and context-switch time on `cpu` in `mode`.
-fn measure_overheads(
-    ctx: &ProbeContext,
-    mode: &Mode,
-    cpu: usize,
-    window_ns: u64,
-) -> Result<(Obtained, MeasuredOverheads), ProbeError> {
-    let word = AtomicU32::new(0);
-    let done = AtomicBool::new(false);
-    let follow_gone = AtomicBool::new(false);
-    std::thread::scope(|scope| {
-        let lead = std::thread::Builder::new()
-            .name(format!("rtgauge-oh{cpu}"))
-            .spawn_scoped(
-                scope,
-                || -> Result<(Obtained, MeasuredOverheads), ProbeError> {
-                    let result = (|| {
-                        let obtained =
-                            rtgauge_core::rt::enter_thread(mode, Some(cpu), ctx.best_effort)?;
-                        // The tasks' busy loop, timed on this CPU at the tasks' top priority.
-                        let ns_per_iteration = calibrate_spin();
-                        let mut wakeup = Recorder::new(DEFAULT_INTERVAL_NS);
-                        let mut next = now_ns() + WAKEUP_PERIOD_NS;
-                        let end = next + window_ns;
-                        while next < end && !ctx.stopped() {
-                            clock::sleep_until(next);
-                            let woke = now_ns();
-                            wakeup.record(
-                                woke.saturating_sub(next),
-                                woke.saturating_sub(end - window_ns),
-                            );
-                            next += WAKEUP_PERIOD_NS
-                                * (1 + woke.saturating_sub(next) / WAKEUP_PERIOD_NS);
-                        }
-                        // Hand-offs: odd values are the partner's turn, even ones ours.
-                        let mut switch = Recorder::new(DEFAULT_INTERVAL_NS);
-                        let start = now_ns();
-                        for k in 0..SWITCH_ROUND_TRIPS {
-                            if ctx.stopped() {
-                                break;
-                            }
-                            let before = now_ns();
-                            let mine = 2 * k as u32;
-                            word.store(mine + 1, Ordering::Release);
-                            futex_wake(&word).map_err(|e| {
-                                rtgauge_core::probe::os_error(PROBE, "futex wake", e)
-                            })?;
-                            futex_wait_while(&word, mine + 1).map_err(|e| {
-                                rtgauge_core::probe::os_error(PROBE, "futex wait", e)
-                            })?;
-                            if follow_gone.load(Ordering::Acquire) {
-                                break;
-                            }
-                            let after = now_ns();
-                            switch.record((after - before) / 2, after - start);
-                        }
-                        Ok((
-                            obtained,
-                            MeasuredOverheads {
-                                wakeup,
-                                switch,
-                                ns_per_iteration,
-                            },
-                        ))
-                    })();
-                    done.store(true, Ordering::Release);
-                    word.store(u32::MAX, Ordering::Release);
-                    let _ = futex_wake(&word);
-                    result
-                },
-            )
-            .expect("spawning a measuring thread");
-        let follow = std::thread::Builder::new()
-            .name(format!("rtgauge-oh{cpu}b"))
-            .spawn_scoped(scope, || -> Result<(), ProbeError> {
-                let entered = rtgauge_core::rt::enter_thread(mode, Some(cpu), ctx.best_effort);
-                if entered.is_err() {
-                    // Release the lead from its wait: it stops handing off and reports this.
-                    follow_gone.store(true, Ordering::Release);
-                    word.store(u32::MAX - 1, Ordering::Release);
-                    let _ = futex_wake(&word);
-                }
-                entered?;
-                let mut k = 0u32;
-                loop {
-                    // Wait for our turn (odd), then hand back (even).
-                    let expect = 2 * k + 1;
-                    while word.load(Ordering::Acquire) != expect {
-                        if done.load(Ordering::Acquire) {
-                            return Ok(());
-                        }
-                        let seen = word.load(Ordering::Acquire);
-                        if seen != expect {
-                            futex_wait_while(&word, seen).map_err(|e| {
-                                rtgauge_core::probe::os_error(PROBE, "futex wait", e)
-                            })?;
-                        }
-                    }
-                    word.store(expect + 1, Ordering::Release);
-                    futex_wake(&word)
-                        .map_err(|e| rtgauge_core::probe::os_error(PROBE, "futex wake", e))?;
-                    k += 1;
-                }
-            })
-            .expect("spawning a measuring thread");
-        let lead = lead.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        let follow = follow
-            .join()
-            .unwrap_or_else(|p| std::panic::resume_unwind(p));
-        follow?;
-        lead
-    })
 }
 
 /// What one task's thread measured.
@@ -711,8 +594,30 @@ fn run_tasks(
     first_cpu: usize,
     calibration: &BTreeMap<usize, f64>,
     explain_above: &[u64],
-) -> Result<Vec<(Obtained, TaskRun)>, ProbeError> {
+) -> Result<Runs, ProbeError> {
     let n = set.tasks.len();
+    let programs = &set.programs;
+    let uses_io = programs
+        .tasks
+        .iter()
+        .flat_map(|t| t.phases.iter().flat_map(|p| &p.steps))
+        .any(|s| matches!(s, program::Step::IoRun(_)));
+    let shared = steps::Shared::new(&programs.objects, uses_io).map_err(|e| {
+        rtgauge_core::probe::os_error(
+            PROBE,
+            "creating the rt-app tasks' mutexes, conditions and I/O device",
+            e,
+        )
+    })?;
+    let engine = steps::Engine {
+        ctx,
+        tasks: &programs.tasks,
+        shared: &shared,
+        calibration,
+    };
+    let starting: Vec<usize> = (0..programs.tasks.len())
+        .filter(|&k| programs.tasks[k].starts)
+        .collect();
     let mutexes: Vec<PriorityMutex> = set
         .resources
         .iter()
@@ -741,9 +646,14 @@ fn run_tasks(
             .flatten()
             .map(|k| n + k)
     };
-    let names = thread_names(set.tasks.iter().map(|t| t.name.as_str()));
-    let ready = Barrier::new(n);
-    let go = Barrier::new(n);
+    let names = thread_names(
+        set.tasks
+            .iter()
+            .map(|t| t.name.as_str())
+            .chain(programs.tasks.iter().map(|t| t.name.as_str())),
+    );
+    let ready = Barrier::new(n + starting.len());
+    let go = Barrier::new(n + starting.len());
     let failed = AtomicBool::new(false);
     let start_at = AtomicU64::new(0);
     std::thread::scope(|scope| {
@@ -758,7 +668,9 @@ fn run_tasks(
                         let task = &set.tasks[i];
                         let cpu = task.cpu.unwrap_or(first_cpu);
                         let reservation = (
-                            (task.work_ns + task.work_ns / 4 + 50_000).min(task.deadline_ns),
+                            task.dl_runtime_ns.unwrap_or(
+                                (task.work_ns + task.work_ns / 4 + 50_000).min(task.deadline_ns),
+                            ),
                             task.deadline_ns,
                             task.period_ns,
                         );
@@ -805,26 +717,65 @@ fn run_tasks(
                     .expect("spawning a task thread")
             })
             .collect();
+        let program_handles: Vec<_> = starting
+            .iter()
+            .map(|&k| {
+                let together = (&ready, &go, &failed, &start_at);
+                steps::spawn(scope, &engine, k, names[n + k].clone(), together)
+            })
+            .collect();
         let joined: Vec<Result<(Obtained, Option<TaskRun>), ProbeError>> = handles
             .into_iter()
             .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect();
+        let program_joined: Vec<_> = program_handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect();
+        let not_started = || ProbeError::Invalid {
+            probe: PROBE,
+            message: "a task thread could not start, so none ran".into(),
+        };
+        // The thread that could not start says why; the others only stood down.
+        if let Some(i) = joined.iter().position(Result::is_err) {
+            return Err(joined
+                .into_iter()
+                .nth(i)
+                .and_then(Result::err)
+                .expect("an error"));
+        }
+        if let Some(i) = program_joined.iter().position(Result::is_err) {
+            return Err(program_joined
+                .into_iter()
+                .nth(i)
+                .and_then(Result::err)
+                .expect("an error"));
+        }
+        let mut program_runs = Vec::with_capacity(starting.len());
+        for (&k, j) in starting.iter().zip(program_joined) {
+            match j? {
+                (o, Some(run)) => program_runs.push((k, o, run)),
+                (_, None) => return Err(not_started()),
+            }
+        }
         let mut runs = Vec::with_capacity(n);
         for j in joined {
             let (o, run) = j?;
             match run {
                 Some(run) => runs.push((o, run)),
-                None => {
-                    return Err(ProbeError::Invalid {
-                        probe: PROBE,
-                        message: "a task thread could not start, so none ran".into(),
-                    })
-                }
+                None => return Err(not_started()),
             }
         }
-        Ok(runs)
+        Ok((runs, program_runs))
     })
 }
+
+/// What the threads measured: per periodic task, and per started rt-app task (its index
+/// in the set's programs).
+type Runs = (
+    Vec<(Obtained, TaskRun)>,
+    Vec<(usize, Obtained, steps::ProgramRun)>,
+);
 
 /// What a task's thread hands to the trace (`--trace`): its late starts on ring
 /// `late_starts_ring` (the highest task of each CPU only), and its responses longer than

@@ -85,6 +85,9 @@ pub struct Task {
     pub critical: Option<Critical>,
     /// Index into [`TaskSet::tasks`] of the task whose completion releases this one.
     pub after: Option<usize>,
+    /// SCHED_DEADLINE's runtime as the file gives it (rt-app's `dl-runtime`); None: the
+    /// work and a quarter more.
+    pub dl_runtime_ns: Option<u64>,
 }
 
 impl Task {
@@ -97,6 +100,8 @@ impl Task {
 pub struct TaskSet {
     pub tasks: Vec<Task>,
     pub resources: Vec<Resource>,
+    /// rt-app tasks that are more than a periodic job: run, not analysed.
+    pub programs: super::program::Programs,
 }
 
 /// A task set that cannot be run, in one line: where, which task and field, what is wrong
@@ -159,9 +164,6 @@ const ALIASES: [(&str, &str); 12] = [
     ("core", "cpu"),
 ];
 const CRITICAL_FIELDS: [&str; 2] = ["resource", "length"];
-
-/// A task set as written, before its checks (what rt-app's JSON is turned into too).
-pub(super) type FileTextFromJson = FileText;
 
 /// Reads rtgauge's TOML form (used for rt-app documents after conversion).
 pub(super) fn parse_toml_text(text: &str) -> Result<FileText, TaskSetError> {
@@ -235,19 +237,24 @@ impl Platform {
     }
 }
 
-/// Whether the text is rt-app's JSON rather than rtgauge's TOML.
+/// Whether the text is rt-app's JSON rather than rtgauge's TOML (an rt-app file may open
+/// with a comment, as json-c allows).
 pub fn looks_like_json(text: &str) -> bool {
-    text.trim_start().starts_with('{')
+    let mut end = text.len().min(64 * 1024);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    super::lenient::blank_comments_and_trailing_commas(&text[..end])
+        .trim_start()
+        .starts_with('{')
 }
 
 /// Reads a task set from TOML (or rt-app JSON) text and checks it.
 pub fn parse(text: &str, platform: &Platform) -> Result<TaskSet, TaskSetError> {
-    let file = if looks_like_json(text) {
-        super::rtapp::to_file_text(text)?
-    } else {
-        parse_toml(text)?
-    };
-    check(file, platform)
+    if looks_like_json(text) {
+        return super::rtapp::parse(text, platform);
+    }
+    check(parse_toml(text)?, platform)
 }
 
 /// `line 3: ` for the place a TOML error points at, when it points at one.
@@ -359,7 +366,7 @@ fn duration(task: &str, field: &str, text: &str) -> Result<u64, TaskSetError> {
         .map_err(|e| task_error(task, field, format!("{e}; write e.g. 250us or 1ms")))
 }
 
-fn check(file: FileText, platform: &Platform) -> Result<TaskSet, TaskSetError> {
+pub(super) fn check(file: FileText, platform: &Platform) -> Result<TaskSet, TaskSetError> {
     if file.tasks.is_empty() {
         return Err(set_error(
             "no [[task]] entry; add one with name, period and work (see docs/taskset.md)",
@@ -587,10 +594,15 @@ fn check(file: FileText, platform: &Platform) -> Result<TaskSet, TaskSetError> {
             offset_ns,
             critical,
             after,
+            dl_runtime_ns: None,
         });
     }
     check_chains(&tasks)?;
-    Ok(TaskSet { tasks, resources })
+    Ok(TaskSet {
+        tasks,
+        resources,
+        programs: Default::default(),
+    })
 }
 
 /// A task released by another's completion must not (through others) release itself, and

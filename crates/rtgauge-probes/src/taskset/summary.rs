@@ -253,10 +253,28 @@ pub fn verdict(run: &ProbeRun) -> Option<String> {
         .filter(|t| !t.at_risk())
         .map(|t| t.name)
         .collect();
+    let events = program_count(run);
+    let ran_events = |e: usize, what: &str| {
+        format!(
+            "{e} rt-app task{} ran {} events ({what})",
+            if e == 1 { "" } else { "s" },
+            if e == 1 { "its" } else { "their" }
+        )
+    };
+    if n == 0 {
+        return Some(format!(
+            "task set: {}",
+            ran_events(events, "not periodic jobs: measured, not analysed")
+        ));
+    }
+    let also = match events {
+        0 => String::new(),
+        e => format!("; {}", ran_events(e, "measured, not analysed")),
+    };
     if failing == 0 && beyond.is_empty() {
         return Some(match n {
-            1 => "task set: the task fits and none missed".to_string(),
-            _ => format!("task set: all {n} tasks fit and none missed"),
+            1 => format!("task set: the task fits and none missed{also}"),
+            _ => format!("task set: all {n} tasks fit and none missed{also}"),
         });
     }
     let mut parts = Vec::new();
@@ -275,7 +293,92 @@ pub fn verdict(run: &ProbeRun) -> Option<String> {
         1 => parts.push(format!("{} fits", fine[0])),
         _ => parts.push(format!("{} fit", fine.join(", "))),
     }
-    Some(format!("task set: {}", parts.join("; ")))
+    Some(format!("task set: {}{also}", parts.join("; ")))
+}
+
+/// The rt-app tasks that ran their events (a `period` series per task and phase).
+fn program_count(run: &ProbeRun) -> usize {
+    run.series
+        .iter()
+        .filter(|s| s.name == "period")
+        .filter_map(|s| s.labels.get("task"))
+        .collect::<std::collections::BTreeSet<_>>()
+        .len()
+}
+
+/// One line per rt-app task that ran its events: its passes through its phases as rt-app
+/// logs them (period, run, timer wake-up latency), and what held it up.
+fn program_lines(run: &ProbeRun) -> Vec<String> {
+    let d = |v: Option<u64>| v.map_or("-".to_string(), format_duration_ns);
+    // The same task and phase as a period series.
+    let series = |name: &str, of: &rtgauge_result::Series| {
+        run.series.iter().find(|s| {
+            s.name == name
+                && s.labels.get("task") == of.labels.get("task")
+                && s.labels.get("phase") == of.labels.get("phase")
+        })
+    };
+    run.series
+        .iter()
+        .filter(|s| s.name == "period" && s.labels.contains_key("task"))
+        .map(|p| {
+            let task = match p.labels.get("phase") {
+                Some(phase) => format!("{} phase {phase}", p.labels["task"]),
+                None => p.labels["task"].clone(),
+            };
+            let count = |k: &str| p.counters.get(k).copied().unwrap_or(0);
+            let passes = count("passes");
+            if passes == 0 && count("finished") == 1 {
+                return format!(
+                    "{task}: rt-app events: ran all its loops ({} pass{}) before the measurement began (during the warm-up){}",
+                    count("passes_with_warmup"),
+                    if count("passes_with_warmup") == 1 { "" } else { "es" },
+                    match count("forks") {
+                        0 => String::new(),
+                        f => format!(", {f} forks"),
+                    }
+                );
+            }
+            if count("passes_begun") == 0 {
+                return format!(
+                    "{task}: rt-app events: not reached in this run (what comes before it took the whole {})",
+                    format_duration_ns(run.measured_ns + run.warmup_ns)
+                );
+            }
+            if passes == 0 {
+                return format!(
+                    "{task}: rt-app events: no pass through a phase completed in {} (blocked or starved)",
+                    format_duration_ns(run.measured_ns)
+                );
+            }
+            let mut parts = vec![format!(
+                "{passes} pass{}, period median {} (max {})",
+                if passes == 1 { "" } else { "es" },
+                d(p.stats.median_ns),
+                d(p.stats.max_ns)
+            )];
+            if let Some(r) = series("run", p) {
+                parts.push(format!("run median {}", d(r.stats.median_ns)));
+            }
+            if let Some(w) = series("timer_wakeup", p) {
+                parts.push(format!(
+                    "timer wake-up median {} (max {})",
+                    d(w.stats.median_ns),
+                    d(w.stats.max_ns)
+                ));
+            }
+            if let Some(s) = series("slack", p) {
+                parts.push(format!("slack median {}", d(s.stats.median_ns)));
+            }
+            if count("timers_late") > 0 {
+                parts.push(format!("{} timers already past", count("timers_late")));
+            }
+            if count("forks") > 0 {
+                parts.push(format!("{} forks", count("forks")));
+            }
+            format!("{task}: rt-app events: {}", parts.join(", "))
+        })
+        .collect()
 }
 
 /// One line per task for the end of a run, after one per CPU on the platform: a task at
@@ -290,7 +393,9 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
     let mut lines = Vec::new();
     if run.mode == "normal" {
         lines.push("normal mode: the tasks ran as SCHED_OTHER, so the verdicts (which assume their priorities) do not describe these numbers; use --mode rt".to_string());
-    } else if run.obtained.policy.split('/').any(|p| p == "other") {
+    } else if run.obtained.policy.split('/').any(|p| p == "other")
+        && !run.obtained.shortfalls.is_empty()
+    {
         lines.push("NOT REAL-TIME: the tasks ran as SCHED_OTHER (real-time priority was refused), so these verdicts do not describe this run; run as root or grant CAP_SYS_NICE".to_string());
     }
     for (k, v) in &run.params {
@@ -327,6 +432,7 @@ pub fn summary_lines(run: &ProbeRun) -> Vec<String> {
             ));
         }
     }
+    lines.extend(program_lines(run));
     lines.extend(explained);
     lines
 }
@@ -607,8 +713,14 @@ mod tests {
         let run = recorded_run("fifo");
         insta::assert_snapshot!("taskset_summary_lines", summary_lines(&run).join("\n"));
         insta::assert_snapshot!("taskset_failures", failures(&run).join("\n"));
-        let not_rt = summary_lines(&recorded_run("other"));
+        // Real-time priority refused: a shortfall says so.
+        let mut refused = recorded_run("other");
+        refused.obtained.shortfalls = vec!["SCHED_FIFO refused".into()];
+        let not_rt = summary_lines(&refused);
         assert!(not_rt[0].starts_with("NOT REAL-TIME"), "{not_rt:?}");
+        // Tasks the file itself puts in SCHED_OTHER are not said to have been refused.
+        let asked = summary_lines(&recorded_run("other"));
+        assert!(!asked[0].starts_with("NOT REAL-TIME"), "{asked:?}");
         let mut other = run.clone();
         other.probe = "cyclic".into();
         assert!(summary_lines(&other).is_empty() && failures(&other).is_empty());
