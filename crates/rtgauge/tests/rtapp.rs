@@ -294,7 +294,7 @@ const COMPARED: [&str; 2] = ["servo", "logger"];
 /// printed. Per task and round the period and run medians agree within 5 %. The wake-up
 /// latency medians of the rounds agree within 25 % or 15 µs: on this VM they are some
 /// 15–50 µs and one run's moves by 10–20 µs from the next in either tool as the host's load
-/// moves (docs/taskset.md has the rounds).
+/// moves (docs/taskset.md has the rounds): up to 3 attempts of 3 rounds, each printed.
 #[test]
 fn rt_app_and_rtgauge_agree_on_a_periodic_file() {
     if std::process::Command::new("rt-app")
@@ -310,6 +310,25 @@ fn rt_app_and_rtgauge_agree_on_a_periodic_file() {
     };
     let cpus = rtgauge_sysinfo::online_cpus();
     let (cpu, other) = (*cpus.last().unwrap(), cpus[0]);
+    // The wake-up medians move with the host's load: up to 3 attempts of 3 rounds, each printed.
+    let mut failures = Vec::new();
+    for attempt in 1..=3 {
+        match side_by_side_attempt(cpu, other) {
+            None => return,
+            Some(Ok(())) => return,
+            Some(Err(why)) => {
+                eprintln!("attempt {attempt}: {why}");
+                failures.push(why);
+            }
+        }
+    }
+    panic!("the wake-up medians disagreed in 3 attempts: {failures:#?}");
+}
+
+/// Three interleaved rounds of rt-app and rtgauge on `periodic.json`; the period and run
+/// agree in every round (asserted), the wake-up medians of the rounds within the allowance
+/// (the error says by how much they did not). None when rt-app itself failed (skipped).
+fn side_by_side_attempt(cpu: usize, other: usize) -> Option<Result<(), String>> {
     // Per task: each round's rt-app and rtgauge wake-up medians.
     let mut wakeups: Vec<(Vec<f64>, Vec<f64>)> = vec![(Vec::new(), Vec::new()); COMPARED.len()];
     for round in 1..=3 {
@@ -329,7 +348,7 @@ fn rt_app_and_rtgauge_agree_on_a_periodic_file() {
                     .last()
                     .unwrap_or("")
             );
-            return;
+            return None;
         }
         let (code, printed, result) = run_file(&file, "4s");
         assert_eq!(code, 0, "{printed}");
@@ -344,14 +363,22 @@ fn rt_app_and_rtgauge_agree_on_a_periodic_file() {
             wakeups[k].1.push(ours.wakeup);
         }
     }
+    let mut disagree = Vec::new();
     for (task, (theirs, ours)) in COMPARED.iter().zip(wakeups) {
         let (a, b) = (median(theirs.clone()), median(ours.clone()));
         let allowed = (0.25 * a.max(b)).max(15.0);
-        println!(
+        let line = format!(
             "{task}: wake-up median of the rounds: rt-app {a} µs {theirs:?}, rtgauge {b:.1} µs {ours:?}; allowed {allowed:.1} µs"
         );
-        assert!((a - b).abs() <= allowed, "{task}");
+        println!("{line}");
+        if (a - b).abs() > allowed {
+            disagree.push(line);
+        }
     }
+    Some(match disagree.is_empty() {
+        true => Ok(()),
+        false => Err(disagree.join("; ")),
+    })
 }
 
 /// Every rt-app event runs: a timer shared by two tasks, locks, condition variables (wait,
