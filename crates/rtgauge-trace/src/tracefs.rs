@@ -91,23 +91,16 @@ pub(crate) fn mounted_tracefs() -> Option<PathBuf> {
     }
 }
 
-/// Whether this process may mount file systems (root, or CAP_SYS_ADMIN in its namespace is
-/// what mount(2) checks; the effective uid is the usual sign of it).
-fn is_root() -> bool {
-    // SAFETY: geteuid has no arguments and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
 /// The tracefs mount: the one in the mount table, else (the kernel has tracefs, nothing
-/// mounted it) mounted at /sys/kernel/tracing, which needs root. It stays mounted afterwards
-/// (as systemd leaves it at boot): unmounting could pull it from under another tracing user.
+/// mounted it) mounted at /sys/kernel/tracing, which needs root (CAP_SYS_ADMIN). It stays
+/// mounted afterwards (as systemd leaves it at boot): unmounting could pull it from under
+/// another tracing user.
 /// Errors say which case it was: no tracefs in the kernel, or not mounted with the command
 /// that mounts it.
 pub fn ensure_tracefs() -> Result<PathBuf, TraceError> {
     match tracefs_state() {
         TracefsState::Mounted(path) => Ok(path),
         TracefsState::NotBuilt => Err(TraceError::NoTracefs),
-        TracefsState::NotMounted if !is_root() => Err(TraceError::NotMounted),
         TracefsState::NotMounted => mount_tracefs(),
     }
 }
