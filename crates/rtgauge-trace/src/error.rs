@@ -7,6 +7,8 @@ use std::path::PathBuf;
 pub enum TraceError {
     #[error("the kernel has no tracefs, so late wake-ups cannot be explained: use a kernel built with CONFIG_FTRACE (and tracing events)")]
     NoTracefs,
+    #[error("tracefs is not mounted (the kernel has it), and mounting it needs root: run as root, which mounts it, or mount it first with `mount -t tracefs nodev /sys/kernel/tracing`")]
+    NotMounted,
     #[error("tracing needs root: {} is not writable; run as root (or with CAP_SYS_ADMIN) to see why wake-ups were late", path.display())]
     NotPermitted { path: PathBuf },
     #[error("kernel lockdown (confidentiality) forbids tracing; boot with lockdown=integrity or without lockdown to see why wake-ups were late")]

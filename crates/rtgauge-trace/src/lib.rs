@@ -52,6 +52,7 @@ mod session;
 #[doc(hidden)]
 pub mod testing;
 mod timerlat;
+mod tracefs;
 
 pub use attribute::{
     attribute, attribute_all, attribute_each, attribute_trace, AttributionConfig, Spike,
@@ -68,11 +69,14 @@ pub use rtgauge_result::spike::{
     cause_kind, cause_name, dominant_causes, Attribution, Cause, CauseGroup, Contributor, Segment,
 };
 pub use session::{
-    cpumask, instance_pid, lockdown_forbids_tracing, remove_stale, remove_stale_in,
-    rt_throttling_on, tracefs_in_mount_table, BufferFit, CpuTrace, TraceConfig, TraceSession,
-    DEFAULT_BUFFER_SIZE_KB, INSTANCE_PREFIX, TRACEFS_PATHS, WANTED_EVENTS,
+    cpumask, instance_pid, remove_stale, remove_stale_in, rt_throttling_on, BufferFit, CpuTrace,
+    TraceConfig, TraceSession, DEFAULT_BUFFER_SIZE_KB, INSTANCE_PREFIX, WANTED_EVENTS,
 };
 pub use timerlat::{
     parse_timerlat_line, timerlat_unavailable, TimerlatConfig, TimerlatContext, TimerlatSample,
     TimerlatSession, TIMERLAT, TIMERLAT_PERIOD_US,
+};
+pub use tracefs::{
+    ensure_tracefs, lockdown_forbids_tracing, tracefs_in_mount_table, tracefs_state,
+    tracefs_state_in, tracing_check, tracing_check_in, TracefsState, MOUNT_COMMAND, TRACEFS_PATHS,
 };

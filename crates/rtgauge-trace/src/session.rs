@@ -16,9 +16,8 @@ use std::time::{Duration, Instant};
 use crate::error::TraceError;
 use crate::parse::{parse_trace, parse_trace_with_losses, TraceEvent};
 use crate::testing::now_ns;
+use crate::tracefs::{check_lockdown, ensure_tracefs, mounted_tracefs};
 
-/// Where tracefs is usually mounted, in order of preference.
-pub const TRACEFS_PATHS: [&str; 2] = ["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// Prefix of rtgauge's instance names.
 pub const INSTANCE_PREFIX: &str = "rtgauge-";
 /// Default ring buffer per CPU. On kernels before 5.7 (no `pause-on-trace` option), and at the
@@ -416,7 +415,7 @@ pub(crate) fn create_instance(cpus: &[usize]) -> Result<(PathBuf, PathBuf), Trac
         return Err(TraceError::NoCpus);
     }
     check_lockdown()?;
-    let tracefs = find_or_mount_tracefs()?;
+    let tracefs = ensure_tracefs()?;
     let instances = tracefs.join("instances");
     let sequence = INSTANCE_SEQUENCE.fetch_add(1, Ordering::Relaxed);
     let name = if sequence == 0 {
@@ -558,97 +557,6 @@ fn matches_pattern(name: &str, pattern: &str) -> bool {
     }
 }
 
-/// The first tracefs mount point listed in a mount table (/proc/self/mounts text).
-pub fn tracefs_in_mount_table(mounts: &str) -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = mounts
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.split_whitespace();
-            let _source = fields.next()?;
-            let target = fields.next()?;
-            let fstype = fields.next()?;
-            (fstype == "tracefs").then(|| PathBuf::from(target.replace("\\040", " ")))
-        })
-        .collect();
-    // Prefer the standard places (in their order), then whatever comes first.
-    found.sort_by_key(|p| {
-        TRACEFS_PATHS
-            .iter()
-            .position(|s| Path::new(s) == p)
-            .unwrap_or(TRACEFS_PATHS.len())
-    });
-    found.into_iter().next()
-}
-
-pub(crate) fn mounted_tracefs() -> Option<PathBuf> {
-    let mounts = fs::read_to_string("/proc/self/mounts").ok()?;
-    tracefs_in_mount_table(&mounts)
-}
-
-fn kernel_has_tracefs() -> bool {
-    fs::read_to_string("/proc/filesystems")
-        .map(|t| {
-            t.lines()
-                .any(|l| l.split_whitespace().last() == Some("tracefs"))
-        })
-        .unwrap_or(false)
-}
-
-/// The tracefs mount, mounting it at /sys/kernel/tracing when it is not mounted. It stays
-/// mounted afterwards (as systemd leaves it at boot): unmounting could pull it from under
-/// another tracing user.
-fn find_or_mount_tracefs() -> Result<PathBuf, TraceError> {
-    if let Some(path) = mounted_tracefs() {
-        return Ok(path);
-    }
-    if !kernel_has_tracefs() {
-        return Err(TraceError::NoTracefs);
-    }
-    let target = PathBuf::from(TRACEFS_PATHS[0]);
-    if !target.is_dir() {
-        return Err(TraceError::NoTracefs);
-    }
-    let c_target = std::ffi::CString::new(TRACEFS_PATHS[0]).expect("no NUL in a constant");
-    let c_type = c"tracefs";
-    // SAFETY: valid NUL-terminated strings; no data argument.
-    let result = unsafe {
-        libc::mount(
-            c"nodev".as_ptr(),
-            c_target.as_ptr(),
-            c_type.as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-            std::ptr::null(),
-        )
-    };
-    if result != 0 {
-        let error = std::io::Error::last_os_error();
-        return Err(match error.raw_os_error() {
-            Some(libc::EPERM) | Some(libc::EACCES) => TraceError::NotPermitted { path: target },
-            _ => TraceError::Mount {
-                path: target,
-                source: error,
-            },
-        });
-    }
-    Ok(target)
-}
-
-/// Kernel lockdown in `confidentiality` mode forbids tracefs.
-fn check_lockdown() -> Result<(), TraceError> {
-    let Ok(text) = fs::read_to_string("/sys/kernel/security/lockdown") else {
-        return Ok(());
-    };
-    if lockdown_forbids_tracing(&text) {
-        return Err(TraceError::Lockdown);
-    }
-    Ok(())
-}
-
-/// "none integrity [confidentiality]" → true.
-pub fn lockdown_forbids_tracing(lockdown: &str) -> bool {
-    lockdown.contains("[confidentiality]")
-}
-
 /// Whether RT throttling is on now (kernel.sched_rt_runtime_us non-negative and below its
 /// period): what the attribution names a normal task taking a waiting real-time thread's CPU.
 /// Unreadable: on, the kernel's default.
@@ -696,35 +604,6 @@ mod tests {
         assert_eq!(instance_pid("rtgauge-12-x"), None);
         assert_eq!(instance_pid("mine-123"), None);
         assert_eq!(instance_pid("rtgauge-0"), None);
-    }
-
-    #[test]
-    fn tracefs_is_found_in_the_mount_table() {
-        let table = "sysfs /sys sysfs rw 0 0\n\
-                     tracefs /sys/kernel/debug/tracing tracefs rw 0 0\n\
-                     tracefs /sys/kernel/tracing tracefs rw 0 0\n";
-        assert_eq!(
-            tracefs_in_mount_table(table),
-            Some(PathBuf::from("/sys/kernel/tracing"))
-        );
-        assert_eq!(tracefs_in_mount_table("sysfs /sys sysfs rw 0 0\n"), None);
-        assert_eq!(
-            tracefs_in_mount_table("none /mnt/my\\040trace tracefs rw 0 0\n"),
-            Some(PathBuf::from("/mnt/my trace"))
-        );
-    }
-
-    #[test]
-    fn only_confidentiality_lockdown_forbids_tracing() {
-        assert!(lockdown_forbids_tracing(
-            "none integrity [confidentiality]\n"
-        ));
-        assert!(!lockdown_forbids_tracing(
-            "[none] integrity confidentiality\n"
-        ));
-        assert!(!lockdown_forbids_tracing(
-            "none [integrity] confidentiality\n"
-        ));
     }
 
     #[test]

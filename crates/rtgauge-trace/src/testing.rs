@@ -108,7 +108,8 @@ pub fn last_cpu() -> usize {
 }
 
 /// A session on `cpus`, or `None` with the reason printed where this machine cannot trace
-/// (not root, no tracefs, lockdown): the tests that need one then have nothing to test.
+/// (not root, no tracefs or not mounted, lockdown): the tests that need one then have nothing
+/// to test.
 /// Any other error is a failure.
 pub fn session_or_skip(cpus: Vec<usize>) -> Option<crate::TraceSession> {
     use crate::TraceError;
@@ -120,7 +121,10 @@ pub fn session_or_skip(cpus: Vec<usize>) -> Option<crate::TraceSession> {
     match crate::TraceSession::start(&crate::TraceConfig::new(cpus)) {
         Ok(session) => Some(session),
         Err(
-            e @ (TraceError::NoTracefs | TraceError::Lockdown | TraceError::NotPermitted { .. }),
+            e @ (TraceError::NoTracefs
+            | TraceError::NotMounted
+            | TraceError::Lockdown
+            | TraceError::NotPermitted { .. }),
         ) => {
             eprintln!("skipped: {e}");
             None

@@ -14,7 +14,8 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::error::TraceError;
-use crate::session::{create_instance, mounted_tracefs, remove_instance, TRACEFS_PATHS};
+use crate::session::{create_instance, remove_instance};
+use crate::tracefs::ensure_tracefs;
 
 /// The tracer's name in `available_tracers` and `current_tracer`.
 pub const TIMERLAT: &str = "timerlat";
@@ -81,8 +82,9 @@ pub fn parse_timerlat_line(line: &str) -> Option<TimerlatSample> {
     })
 }
 
-/// Why the timerlat tracer cannot run here, in one line with the fix; `None` if it can.
-/// Does not mount tracefs or write anything.
+/// Why the timerlat tracer cannot run here, in one line with the fix; `None` if it can. As
+/// root, mounts tracefs when the kernel has it and nothing mounted it (as a trace session
+/// would; the tracer list is only readable there); writes nothing else.
 pub fn timerlat_unavailable() -> Option<String> {
     // SAFETY: geteuid has no arguments and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
@@ -90,14 +92,16 @@ pub fn timerlat_unavailable() -> Option<String> {
             "the timerlat tracer needs root (it is configured through tracefs); run as root".into(),
         );
     }
-    let tracefs = mounted_tracefs().or_else(|| {
-        TRACEFS_PATHS
-            .iter()
-            .map(PathBuf::from)
-            .find(|p| p.join("available_tracers").is_file())
-    });
-    let Some(tracefs) = tracefs else {
-        return Some(TraceError::NoTracefs.to_string());
+    let tracefs = match ensure_tracefs() {
+        Ok(tracefs) => tracefs,
+        Err(TraceError::NoTracefs) => {
+            return Some(
+                "the kernel has no tracefs, so the timerlat tracer cannot run: use a kernel \
+                 built with CONFIG_FTRACE and CONFIG_TIMERLAT_TRACER, such as Debian's linux-image-rt"
+                    .into(),
+            )
+        }
+        Err(e) => return Some(e.to_string()),
     };
     let available = fs::read_to_string(tracefs.join("available_tracers")).unwrap_or_default();
     (!has_timerlat(&available)).then(|| {

@@ -11,7 +11,10 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
     let root = rtgauge_sysinfo::SysRoot::live();
     let settings = rtgauge_sysinfo::DoctorSettings::for_cpus(&cpus)
         .at_priority(u32::try_from(args.priority).unwrap_or(0));
-    let checks = rtgauge_sysinfo::doctor_with(&root, &settings);
+    let mut checks = rtgauge_sysinfo::doctor_with(&root, &settings);
+    // Whether `--trace` and the timerlat probe can have tracefs: mounted, not mounted (rtgauge
+    // mounts it as root; the command for everyone else) or not in the kernel.
+    checks.push(rtgauge_trace::tracing_check());
     if let Some(line) = super::tune::left_behind_warning() {
         eprintln!("rtgauge: {line}");
     }
