@@ -410,4 +410,3 @@ pub struct ExportArgs {
     #[arg(long)]
     pub salvage: bool,
 }
-
