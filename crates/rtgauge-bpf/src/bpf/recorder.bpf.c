@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+// rtgauge's flight recorder: BPF programs on the scheduler and interrupt tracepoints keep, per
+// CPU, a ring of the last events in a map. Nothing leaves the kernel until user space reads a
+// window after a late sample. Compiled by build.rs with clang -target bpfel -g -O2.
+//
+// CO-RE without a generated vmlinux.h: the few kernel structures read here are declared with
+// only the fields used and `preserve_access_index`, so the loader moves each field to its offset
+// in the running kernel's BTF.
+
+typedef unsigned char __u8;
+typedef unsigned int __u32;
+typedef int __s32;
+typedef unsigned long long __u64;
+
+#define SEC(name) __attribute__((section(name), used))
+#define __uint(name, val) int(*name)[val]
+#define __type(name, val) typeof(val) *name
+
+// The helpers used, by their numbers in the kernel's BPF helper list (stable ABI).
+static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
+static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
+static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
+static long (*bpf_probe_read_kernel_str)(void *dst, __u32 size, const void *src) = (void *)115;
+
+struct thread_info {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct thread_info thread_info;
+	int pid;
+	int prio;
+	char comm[16];
+} __attribute__((preserve_access_index));
+
+// Kernels before 5.16 (and architectures without THREAD_INFO_IN_TASK) keep the CPU in
+// task_struct itself; the loader keeps whichever branch the running kernel has.
+struct task_struct___cpu_in_task {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+#define BPF_FIELD_EXISTS 2
+
+static __attribute__((always_inline)) __u32 task_cpu(struct task_struct *p)
+{
+	struct task_struct___cpu_in_task *old = (void *)p;
+	if (__builtin_preserve_field_info(old->cpu, BPF_FIELD_EXISTS))
+		return old->cpu;
+	return p->thread_info.cpu;
+}
+
+struct irqaction {
+	const char *name;
+} __attribute__((preserve_access_index));
+
+// Must match src/ring.rs.
+#define RING_LEN 512
+#define KIND_SWITCH 1
+#define KIND_WAKEUP 2
+#define KIND_IRQ_ENTRY 3
+#define KIND_IRQ_EXIT 4
+
+struct rec {
+	__u64 ts;       // bpf_ktime_get_ns: CLOCK_MONOTONIC
+	__u32 kind;
+	__u32 arg;      // switch: prev_state; wakeup: target CPU; irq: number
+	__u32 a_pid;    // switch: prev; wakeup: the woken task; irq: the interrupted task
+	__s32 a_prio;
+	__u32 b_pid;    // switch: next; wakeup: the waker (current); irq exit: return value
+	__s32 b_prio;
+	char a_comm[16];
+	char b_comm[16]; // irq entry: the handler's name
+};
+
+struct ring {
+	__u64 head;     // records written so far; the next goes to recs[head % RING_LEN]
+	struct rec recs[RING_LEN];
+};
+
+// One ring per CPU, indexed by CPU number; user space sets max_entries to the possible CPUs.
+struct {
+	__uint(type, 2); // BPF_MAP_TYPE_ARRAY
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ring);
+} rings SEC(".maps");
+
+// Which CPUs record (bit N for CPU N, up to 256 CPUs); set by user space before loading.
+volatile const __u64 cpu_mask[4] = {0, 0, 0, 0};
+
+static __attribute__((always_inline)) struct rec *next_rec(void)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	if (cpu >= 256 || !(cpu_mask[cpu / 64] & (1ULL << (cpu % 64))))
+		return 0;
+	struct ring *ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring)
+		return 0;
+	__u64 head = ring->head;
+	ring->head = head + 1;
+	struct rec *r = &ring->recs[head & (RING_LEN - 1)];
+	r->ts = bpf_ktime_get_ns();
+	return r;
+}
+
+SEC("tp_btf/sched_switch")
+int on_switch(__u64 *ctx)
+{
+	struct task_struct *prev = (void *)ctx[1];
+	struct task_struct *next = (void *)ctx[2];
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = KIND_SWITCH;
+	r->arg = (__u32)ctx[3];
+	r->a_pid = prev->pid;
+	r->a_prio = prev->prio;
+	r->b_pid = next->pid;
+	r->b_prio = next->prio;
+	__builtin_memcpy(r->a_comm, prev->comm, 16);
+	__builtin_memcpy(r->b_comm, next->comm, 16);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int on_wakeup(__u64 *ctx)
+{
+	struct task_struct *p = (void *)ctx[0];
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = KIND_WAKEUP;
+	r->arg = task_cpu(p);
+	r->a_pid = p->pid;
+	r->a_prio = p->prio;
+	r->b_pid = (__u32)bpf_get_current_pid_tgid();
+	r->b_prio = 0;
+	__builtin_memcpy(r->a_comm, p->comm, 16);
+	bpf_get_current_comm(r->b_comm, 16);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int on_irq_entry(__u64 *ctx)
+{
+	struct irqaction *action = (void *)ctx[1];
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = KIND_IRQ_ENTRY;
+	r->arg = (__u32)ctx[0];
+	r->a_pid = (__u32)bpf_get_current_pid_tgid();
+	r->a_prio = 0;
+	r->b_pid = 0;
+	r->b_prio = 0;
+	bpf_get_current_comm(r->a_comm, 16);
+	bpf_probe_read_kernel_str(r->b_comm, 16, action->name);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int on_irq_exit(__u64 *ctx)
+{
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = KIND_IRQ_EXIT;
+	r->arg = (__u32)ctx[0];
+	r->a_pid = (__u32)bpf_get_current_pid_tgid();
+	r->a_prio = 0;
+	r->b_pid = (__u32)ctx[2];
+	r->b_prio = 0;
+	bpf_get_current_comm(r->a_comm, 16);
+	r->b_comm[0] = 0;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
