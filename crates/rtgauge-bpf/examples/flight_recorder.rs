@@ -34,11 +34,12 @@ fn main() {
             for r in &records[records.len().saturating_sub(20)..] {
                 let what = match r.kind() {
                     Some(Kind::Switch) => format!(
-                        "switch {}:{} [{}] state {} => {}:{} [{}]",
+                        "switch {}:{} [{}] state {}{} => {}:{} [{}]",
                         comm(&r.a_comm),
                         r.a_pid,
                         r.a_prio,
                         r.arg,
+                        if r.preempted() { " (preempted)" } else { "" },
                         comm(&r.b_comm),
                         r.b_pid,
                         r.b_prio

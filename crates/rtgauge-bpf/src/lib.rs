@@ -26,6 +26,8 @@ pub enum Error {
     NotBuilt,
     #[error("the kernel has no BTF (/sys/kernel/btf/vmlinux): the BPF flight recorder needs a kernel built with CONFIG_DEBUG_INFO_BTF")]
     NoBtf,
+    #[error("the kernel has no BPF system call (a kernel built without CONFIG_BPF_SYSCALL, or an emulator)")]
+    NoBpf,
     #[error("loading BPF programs needs root (or CAP_BPF and CAP_PERFMON)")]
     NotPermitted,
     #[error("CPU {0} cannot be recorded: the flight recorder covers CPUs 0-255")]
@@ -54,16 +56,23 @@ pub struct Recorder {
     _ebpf: Ebpf,
 }
 
-fn is_permission(text: &str) -> bool {
-    text.contains("Operation not permitted") || text.contains("Permission denied")
-}
-
-fn kernel_error(e: impl std::fmt::Display) -> Error {
-    let text = format!("{e:#}");
-    if is_permission(&text) {
-        Error::NotPermitted
-    } else {
-        Error::Kernel(text)
+/// Maps a loader error to ours, by the operating-system error at the bottom of its chain.
+fn kernel_error(e: impl std::error::Error) -> Error {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    let mut errno = None;
+    while let Some(inner) = source {
+        if let Some(io) = inner.downcast_ref::<std::io::Error>() {
+            errno = io.raw_os_error();
+        }
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        source = inner.source();
+    }
+    match errno {
+        Some(libc::EPERM | libc::EACCES) => Error::NotPermitted,
+        Some(libc::ENOSYS) => Error::NoBpf,
+        _ => Error::Kernel(text),
     }
 }
 

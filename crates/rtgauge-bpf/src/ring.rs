@@ -3,6 +3,9 @@
 /// Records kept per CPU; a power of two (the program masks the head with `RING_LEN - 1`).
 pub const RING_LEN: usize = 512;
 
+/// Set in [`RawRecord::kind`] above the kind when a switch preempted the previous task.
+const FLAG_PREEMPTED: u32 = 0x100;
+
 /// What a record describes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -30,6 +33,7 @@ impl Kind {
 pub struct RawRecord {
     /// `bpf_ktime_get_ns`: CLOCK_MONOTONIC nanoseconds.
     pub ts: u64,
+    /// The kind in the low byte (see [`RawRecord::kind`]), flags above.
     pub kind: u32,
     /// Switch: the previous task's state; wake-up: the target CPU; interrupt: its number.
     pub arg: u32,
@@ -47,7 +51,12 @@ pub struct RawRecord {
 impl RawRecord {
     /// The kind, or `None` for a slot never written.
     pub fn kind(&self) -> Option<Kind> {
-        Kind::from_raw(self.kind)
+        Kind::from_raw(self.kind & 0xff)
+    }
+
+    /// For a switch: the previous task was preempted (still runnable), not blocked.
+    pub fn preempted(&self) -> bool {
+        self.kind & FLAG_PREEMPTED != 0
     }
 }
 
@@ -125,6 +134,18 @@ mod tests {
         assert_eq!(ts.len(), RING_LEN);
         assert_eq!(ts[0], 5);
         assert!(ts.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    #[test]
+    fn kind_and_preemption_share_a_field() {
+        let mut r = ring_with(1).recs[0];
+        assert_eq!(r.kind(), None);
+        r.kind = 1 | FLAG_PREEMPTED;
+        assert_eq!(r.kind(), Some(Kind::Switch));
+        assert!(r.preempted());
+        r.kind = 2;
+        assert_eq!(r.kind(), Some(Kind::Wakeup));
+        assert!(!r.preempted());
     }
 
     #[test]

@@ -61,10 +61,11 @@ struct irqaction {
 #define KIND_WAKEUP 2
 #define KIND_IRQ_ENTRY 3
 #define KIND_IRQ_EXIT 4
+#define FLAG_PREEMPTED 0x100 // switch: prev was preempted (tracefs prints its state "R+")
 
 struct rec {
 	__u64 ts;       // bpf_ktime_get_ns: CLOCK_MONOTONIC
-	__u32 kind;
+	__u32 kind;     // KIND_* in the low byte, FLAG_* above
 	__u32 arg;      // switch: prev_state; wakeup: target CPU; irq: number
 	__u32 a_pid;    // switch: prev; wakeup: the woken task; irq: the interrupted task
 	__s32 a_prio;
@@ -113,7 +114,7 @@ int on_switch(__u64 *ctx)
 	struct rec *r = next_rec();
 	if (!r)
 		return 0;
-	r->kind = KIND_SWITCH;
+	r->kind = KIND_SWITCH | (ctx[0] & 1 ? FLAG_PREEMPTED : 0);
 	r->arg = (__u32)ctx[3];
 	r->a_pid = prev->pid;
 	r->a_prio = prev->prio;
