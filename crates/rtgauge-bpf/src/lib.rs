@@ -11,8 +11,11 @@
 //! [`Recorder::start`] says so in one line and the caller keeps tracefs.
 
 pub mod ring;
+mod watch;
 
-use aya::maps::{Array, MapData};
+pub use watch::{Spike, Watch};
+
+use aya::maps::{Array, Map, MapData, RingBuf};
 use aya::programs::BtfTracePoint;
 use aya::{Btf, Ebpf, EbpfLoader};
 use ring::RawRing;
@@ -52,6 +55,10 @@ const PROGRAMS: [(&str, &str); 4] = [
 /// The loaded and attached recorder; detached when dropped.
 pub struct Recorder {
     rings: Array<MapData, RawRing>,
+    spikes: RingBuf<MapData>,
+    // Declared before the map it maps, so it is unmapped first.
+    watches: watch::WatchMapping,
+    _watch_map: Map,
     // Owns the programs and their links: dropping it detaches them.
     _ebpf: Ebpf,
 }
@@ -99,6 +106,7 @@ impl Recorder {
         let mut ebpf = EbpfLoader::new()
             .btf(Some(&btf))
             .map_max_entries("rings", possible)
+            .map_max_entries("watches", possible)
             .override_global("cpu_mask", &mask[..], true)
             .load(OBJECT)
             .map_err(kernel_error)?;
@@ -115,7 +123,33 @@ impl Recorder {
             .take_map("rings")
             .ok_or_else(|| Error::Kernel("the object has no map rings".to_owned()))?;
         let rings = Array::try_from(map).map_err(kernel_error)?;
-        Ok(Recorder { rings, _ebpf: ebpf })
+        let missing = |name: &str| Error::Kernel(format!("the object has no map {name}"));
+        let spikes = ebpf.take_map("spikes").ok_or_else(|| missing("spikes"))?;
+        let spikes = RingBuf::try_from(spikes).map_err(kernel_error)?;
+        let watch_map = ebpf.take_map("watches").ok_or_else(|| missing("watches"))?;
+        let Map::Array(data) = &watch_map else {
+            return Err(missing("watches"));
+        };
+        let watches = watch::WatchMapping::new(std::os::fd::AsFd::as_fd(data.fd()), possible)
+            .map_err(kernel_error)?;
+        Ok(Recorder {
+            rings,
+            spikes,
+            watches,
+            _watch_map: watch_map,
+            _ebpf: ebpf,
+        })
+    }
+
+    /// The watch slot of `cpu`, for the thread measured there.
+    pub fn watch(&self, cpu: u32) -> Option<Watch<'_>> {
+        self.watches.slot(cpu).map(|slot| Watch { slot })
+    }
+
+    /// The next late wake-up the kernel sent, if any (never blocks).
+    pub fn next_spike(&mut self) -> Option<Spike> {
+        let item = self.spikes.next()?;
+        Spike::from_bytes(&item)
     }
 
     /// A copy of `cpu`'s ring as it is now.

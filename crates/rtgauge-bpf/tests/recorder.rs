@@ -33,21 +33,28 @@ fn tid() -> u32 {
     unsafe { libc::gettid() as u32 }
 }
 
-#[test]
-fn records_the_switches_and_wakeups_of_a_sleeping_thread() {
+/// The recorder on the last CPU, or None (printed why) where it cannot run.
+fn recorder_on_last_cpu() -> Option<(Recorder, u32)> {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
         eprintln!("skipped: loading BPF programs needs root");
-        return;
+        return None;
     }
     let cpu = (std::thread::available_parallelism().map_or(1, |n| n.get()) - 1) as u32;
-    let recorder = match Recorder::start(&[cpu]) {
-        Ok(r) => r,
+    match Recorder::start(&[cpu]) {
+        Ok(r) => Some((r, cpu)),
         Err(e @ (Error::NotBuilt | Error::NoBtf | Error::NoBpf)) => {
             eprintln!("skipped: {e}");
-            return;
+            None
         }
         Err(e) => panic!("{e}"),
+    }
+}
+
+#[test]
+fn records_the_switches_and_wakeups_of_a_sleeping_thread() {
+    let Some((recorder, cpu)) = recorder_on_last_cpu() else {
+        return;
     };
     let start = monotonic_ns();
     let sleeper = std::thread::Builder::new()
@@ -105,4 +112,76 @@ fn records_the_switches_and_wakeups_of_a_sleeping_thread() {
         records.windows(2).all(|w| w[0].ts <= w[1].ts),
         "the ring is not in time order"
     );
+}
+
+/// Runs `periods` sleeps of 300 µs on `cpu`, telling the watch before each that the wake-up was
+/// asked for `ask_ns(now)`; returns the thread's id and the programmed times it gave.
+fn watched_sleeper(
+    recorder: &Recorder,
+    cpu: u32,
+    periods: usize,
+    ask: fn(u64) -> u64,
+) -> (u32, Vec<u64>) {
+    std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                pin_to(cpu);
+                let watch = recorder.watch(cpu).expect("a slot for the CPU");
+                watch.start(tid(), 100_000);
+                let mut asked = Vec::new();
+                for _ in 0..periods {
+                    let programmed = ask(monotonic_ns());
+                    watch.programmed(programmed);
+                    asked.push(programmed);
+                    std::thread::sleep(Duration::from_micros(300));
+                }
+                // One more switch out, so the last period's window is sent too.
+                watch.programmed(0);
+                std::thread::sleep(Duration::from_micros(300));
+                watch.stop();
+                (tid(), asked)
+            })
+            .join()
+            .unwrap()
+    })
+}
+
+#[test]
+fn sends_the_window_of_a_late_wakeup_and_nothing_for_on_time_ones() {
+    let Some((mut recorder, cpu)) = recorder_on_last_cpu() else {
+        return;
+    };
+    // On time: the wake-up asked for is 10 s away, so none of these is late.
+    let (_, _) = watched_sleeper(&recorder, cpu, 5, |now| now + 10_000_000_000);
+    assert!(
+        recorder.next_spike().is_none(),
+        "an on-time wake-up sent a window"
+    );
+
+    // Late: each wake-up is said to have been asked for 2 ms before the sleep began.
+    let (sleeper, asked) = watched_sleeper(&recorder, cpu, 5, |now| now - 2_000_000);
+    let mut spikes = Vec::new();
+    while let Some(spike) = recorder.next_spike() {
+        spikes.push(spike);
+    }
+    assert!(
+        spikes.len() >= 4,
+        "expected a window for (nearly) every late period, got {}",
+        spikes.len()
+    );
+    for spike in &spikes {
+        assert_eq!((spike.cpu, spike.tid), (cpu, sleeper));
+        assert!(
+            asked.contains(&spike.programmed_ns),
+            "a spike for a wake-up never asked for"
+        );
+        assert!(spike.woke_ns > spike.programmed_ns + 2_000_000);
+        let records = spike.ring.ordered();
+        assert!(
+            records.iter().any(|r| r.kind() == Some(Kind::Switch)
+                && r.b_pid == sleeper
+                && r.ts == spike.woke_ns),
+            "the window holds the late switch in"
+        );
+    }
 }

@@ -23,6 +23,9 @@ static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
 static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
 static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
 static long (*bpf_probe_read_kernel_str)(void *dst, __u32 size, const void *src) = (void *)115;
+static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
+static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (void *)131;
+static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
 
 struct thread_info {
 	unsigned int cpu;
@@ -88,17 +91,51 @@ struct {
 	__type(value, struct ring);
 } rings SEC(".maps");
 
+// The measured thread of each CPU and its next programmed wake-up, written by user space
+// through a shared mapping (BPF_F_MMAPABLE): one store per period, no system call. Must match
+// src/watch.rs.
+struct watch {
+	__u64 programmed; // CLOCK_MONOTONIC ns of the wake-up asked for; 0: none
+	__u64 threshold;  // ns late that makes a spike
+	__u32 tid;        // the measured thread; 0: no watch
+	__u32 late;       // set when it was switched in late; the window is sent at its switch out
+	__u64 woke;       // when it was switched in late
+	__u64 late_programmed; // the wake-up it was late for (programmed moves on before the send)
+};
+
+struct {
+	__uint(type, 2); // BPF_MAP_TYPE_ARRAY
+	__uint(max_entries, 1);
+	__uint(map_flags, 1024); // BPF_F_MMAPABLE
+	__type(key, __u32);
+	__type(value, struct watch);
+} watches SEC(".maps");
+
+// A late wake-up's window: the CPU's whole ring as it was when the thread went to sleep again.
+struct spike {
+	__u32 cpu;
+	__u32 tid;
+	__u64 programmed;
+	__u64 woke;
+	struct ring ring;
+};
+
+struct {
+	__uint(type, 27); // BPF_MAP_TYPE_RINGBUF
+	__uint(max_entries, 512 * 1024);
+} spikes SEC(".maps");
+
 // Which CPUs record (bit N for CPU N, up to 256 CPUs); set by user space before loading.
 volatile const __u64 cpu_mask[4] = {0, 0, 0, 0};
 
-static __attribute__((always_inline)) struct rec *next_rec(void)
+static __attribute__((always_inline)) struct rec *next_rec_in(__u32 cpu, struct ring **out)
 {
-	__u32 cpu = bpf_get_smp_processor_id();
 	if (cpu >= 256 || !(cpu_mask[cpu / 64] & (1ULL << (cpu % 64))))
 		return 0;
 	struct ring *ring = bpf_map_lookup_elem(&rings, &cpu);
 	if (!ring)
 		return 0;
+	*out = ring;
 	__u64 head = ring->head;
 	ring->head = head + 1;
 	struct rec *r = &ring->recs[head & (RING_LEN - 1)];
@@ -106,12 +143,50 @@ static __attribute__((always_inline)) struct rec *next_rec(void)
 	return r;
 }
 
+static __attribute__((always_inline)) struct rec *next_rec(void)
+{
+	struct ring *ring;
+	return next_rec_in(bpf_get_smp_processor_id(), &ring);
+}
+
+// After a switch was recorded: the watched thread switched in late is marked; when it leaves
+// the CPU again (it has read its clock and recorded its sample by then, so the copy does not
+// delay it), the ring goes to user space.
+static __attribute__((always_inline)) void check_watch(__u32 cpu, struct ring *ring, __u64 now,
+						       __u32 prev_pid, __u32 next_pid)
+{
+	struct watch *w = bpf_map_lookup_elem(&watches, &cpu);
+	if (!w || !w->tid)
+		return;
+	if (next_pid == w->tid) {
+		__u64 programmed = w->programmed;
+		if (programmed && now > programmed + w->threshold) {
+			w->late = 1;
+			w->woke = now;
+			w->late_programmed = programmed;
+		}
+	} else if (prev_pid == w->tid && w->late) {
+		w->late = 0;
+		struct spike *s = bpf_ringbuf_reserve(&spikes, sizeof(struct spike), 0);
+		if (!s)
+			return;
+		s->cpu = cpu;
+		s->tid = w->tid;
+		s->programmed = w->late_programmed;
+		s->woke = w->woke;
+		bpf_probe_read_kernel(&s->ring, sizeof(struct ring), ring);
+		bpf_ringbuf_submit(s, 0);
+	}
+}
+
 SEC("tp_btf/sched_switch")
 int on_switch(__u64 *ctx)
 {
 	struct task_struct *prev = (void *)ctx[1];
 	struct task_struct *next = (void *)ctx[2];
-	struct rec *r = next_rec();
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ring *ring;
+	struct rec *r = next_rec_in(cpu, &ring);
 	if (!r)
 		return 0;
 	r->kind = KIND_SWITCH | (ctx[0] & 1 ? FLAG_PREEMPTED : 0);
@@ -122,6 +197,7 @@ int on_switch(__u64 *ctx)
 	r->b_prio = next->prio;
 	__builtin_memcpy(r->a_comm, prev->comm, 16);
 	__builtin_memcpy(r->b_comm, next->comm, 16);
+	check_watch(cpu, ring, r->ts, r->a_pid, r->b_pid);
 	return 0;
 }
 
