@@ -3,7 +3,7 @@
 //! each CPU recorded and, with --dump, the last 20 of each. Used to measure the recorder's cost
 //! on a cyclic run (docs in the crate's README).
 
-use rtgauge_bpf::ring::{comm, Kind};
+use rtgauge_bpf::ring::{comm, vector_name, Kind};
 use rtgauge_bpf::Recorder;
 use std::time::Duration;
 
@@ -61,6 +61,13 @@ fn main() {
                         r.a_pid
                     ),
                     Some(Kind::IrqExit) => format!("irq {} exit ret {}", r.arg, r.b_pid),
+                    Some(Kind::VectorEntry) => format!("{} entry", vector_name(r.arg)),
+                    Some(Kind::VectorExit) => format!("{} exit", vector_name(r.arg)),
+                    Some(Kind::HrtimerEntry) => {
+                        let (now, function) = r.hrtimer();
+                        format!("hrtimer {function:#x} expires, now {now}")
+                    }
+                    Some(Kind::HrtimerExit) => "hrtimer exit".to_owned(),
                     None => "(unwritten)".to_owned(),
                 };
                 println!(

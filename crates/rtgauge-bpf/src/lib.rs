@@ -10,9 +10,11 @@
 //! kernel with /sys/kernel/btf/vmlinux. Where BPF, BTF or the privilege is missing,
 //! [`Recorder::start`] says so in one line and the caller keeps tracefs.
 
+mod events;
 pub mod ring;
 mod watch;
 
+pub use events::{state_letter, to_event};
 pub use watch::{Spike, Watch};
 
 use aya::maps::{Array, Map, MapData, RingBuf};
@@ -44,12 +46,31 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/re
 #[cfg(not(rtgauge_bpf_object))]
 static OBJECT: &[u8] = &[];
 
-/// The tracepoints and the programs attached to them.
-const PROGRAMS: [(&str, &str); 4] = [
-    ("on_switch", "sched_switch"),
-    ("on_wakeup", "sched_wakeup"),
-    ("on_irq_entry", "irq_handler_entry"),
-    ("on_irq_exit", "irq_handler_exit"),
+/// The tracepoints and the programs attached to them; the optional ones (x86's interrupt
+/// vectors) are skipped where the kernel has no such tracepoint.
+const PROGRAMS: [(&str, &str, bool); 14] = [
+    ("on_switch", "sched_switch", false),
+    ("on_wakeup", "sched_wakeup", false),
+    ("on_irq_entry", "irq_handler_entry", false),
+    ("on_irq_exit", "irq_handler_exit", false),
+    ("on_hrtimer_entry", "hrtimer_expire_entry", false),
+    ("on_hrtimer_exit", "hrtimer_expire_exit", false),
+    ("on_local_timer_entry", "local_timer_entry", true),
+    ("on_local_timer_exit", "local_timer_exit", true),
+    ("on_reschedule_entry", "reschedule_entry", true),
+    ("on_reschedule_exit", "reschedule_exit", true),
+    ("on_call_function_entry", "call_function_entry", true),
+    ("on_call_function_exit", "call_function_exit", true),
+    (
+        "on_call_function_single_entry",
+        "call_function_single_entry",
+        true,
+    ),
+    (
+        "on_call_function_single_exit",
+        "call_function_single_exit",
+        true,
+    ),
 ];
 
 /// The loaded and attached recorder; detached when dropped.
@@ -110,13 +131,18 @@ impl Recorder {
             .override_global("cpu_mask", &mask[..], true)
             .load(OBJECT)
             .map_err(kernel_error)?;
-        for (name, tracepoint) in PROGRAMS {
+        for (name, tracepoint, optional) in PROGRAMS {
             let program: &mut BtfTracePoint = ebpf
                 .program_mut(name)
                 .ok_or_else(|| Error::Kernel(format!("the object has no program {name}")))?
                 .try_into()
                 .map_err(kernel_error)?;
-            program.load(tracepoint, &btf).map_err(kernel_error)?;
+            match program.load(tracepoint, &btf) {
+                Ok(()) => {}
+                // Not in this kernel's BTF (another architecture): recorded without it.
+                Err(_) if optional => continue,
+                Err(e) => return Err(kernel_error(e)),
+            }
             program.attach().map_err(kernel_error)?;
         }
         let map = ebpf

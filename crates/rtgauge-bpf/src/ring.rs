@@ -13,6 +13,22 @@ pub enum Kind {
     Wakeup,
     IrqEntry,
     IrqExit,
+    /// An x86 interrupt vector (`arg`: see [`vector_name`]).
+    VectorEntry,
+    VectorExit,
+    /// A high-resolution timer's callback (see [`RawRecord::hrtimer`]).
+    HrtimerEntry,
+    HrtimerExit,
+}
+
+/// The name tracefs gives the vector numbered `arg` in a vector record.
+pub fn vector_name(arg: u32) -> &'static str {
+    match arg {
+        0 => "local_timer",
+        1 => "reschedule",
+        2 => "call_function",
+        _ => "call_function_single",
+    }
 }
 
 impl Kind {
@@ -22,6 +38,10 @@ impl Kind {
             2 => Some(Kind::Wakeup),
             3 => Some(Kind::IrqEntry),
             4 => Some(Kind::IrqExit),
+            5 => Some(Kind::VectorEntry),
+            6 => Some(Kind::VectorExit),
+            7 => Some(Kind::HrtimerEntry),
+            8 => Some(Kind::HrtimerExit),
             _ => None,
         }
     }
@@ -52,6 +72,14 @@ impl RawRecord {
     /// The kind, or `None` for a slot never written.
     pub fn kind(&self) -> Option<Kind> {
         Kind::from_raw(self.kind & 0xff)
+    }
+
+    /// For an hrtimer entry: the expiry's own clock reading (CLOCK_MONOTONIC ns) and the
+    /// callback's address (kept in `b_comm`).
+    pub fn hrtimer(&self) -> (u64, u64) {
+        let now = u64::from_ne_bytes(self.b_comm[..8].try_into().unwrap());
+        let function = u64::from_ne_bytes(self.b_comm[8..].try_into().unwrap());
+        (now, function)
     }
 
     /// For a switch: the previous task was preempted (still runnable), not blocked.

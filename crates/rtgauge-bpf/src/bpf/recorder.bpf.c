@@ -64,6 +64,14 @@ struct irqaction {
 #define KIND_WAKEUP 2
 #define KIND_IRQ_ENTRY 3
 #define KIND_IRQ_EXIT 4
+#define KIND_VECTOR_ENTRY 5 // arg: VEC_*
+#define KIND_VECTOR_EXIT 6
+#define KIND_HRTIMER_ENTRY 7 // b_comm: the expiry's clock reading (u64), then the function address
+#define KIND_HRTIMER_EXIT 8
+#define VEC_LOCAL_TIMER 0
+#define VEC_RESCHEDULE 1
+#define VEC_CALL_FUNCTION 2
+#define VEC_CALL_FUNCTION_SINGLE 3
 #define FLAG_PREEMPTED 0x100 // switch: prev was preempted (tracefs prints its state "R+")
 
 struct rec {
@@ -251,6 +259,74 @@ int on_irq_exit(__u64 *ctx)
 	r->b_prio = 0;
 	bpf_get_current_comm(r->a_comm, 16);
 	r->b_comm[0] = 0;
+	return 0;
+}
+
+// An interrupt-time event recorded by the interrupted task (current).
+static __attribute__((always_inline)) struct rec *current_rec(__u32 kind, __u32 arg)
+{
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = kind;
+	r->arg = arg;
+	r->a_pid = (__u32)bpf_get_current_pid_tgid();
+	r->a_prio = 0;
+	r->b_pid = 0;
+	r->b_prio = 0;
+	bpf_get_current_comm(r->a_comm, 16);
+	return r;
+}
+
+// x86's interrupt vectors (irq_vectors); absent elsewhere, where user space skips them.
+#define VECTOR(name, id)                                                  \
+	SEC("tp_btf/" #name "_entry")                                     \
+	int on_##name##_entry(__u64 *ctx)                                 \
+	{                                                                 \
+		struct rec *r = current_rec(KIND_VECTOR_ENTRY, id);       \
+		if (r)                                                    \
+			r->b_comm[0] = 0;                                 \
+		return 0;                                                 \
+	}                                                                 \
+	SEC("tp_btf/" #name "_exit")                                      \
+	int on_##name##_exit(__u64 *ctx)                                  \
+	{                                                                 \
+		struct rec *r = current_rec(KIND_VECTOR_EXIT, id);        \
+		if (r)                                                    \
+			r->b_comm[0] = 0;                                 \
+		return 0;                                                 \
+	}
+
+VECTOR(local_timer, VEC_LOCAL_TIMER)
+VECTOR(reschedule, VEC_RESCHEDULE)
+VECTOR(call_function, VEC_CALL_FUNCTION)
+VECTOR(call_function_single, VEC_CALL_FUNCTION_SINGLE)
+
+struct hrtimer {
+	void *function;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/hrtimer_expire_entry")
+int on_hrtimer_entry(__u64 *ctx)
+{
+	struct hrtimer *timer = (void *)ctx[0];
+	struct rec *r = current_rec(KIND_HRTIMER_ENTRY, 0);
+	if (!r)
+		return 0;
+	__u64 now = 0;
+	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
+	__u64 function = (__u64)timer->function;
+	__builtin_memcpy(&r->b_comm[0], &now, 8);
+	__builtin_memcpy(&r->b_comm[8], &function, 8);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int on_hrtimer_exit(__u64 *ctx)
+{
+	struct rec *r = current_rec(KIND_HRTIMER_EXIT, 0);
+	if (r)
+		r->b_comm[0] = 0;
 	return 0;
 }
 
