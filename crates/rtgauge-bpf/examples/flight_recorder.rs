@@ -1,0 +1,81 @@
+//! Attaches the flight recorder to the CPUs given (`flight_recorder CPUS SECONDS [--dump]`,
+//! e.g. `flight_recorder 1 30`), keeps it attached for SECONDS, then prints how many events
+//! each CPU recorded and, with --dump, the last 20 of each. Used to measure the recorder's cost
+//! on a cyclic run (docs in the crate's README).
+
+use rtgauge_bpf::ring::{comm, vector_name, Kind};
+use rtgauge_bpf::Recorder;
+use std::time::Duration;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (Some(cpus), Some(seconds)) = (args.first(), args.get(1)) else {
+        eprintln!("usage: flight_recorder CPUS SECONDS [--dump]  (CPUS: 1 or 0,1)");
+        std::process::exit(1);
+    };
+    let cpus: Vec<u32> = cpus
+        .split(',')
+        .map(|c| c.parse().expect("a CPU number"))
+        .collect();
+    let seconds: f64 = seconds.parse().expect("a number of seconds");
+    let recorder = match Recorder::start(&cpus) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("flight_recorder: {e}");
+            std::process::exit(1);
+        }
+    };
+    std::thread::sleep(Duration::from_secs_f64(seconds));
+    for &cpu in &cpus {
+        let ring = recorder.snapshot(cpu).expect("a CPU the recorder covers");
+        println!("CPU {cpu}: {} events", ring.head);
+        if args.iter().any(|a| a == "--dump") {
+            let records = ring.ordered();
+            for r in &records[records.len().saturating_sub(20)..] {
+                let what = match r.kind() {
+                    Some(Kind::Switch) => format!(
+                        "switch {}:{} [{}] state {}{} => {}:{} [{}]",
+                        comm(&r.a_comm),
+                        r.a_pid,
+                        r.a_prio,
+                        r.arg,
+                        if r.preempted() { " (preempted)" } else { "" },
+                        comm(&r.b_comm),
+                        r.b_pid,
+                        r.b_prio
+                    ),
+                    Some(Kind::Wakeup) => format!(
+                        "wakeup {}:{} [{}] target CPU {} by {}:{}",
+                        comm(&r.a_comm),
+                        r.a_pid,
+                        r.a_prio,
+                        r.arg,
+                        comm(&r.b_comm),
+                        r.b_pid
+                    ),
+                    Some(Kind::IrqEntry) => format!(
+                        "irq {} ({}) entry, interrupting {}:{}",
+                        r.arg,
+                        comm(&r.b_comm),
+                        comm(&r.a_comm),
+                        r.a_pid
+                    ),
+                    Some(Kind::IrqExit) => format!("irq {} exit ret {}", r.arg, r.b_pid),
+                    Some(Kind::VectorEntry) => format!("{} entry", vector_name(r.arg)),
+                    Some(Kind::VectorExit) => format!("{} exit", vector_name(r.arg)),
+                    Some(Kind::HrtimerEntry) => {
+                        let (now, function) = r.hrtimer();
+                        format!("hrtimer {function:#x} expires, now {now}")
+                    }
+                    Some(Kind::HrtimerExit) => "hrtimer exit".to_owned(),
+                    None => "(unwritten)".to_owned(),
+                };
+                println!(
+                    "  {}.{:09} {what}",
+                    r.ts / 1_000_000_000,
+                    r.ts % 1_000_000_000
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+// rtgauge's flight recorder: BPF programs on the scheduler and interrupt tracepoints keep, per
+// CPU, a ring of the last events in a map. Nothing leaves the kernel until user space reads a
+// window after a late sample. Compiled by build.rs with clang -target bpfel -g -O2.
+//
+// CO-RE without a generated vmlinux.h: the few kernel structures read here are declared with
+// only the fields used and `preserve_access_index`, so the loader moves each field to its offset
+// in the running kernel's BTF.
+
+typedef unsigned char __u8;
+typedef unsigned int __u32;
+typedef int __s32;
+typedef unsigned long long __u64;
+
+#define SEC(name) __attribute__((section(name), used))
+#define __uint(name, val) int(*name)[val]
+#define __type(name, val) typeof(val) *name
+
+// The helpers used, by their numbers in the kernel's BPF helper list (stable ABI).
+static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
+static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
+static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
+static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
+static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
+static long (*bpf_probe_read_kernel_str)(void *dst, __u32 size, const void *src) = (void *)115;
+static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
+static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (void *)131;
+static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
+
+struct thread_info {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+struct task_struct {
+	struct thread_info thread_info;
+	int pid;
+	int prio;
+	char comm[16];
+} __attribute__((preserve_access_index));
+
+// Kernels before 5.16 (and architectures without THREAD_INFO_IN_TASK) keep the CPU in
+// task_struct itself; the loader keeps whichever branch the running kernel has.
+struct task_struct___cpu_in_task {
+	unsigned int cpu;
+} __attribute__((preserve_access_index));
+
+#define BPF_FIELD_EXISTS 2
+
+static __attribute__((always_inline)) __u32 task_cpu(struct task_struct *p)
+{
+	struct task_struct___cpu_in_task *old = (void *)p;
+	if (__builtin_preserve_field_info(old->cpu, BPF_FIELD_EXISTS))
+		return old->cpu;
+	return p->thread_info.cpu;
+}
+
+struct irqaction {
+	const char *name;
+} __attribute__((preserve_access_index));
+
+// Must match src/ring.rs.
+#define RING_LEN 512
+#define KIND_SWITCH 1
+#define KIND_WAKEUP 2
+#define KIND_IRQ_ENTRY 3
+#define KIND_IRQ_EXIT 4
+#define KIND_VECTOR_ENTRY 5 // arg: VEC_*
+#define KIND_VECTOR_EXIT 6
+#define KIND_HRTIMER_ENTRY 7 // b_comm: the expiry's clock reading (u64), then the function address
+#define KIND_HRTIMER_EXIT 8
+#define VEC_LOCAL_TIMER 0
+#define VEC_RESCHEDULE 1
+#define VEC_CALL_FUNCTION 2
+#define VEC_CALL_FUNCTION_SINGLE 3
+#define FLAG_PREEMPTED 0x100 // switch: prev was preempted (tracefs prints its state "R+")
+
+struct rec {
+	__u64 ts;       // bpf_ktime_get_ns: CLOCK_MONOTONIC
+	__u32 kind;     // KIND_* in the low byte, FLAG_* above
+	__u32 arg;      // switch: prev_state; wakeup: target CPU; irq: number
+	__u32 a_pid;    // switch: prev; wakeup: the woken task; irq: the interrupted task
+	__s32 a_prio;
+	__u32 b_pid;    // switch: next; wakeup: the waker (current); irq exit: return value
+	__s32 b_prio;
+	char a_comm[16];
+	char b_comm[16]; // irq entry: the handler's name
+};
+
+struct ring {
+	__u64 head;     // records written so far; the next goes to recs[head % RING_LEN]
+	struct rec recs[RING_LEN];
+};
+
+// One ring per CPU, indexed by CPU number; user space sets max_entries to the possible CPUs.
+struct {
+	__uint(type, 2); // BPF_MAP_TYPE_ARRAY
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ring);
+} rings SEC(".maps");
+
+// The measured thread of each CPU and its next programmed wake-up, written by user space
+// through a shared mapping (BPF_F_MMAPABLE): one store per period, no system call. Must match
+// src/watch.rs.
+struct watch {
+	__u64 programmed; // CLOCK_MONOTONIC ns of the wake-up asked for; 0: none
+	__u64 threshold;  // ns late that makes a spike
+	__u32 tid;        // the measured thread; 0: no watch
+	__u32 late;       // set when it was switched in late; the window is sent at its switch out
+	__u64 woke;       // when it was switched in late
+	__u64 late_programmed; // the wake-up it was late for (programmed moves on before the send)
+};
+
+struct {
+	__uint(type, 2); // BPF_MAP_TYPE_ARRAY
+	__uint(max_entries, 1);
+	__uint(map_flags, 1024); // BPF_F_MMAPABLE
+	__type(key, __u32);
+	__type(value, struct watch);
+} watches SEC(".maps");
+
+// A late wake-up's window: the CPU's whole ring as it was when the thread went to sleep again.
+struct spike {
+	__u32 cpu;
+	__u32 tid;
+	__u64 programmed;
+	__u64 woke;
+	struct ring ring;
+};
+
+struct {
+	__uint(type, 27); // BPF_MAP_TYPE_RINGBUF
+	__uint(max_entries, 512 * 1024);
+} spikes SEC(".maps");
+
+// Which CPUs record (bit N for CPU N, up to 256 CPUs); set by user space before loading.
+volatile const __u64 cpu_mask[4] = {0, 0, 0, 0};
+
+static __attribute__((always_inline)) struct rec *next_rec_in(__u32 cpu, struct ring **out)
+{
+	if (cpu >= 256 || !(cpu_mask[cpu / 64] & (1ULL << (cpu % 64))))
+		return 0;
+	struct ring *ring = bpf_map_lookup_elem(&rings, &cpu);
+	if (!ring)
+		return 0;
+	*out = ring;
+	__u64 head = ring->head;
+	ring->head = head + 1;
+	struct rec *r = &ring->recs[head & (RING_LEN - 1)];
+	r->ts = bpf_ktime_get_ns();
+	return r;
+}
+
+static __attribute__((always_inline)) struct rec *next_rec(void)
+{
+	struct ring *ring;
+	return next_rec_in(bpf_get_smp_processor_id(), &ring);
+}
+
+// After a switch was recorded: the watched thread switched in late is marked; when it leaves
+// the CPU again (it has read its clock and recorded its sample by then, so the copy does not
+// delay it), the ring goes to user space.
+static __attribute__((always_inline)) void check_watch(__u32 cpu, struct ring *ring, __u64 now,
+						       __u32 prev_pid, __u32 next_pid)
+{
+	struct watch *w = bpf_map_lookup_elem(&watches, &cpu);
+	if (!w || !w->tid)
+		return;
+	if (next_pid == w->tid) {
+		__u64 programmed = w->programmed;
+		if (programmed && now > programmed + w->threshold) {
+			w->late = 1;
+			w->woke = now;
+			w->late_programmed = programmed;
+		}
+	} else if (prev_pid == w->tid && w->late) {
+		w->late = 0;
+		struct spike *s = bpf_ringbuf_reserve(&spikes, sizeof(struct spike), 0);
+		if (!s)
+			return;
+		s->cpu = cpu;
+		s->tid = w->tid;
+		s->programmed = w->late_programmed;
+		s->woke = w->woke;
+		bpf_probe_read_kernel(&s->ring, sizeof(struct ring), ring);
+		bpf_ringbuf_submit(s, 0);
+	}
+}
+
+SEC("tp_btf/sched_switch")
+int on_switch(__u64 *ctx)
+{
+	struct task_struct *prev = (void *)ctx[1];
+	struct task_struct *next = (void *)ctx[2];
+	__u32 cpu = bpf_get_smp_processor_id();
+	struct ring *ring;
+	struct rec *r = next_rec_in(cpu, &ring);
+	if (!r)
+		return 0;
+	r->kind = KIND_SWITCH | (ctx[0] & 1 ? FLAG_PREEMPTED : 0);
+	r->arg = (__u32)ctx[3];
+	r->a_pid = prev->pid;
+	r->a_prio = prev->prio;
+	r->b_pid = next->pid;
+	r->b_prio = next->prio;
+	__builtin_memcpy(r->a_comm, prev->comm, 16);
+	__builtin_memcpy(r->b_comm, next->comm, 16);
+	check_watch(cpu, ring, r->ts, r->a_pid, r->b_pid);
+	return 0;
+}
+
+SEC("tp_btf/sched_wakeup")
+int on_wakeup(__u64 *ctx)
+{
+	struct task_struct *p = (void *)ctx[0];
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = KIND_WAKEUP;
+	r->arg = task_cpu(p);
+	r->a_pid = p->pid;
+	r->a_prio = p->prio;
+	r->b_pid = (__u32)bpf_get_current_pid_tgid();
+	r->b_prio = 0;
+	__builtin_memcpy(r->a_comm, p->comm, 16);
+	bpf_get_current_comm(r->b_comm, 16);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_entry")
+int on_irq_entry(__u64 *ctx)
+{
+	struct irqaction *action = (void *)ctx[1];
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = KIND_IRQ_ENTRY;
+	r->arg = (__u32)ctx[0];
+	r->a_pid = (__u32)bpf_get_current_pid_tgid();
+	r->a_prio = 0;
+	r->b_pid = 0;
+	r->b_prio = 0;
+	bpf_get_current_comm(r->a_comm, 16);
+	bpf_probe_read_kernel_str(r->b_comm, 16, action->name);
+	return 0;
+}
+
+SEC("tp_btf/irq_handler_exit")
+int on_irq_exit(__u64 *ctx)
+{
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = KIND_IRQ_EXIT;
+	r->arg = (__u32)ctx[0];
+	r->a_pid = (__u32)bpf_get_current_pid_tgid();
+	r->a_prio = 0;
+	r->b_pid = (__u32)ctx[2];
+	r->b_prio = 0;
+	bpf_get_current_comm(r->a_comm, 16);
+	r->b_comm[0] = 0;
+	return 0;
+}
+
+// An interrupt-time event recorded by the interrupted task (current).
+static __attribute__((always_inline)) struct rec *current_rec(__u32 kind, __u32 arg)
+{
+	struct rec *r = next_rec();
+	if (!r)
+		return 0;
+	r->kind = kind;
+	r->arg = arg;
+	r->a_pid = (__u32)bpf_get_current_pid_tgid();
+	r->a_prio = 0;
+	r->b_pid = 0;
+	r->b_prio = 0;
+	bpf_get_current_comm(r->a_comm, 16);
+	return r;
+}
+
+// x86's interrupt vectors (irq_vectors); absent elsewhere, where user space skips them.
+#define VECTOR(name, id)                                                  \
+	SEC("tp_btf/" #name "_entry")                                     \
+	int on_##name##_entry(__u64 *ctx)                                 \
+	{                                                                 \
+		struct rec *r = current_rec(KIND_VECTOR_ENTRY, id);       \
+		if (r)                                                    \
+			r->b_comm[0] = 0;                                 \
+		return 0;                                                 \
+	}                                                                 \
+	SEC("tp_btf/" #name "_exit")                                      \
+	int on_##name##_exit(__u64 *ctx)                                  \
+	{                                                                 \
+		struct rec *r = current_rec(KIND_VECTOR_EXIT, id);        \
+		if (r)                                                    \
+			r->b_comm[0] = 0;                                 \
+		return 0;                                                 \
+	}
+
+VECTOR(local_timer, VEC_LOCAL_TIMER)
+VECTOR(reschedule, VEC_RESCHEDULE)
+VECTOR(call_function, VEC_CALL_FUNCTION)
+VECTOR(call_function_single, VEC_CALL_FUNCTION_SINGLE)
+
+struct hrtimer {
+	void *function;
+} __attribute__((preserve_access_index));
+
+SEC("tp_btf/hrtimer_expire_entry")
+int on_hrtimer_entry(__u64 *ctx)
+{
+	struct hrtimer *timer = (void *)ctx[0];
+	struct rec *r = current_rec(KIND_HRTIMER_ENTRY, 0);
+	if (!r)
+		return 0;
+	__u64 now = 0;
+	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
+	__u64 function = (__u64)timer->function;
+	__builtin_memcpy(&r->b_comm[0], &now, 8);
+	__builtin_memcpy(&r->b_comm[8], &function, 8);
+	return 0;
+}
+
+SEC("tp_btf/hrtimer_expire_exit")
+int on_hrtimer_exit(__u64 *ctx)
+{
+	struct rec *r = current_rec(KIND_HRTIMER_EXIT, 0);
+	if (r)
+		r->b_comm[0] = 0;
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";
