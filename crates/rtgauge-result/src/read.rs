@@ -301,8 +301,8 @@ fn validate_worst_case(at: &str, wc: &WorstCase) -> Result<(), Problem> {
             return Err(Problem::invalid(
                 format!("{field}.per"),
                 format!(
-                    "is {:?}; a return level is per \"hour\" or per \"cycle\"",
-                    level.per
+                    "is \"{}\"; a return level is per \"hour\" or per \"cycle\"",
+                    crate::units::quote(&level.per)
                 ),
             ));
         }
