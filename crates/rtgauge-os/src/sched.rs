@@ -166,6 +166,12 @@ pub const CPU_SET_SIZE: usize = libc::CPU_SETSIZE as usize;
 /// Restricts the calling thread (and the threads and processes it creates later) to `cpus`;
 /// `EINVAL` for a CPU beyond the kernel's CPU set size.
 pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
+    set_affinity_of(0, cpus)
+}
+
+/// Pins the thread `tid` (0: the calling thread) to `cpus`; the kernel refuses a thread bound
+/// to its CPU (EINVAL) and another user's thread without CAP_SYS_NICE (EPERM).
+pub fn set_affinity_of(tid: u32, cpus: &[usize]) -> std::io::Result<()> {
     if cpus.iter().any(|&c| c >= CPU_SET_SIZE) {
         return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
@@ -175,7 +181,11 @@ pub fn set_affinity(cpus: &[usize]) -> std::io::Result<()> {
         for &c in cpus {
             libc::CPU_SET(c, &mut set);
         }
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        libc::sched_setaffinity(
+            tid as libc::pid_t,
+            std::mem::size_of::<libc::cpu_set_t>(),
+            &set,
+        )
     };
     if rc == 0 {
         Ok(())

@@ -126,21 +126,12 @@ impl Root {
             let status = self.full(&task.join("status"));
             return std::fs::write(status, format!("Cpus_allowed_list:\t{list}\n")).map_err(err);
         }
-        let pid: libc::pid_t = task
+        let tid: u32 = task
             .file_name()
             .and_then(|n| n.to_str())
             .and_then(|n| n.parse().ok())
             .ok_or_else(|| err(std::io::ErrorKind::InvalidInput.into()))?;
-        // SAFETY: a zeroed cpu_set_t is a valid empty set; CPU_SET stays within its size.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for c in cpus.into_iter().filter(|&c| c < libc::CPU_SETSIZE as usize) {
-                libc::CPU_SET(c, &mut set);
-            }
-            if libc::sched_setaffinity(pid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-                return Err(err(std::io::Error::last_os_error()));
-            }
-        }
+        rtgauge_os::sched::set_affinity_of(tid, &cpus).map_err(err)?;
         Ok(())
     }
 
@@ -202,7 +193,7 @@ impl Root {
 
     /// Puts back the CPUs of the kernel threads listed as `TID:CPUS` words: a kernel thread
     /// moved out of a cpuset and back gets the whole cpuset's CPUs, not the ones it had (user
-    /// threads keep what they asked for with sched_setaffinity).
+    /// threads keep what they asked for by setting their own affinity).
     fn restore_kthread_cpus(&self, list: &str) -> Vec<SettingError> {
         let mut errors = Vec::new();
         for (tid, cpus) in list.split_whitespace().filter_map(|w| w.split_once(':')) {
