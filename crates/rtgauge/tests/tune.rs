@@ -19,7 +19,6 @@ use common::rtgauge_process;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -37,20 +36,13 @@ fn is_root() -> bool {
 
 /// The machine-wide kernel-settings lock, held until dropped; and the plants to undo.
 struct Machine {
-    _lock: std::fs::File,
+    _lock: common::KernelSettingsLock,
     planted: Vec<(String, String)>,
 }
 
 impl Machine {
     fn take() -> Machine {
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open("/tmp/rtgauge-kernel.lock")
-            .unwrap();
-        // SAFETY: flock on a descriptor this function owns; blocks until the lock is free.
-        assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let file = common::KernelSettingsLock::take();
         assert!(
             !Path::new(STATE).exists(),
             "a state file of an earlier tune is left: run `rtgauge tune --restore`"

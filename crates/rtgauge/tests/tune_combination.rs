@@ -10,7 +10,7 @@
 //! puts back what it planted even when it fails.
 
 use serde_json::Value;
-use std::os::fd::AsRawFd;
+mod common;
 use std::path::Path;
 
 const RT_RUNTIME: &str = "/proc/sys/kernel/sched_rt_runtime_us";
@@ -25,20 +25,13 @@ fn read(path: &str) -> Option<String> {
 
 /// The lock, the group made for the test, and the values to put back, undone when dropped.
 struct Plant {
-    _lock: std::fs::File,
+    _lock: common::KernelSettingsLock,
     originals: Vec<(String, String)>,
 }
 
 impl Plant {
     fn take() -> Plant {
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open("/tmp/rtgauge-kernel.lock")
-            .unwrap();
-        // SAFETY: flock on a descriptor this function owns; blocks until the lock is free.
-        assert_eq!(unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX) }, 0);
+        let lock = common::KernelSettingsLock::take();
         assert!(
             !Path::new("/run/rtgauge/tune-state.json").exists(),
             "a state file of an earlier tune is left: run `rtgauge tune --restore`"
