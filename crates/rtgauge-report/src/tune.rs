@@ -26,6 +26,23 @@ pub fn change_text(change: f64) -> String {
     }
 }
 
+/// An effect's sides and change, `1.241s → 7.745ms (÷160)`, and the rounds' spread, `± 35 %`
+/// (the ranked table's two columns); empty without the effect.
+pub fn before_after_spread(e: Option<&Effect>) -> (String, String) {
+    e.map(|e| {
+        (
+            format!(
+                "{} → {} ({})",
+                ns(e.before),
+                ns(e.after),
+                change_text(e.change)
+            ),
+            format!("± {:.0} %", e.spread * 100.0),
+        )
+    })
+    .unwrap_or_default()
+}
+
 /// One effect: `max 1.241s → 7.745ms (÷160, p 0.002)`; missed periods as totals.
 pub fn effect_text(e: &Effect) -> String {
     let p = crate::compare::format_p(e.p);
@@ -181,20 +198,7 @@ fn verdict_badge(t: &Trial) -> String {
 fn ranked_table(d: &TuneDocument) -> String {
     let mut out = String::from("<div class=\"scroll\"><table class=\"ranked\"><thead><tr><th class=\"num\">#</th><th>Setting</th><th>Verdict</th><th>Max: before → after</th><th class=\"num\">Rounds vary</th><th>Change made</th><th>Every figure</th></tr></thead><tbody>");
     for (i, t) in d.ranked().into_iter().enumerate() {
-        let max = t.effect("max");
-        let figures = max
-            .map(|e| {
-                format!(
-                    "{} → {} ({})",
-                    ns(e.before),
-                    ns(e.after),
-                    change_text(e.change)
-                )
-            })
-            .unwrap_or_default();
-        let spread = max
-            .map(|e| format!("± {:.0} %", e.spread * 100.0))
-            .unwrap_or_default();
+        let (figures, spread) = before_after_spread(t.effect("max"));
         let every = match &t.judgement {
             Some(j) => j
                 .effects

@@ -5,7 +5,7 @@ use super::boot;
 use super::settings::{self, Candidate};
 use super::trial::{Trial, Verdict};
 use super::{TuneArgs, TuneDocument};
-use rtgauge_report::tune::{change_text, effect_text, ns};
+use rtgauge_report::tune::{before_after_spread, effect_text, ns};
 use rtgauge_result::tune::{command_line, BootFix, Skipped};
 use rtgauge_result::units::format_duration_ns;
 use std::fmt::Write as _;
@@ -267,20 +267,7 @@ fn row(rank: usize, t: &Trial) -> String {
         ));
         return out;
     };
-    let max = j.effects.iter().find(|e| e.figure == "max");
-    let figures = max
-        .map(|e| {
-            format!(
-                "{} → {} ({})",
-                ns(e.before),
-                ns(e.after),
-                change_text(e.change)
-            )
-        })
-        .unwrap_or_default();
-    let spread = max
-        .map(|e| format!("± {:.0} %", e.spread * 100.0))
-        .unwrap_or_default();
+    let (figures, spread) = before_after_spread(j.effects.iter().find(|e| e.figure == "max"));
     let _ = writeln!(
         out,
         "{rank:<3} {:<18} {:<12} {:<30} {spread}",
