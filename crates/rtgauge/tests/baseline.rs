@@ -59,7 +59,8 @@ fn a_slower_configuration_fails_against_the_baseline_and_a_repeat_of_the_baselin
     // to five attempts, each printed.
     let mut attempts = Vec::new();
     for attempt in 1..=5 {
-        run(&store, &dir.path().join("base-again.json"), "100us");
+        let again = dir.path().join(format!("base-again-{attempt}.json"));
+        run(&store, &again, "100us");
         let out = check(&store, "board-a", &junit);
         let text = String::from_utf8_lossy(&out.stdout).to_string();
         println!("attempt {attempt}: exit {:?}\n{text}", out.status.code());

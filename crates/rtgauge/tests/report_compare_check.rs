@@ -296,12 +296,14 @@ fn compare_of_an_idle_and_a_cpu_loaded_run_flags_the_loaded_rows() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (idle, loaded) = (dir.path().join("idle.json"), dir.path().join("loaded.json"));
     let _m = exclusive();
     // When the machine is busy with other work the "idle" run is loaded too; up to three
     // attempts, each printed.
     let mut attempts = Vec::new();
     for attempt in 1..=3 {
+        // Each attempt writes its own files: a run refuses to replace an existing result.
+        let idle = dir.path().join(format!("idle-{attempt}.json"));
+        let loaded = dir.path().join(format!("loaded-{attempt}.json"));
         short_run(&idle, &["-d", "3s", "--mode", "normal"]);
         let mut stress = std::process::Command::new("stress-ng")
             .args(["--cpu", "2", "--timeout", "20s", "--quiet"])
