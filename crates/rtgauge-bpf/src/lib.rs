@@ -46,6 +46,16 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/re
 #[cfg(not(rtgauge_bpf_object))]
 static OBJECT: &[u8] = &[];
 
+/// Events the tracefs session records for attribution and the recorder does not (as the
+/// session names them): time spent in them is counted in the stretch around them.
+pub const NOT_RECORDED: &[&str] = &[
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "workqueue:workqueue_execute_start",
+    "workqueue:workqueue_execute_end",
+    "nmi:nmi_handler",
+];
+
 /// The tracepoints and the programs attached to them; the optional ones (x86's interrupt
 /// vectors) are skipped where the kernel has no such tracepoint.
 const PROGRAMS: [(&str, &str, bool); 14] = [
@@ -76,7 +86,9 @@ const PROGRAMS: [(&str, &str, bool); 14] = [
 /// The loaded and attached recorder; detached when dropped.
 pub struct Recorder {
     rings: Array<MapData, RawRing>,
-    spikes: RingBuf<MapData>,
+    // Behind a lock so the recorder can be shared: the measuring threads hold its watch
+    // slots while the reader thread takes the spikes out.
+    spikes: std::sync::Mutex<RingBuf<MapData>>,
     // Declared before the map it maps, so it is unmapped first.
     watches: watch::WatchMapping,
     _watch_map: Map,
@@ -160,7 +172,7 @@ impl Recorder {
             .map_err(kernel_error)?;
         Ok(Recorder {
             rings,
-            spikes,
+            spikes: std::sync::Mutex::new(spikes),
             watches,
             _watch_map: watch_map,
             _ebpf: ebpf,
@@ -173,8 +185,9 @@ impl Recorder {
     }
 
     /// The next late wake-up the kernel sent, if any (never blocks).
-    pub fn next_spike(&mut self) -> Option<Spike> {
-        let item = self.spikes.next()?;
+    pub fn next_spike(&self) -> Option<Spike> {
+        let mut spikes = self.spikes.lock().unwrap_or_else(|p| p.into_inner());
+        let item = spikes.next()?;
         Spike::from_bytes(&item)
     }
 

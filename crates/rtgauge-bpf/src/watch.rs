@@ -92,6 +92,12 @@ impl Watch<'_> {
         self.slot.programmed.store(ns, Ordering::Release);
     }
 
+    /// A new threshold for the thread already watched (its floor moved: a new maximum).
+    #[inline]
+    pub fn threshold(&self, threshold_ns: u64) {
+        self.slot.threshold.store(threshold_ns, Ordering::Relaxed);
+    }
+
     /// Stops watching.
     pub fn stop(&self) {
         self.slot.tid.store(0, Ordering::Release);

@@ -148,7 +148,7 @@ fn watched_sleeper(
 
 #[test]
 fn sends_the_window_of_a_late_wakeup_and_nothing_for_on_time_ones() {
-    let Some((mut recorder, cpu)) = recorder_on_last_cpu() else {
+    let Some((recorder, cpu)) = recorder_on_last_cpu() else {
         return;
     };
     // On time: the wake-up asked for is 10 s away, so none of these is late.

@@ -17,5 +17,6 @@ pub mod signals;
 pub mod spikes;
 pub mod sys;
 pub mod threads;
+pub mod trace_source;
 /// Durations and sizes as users write them (shared with the renderers).
 pub use rtgauge_result::units;

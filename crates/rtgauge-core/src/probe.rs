@@ -325,9 +325,10 @@ pub struct ProbeContext<'a> {
     pub record: Option<&'a RecordingHub>,
     /// Late samples of probes with a programmed event time go here (`--trace`, `--break`);
     /// a measuring thread takes its producer with [`crate::spikes::SpikeTap::producer`].
-    pub spikes: Option<&'a crate::spikes::SpikeTap>,
-    /// The run's trace session (`--trace`), recording on the measured CPUs, for probes that
-    /// read the kernel's view themselves (noise splits its stalls by cause).
+    pub spikes: Option<&'a crate::spikes::SpikeTap<'a>>,
+    /// The run's tracefs session (`--trace` in a run with a probe that
+    /// [reads the whole trace](About::reads_whole_trace)), recording on the measured CPUs,
+    /// for probes that read the kernel's view themselves (noise splits its stalls by cause).
     pub trace: Option<&'a rtgauge_trace::TraceSession>,
 }
 
@@ -454,6 +455,10 @@ pub trait Probe: Sync {
     fn warmup_within_duration(&self) -> bool {
         false
     }
+    /// See [`About::reads_whole_trace`].
+    fn reads_whole_trace(&self) -> bool {
+        false
+    }
     /// How long one run of this probe takes with `budget` and `warmup_ns` (what the progress
     /// line counts down); None where only a sample count bounds it.
     fn wall_time_ns(&self, budget: &Budget, warmup_ns: u64) -> Option<u64> {
@@ -503,6 +508,10 @@ pub struct About {
     /// one after the other and shares the duration among them, warm-ups included
     /// ([`crate::threads::WallTime`]), so the probe takes its duration and no more.
     pub warmup_within_duration: bool,
+    /// With `--trace` it reads the whole run's trace of its CPUs (every stall, every
+    /// interrupt), not windows around late samples: the run records with tracefs, since the
+    /// flight recorder keeps only each CPU's last events ([`crate::trace_source`]).
+    pub reads_whole_trace: bool,
 }
 
 impl About {
@@ -517,6 +526,15 @@ impl About {
             params,
             mode_independent: false,
             warmup_within_duration: false,
+            reads_whole_trace: false,
+        }
+    }
+
+    /// See [`About::reads_whole_trace`].
+    pub const fn reads_whole_trace(self) -> About {
+        About {
+            reads_whole_trace: true,
+            ..self
         }
     }
 
@@ -590,6 +608,10 @@ impl<P: TypedProbe> Probe for P {
 
     fn warmup_within_duration(&self) -> bool {
         P::ABOUT.warmup_within_duration
+    }
+
+    fn reads_whole_trace(&self) -> bool {
+        P::ABOUT.reads_whole_trace
     }
 
     fn availability(&self) -> Result<(), String> {

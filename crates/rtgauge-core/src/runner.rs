@@ -9,13 +9,13 @@ use crate::registry;
 use crate::rt::{self, ProcessContext, RtError};
 use crate::signals;
 use crate::spikes::{read_spikes, SpikeReport, SpikeSettings, SpikeTap};
+use crate::trace_source::{RecorderChoice, TraceSource};
 use rtgauge_load::{LoadOptions, LoadSpec, RunningLoad};
 use rtgauge_record::{RecordError, RecordOptions, RecordingHub, RecordingMeta};
 use rtgauge_result::{
     Calibration, LoadReport, ProbeRun, ProbeStatus, RunConfig, RunResult, RunStatus, Tool, Tracing,
     Warning, SCHEMA_VERSION,
 };
-use rtgauge_trace::{TraceConfig, TraceSession};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -166,7 +166,7 @@ struct Measuring<'a> {
     plan: &'a Plan,
     inputs: &'a RunInputs,
     record_options: Option<&'a RecordOptions>,
-    session: Option<&'a TraceSession>,
+    session: Option<&'a TraceSource>,
 }
 
 impl Measuring<'_> {
@@ -252,7 +252,7 @@ fn run_probe(
     calibration: &Calibration,
     live: &LiveBoard,
     record: Option<&RecordingHub>,
-    session: Option<&TraceSession>,
+    session: Option<&TraceSource>,
 ) -> (ProbeRun, Vec<String>) {
     let probe = registry::find(request.name).expect("plans only hold known probes");
     let mut run = ProbeRun {
@@ -291,7 +291,7 @@ fn run_probe(
         live,
         record,
         spikes: None,
-        trace: session,
+        trace: session.and_then(TraceSource::tracefs),
     };
     let (outcome, report, broken) = run_watched(
         plan,
@@ -345,10 +345,11 @@ fn run_probe(
     }
 }
 
-/// Starts rtgauge's trace session when the plan asks for it (`--trace`, or `--break`, which
-/// keeps the breaking spike's window), after removing sessions of killed runs. Where tracing is
-/// impossible the run goes on without it and the result says why.
-fn start_tracing(plan: &Plan) -> (Option<TraceSession>, Option<Tracing>) {
+/// Starts the run's trace source when the plan asks for it (`--trace`, or `--break`, which
+/// keeps the breaking spike's window): the flight recorder, or the tracefs session where it
+/// cannot load or a probe reads the whole run's trace ([`TraceSource::start`]). Where
+/// tracing is impossible the run goes on without it and the result says why.
+fn start_tracing(plan: &Plan) -> (Option<TraceSource>, Option<Tracing>) {
     let settings = &plan.spikes;
     if !settings.trace && settings.break_ns.is_none() {
         return (None, None);
@@ -360,17 +361,27 @@ fn start_tracing(plan: &Plan) -> (Option<TraceSession>, Option<Tracing>) {
         max_spikes: settings.max_spikes,
         break_ns: settings.break_ns,
         events_missing: Vec::new(),
+        recorder: None,
+        fallback: None,
     };
     if !settings.trace {
         return (None, Some(tracing));
     }
-    // Instances of runs killed with SIGKILL; failing to list them is not this run's problem.
-    let _ = rtgauge_trace::remove_stale();
-    match TraceSession::start(&TraceConfig::new(plan.cpus.clone())) {
-        Ok(session) => {
+    let choice = match RecorderChoice::from_env() {
+        Ok(choice) => choice,
+        Err(e) => {
+            tracing.reason = Some(e);
+            return (None, Some(tracing));
+        }
+    };
+    let whole_run = plan.probes.iter().any(|r| r.probe().reads_whole_trace());
+    match TraceSource::start(&plan.cpus, whole_run, choice) {
+        Ok(started) => {
             tracing.active = true;
-            tracing.events_missing = session.events_missing().to_vec();
-            (Some(session), Some(tracing))
+            tracing.events_missing = started.source.events_missing();
+            tracing.recorder = Some(started.source.name().to_owned());
+            tracing.fallback = started.fallback;
+            (Some(started.source), Some(tracing))
         }
         Err(e) => {
             tracing.reason = Some(e.to_string());
@@ -387,7 +398,7 @@ fn start_tracing(plan: &Plan) -> (Option<TraceSession>, Option<Tracing>) {
 pub fn run_watched<T>(
     plan: &Plan,
     ctx: &ProbeContext,
-    session: Option<&TraceSession>,
+    session: Option<&TraceSource>,
     threads: usize,
     body: impl FnOnce(&ProbeContext) -> T,
 ) -> (T, Option<SpikeReport>, bool) {
@@ -398,7 +409,8 @@ pub fn run_watched<T>(
     if !settings.trace && settings.break_ns.is_none() {
         return (body(ctx), None, false);
     }
-    let tap = SpikeTap::new(threads, settings, signals::request_stop);
+    let tap = SpikeTap::new(threads, settings, signals::request_stop)
+        .with_kernel(session.and_then(TraceSource::kernel));
     let watched = ProbeContext {
         spikes: Some(&tap),
         ..*ctx

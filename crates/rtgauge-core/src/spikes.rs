@@ -24,7 +24,9 @@
 //! (margin 1 ms before the programmed wake-up). At most `--trace-max` spikes are kept per
 //! probe run: the first candidate and the largest ones.
 
-use rtgauge_trace::{attribute_trace, Attribution, AttributionConfig, Spike, TraceSession};
+use crate::trace_source::{KernelRecorder, SourceError, TraceSource};
+use rtgauge_bpf::Watch;
+use rtgauge_trace::{attribute_trace, Attribution, AttributionConfig, Spike};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -91,11 +93,14 @@ impl Ring {
 
 /// The candidates of one probe run: one ring per measuring thread, allocated before the
 /// threads start.
-pub struct SpikeTap {
+pub struct SpikeTap<'r> {
     settings: SpikeSettings,
     rings: Vec<Ring>,
     broken: AtomicBool,
     on_break: fn(),
+    /// The flight recorder, when it is the run's source: a timer-woken thread also tells the
+    /// kernel its next wake-up, so the kernel keeps the window of a late one.
+    kernel: Option<&'r KernelRecorder>,
 }
 
 /// The calling thread's id.
@@ -104,17 +109,24 @@ fn own_tid() -> u32 {
     u32::try_from(unsafe { libc::gettid() }).unwrap_or(0)
 }
 
-impl SpikeTap {
+impl<'r> SpikeTap<'r> {
     /// A tap for `threads` measuring threads; `on_break` stops the other measuring threads
     /// when one crosses `--break` (the runner passes [`crate::signals::request_stop`]).
     /// Without `settings.trace` only `--break` is watched.
-    pub fn new(threads: usize, settings: SpikeSettings, on_break: fn()) -> SpikeTap {
+    pub fn new(threads: usize, settings: SpikeSettings, on_break: fn()) -> SpikeTap<'r> {
         SpikeTap {
             settings,
             rings: (0..threads).map(|_| Ring::new()).collect(),
             broken: AtomicBool::new(false),
             on_break,
+            kernel: None,
         }
+    }
+
+    /// The same tap with the flight recorder's watch slots for timer-woken threads.
+    pub fn with_kernel(mut self, kernel: Option<&'r KernelRecorder>) -> SpikeTap<'r> {
+        self.kernel = kernel;
+        self
     }
 
     /// The producer of measuring thread `index` (on `cpu`), woken by a timer on its CPU at
@@ -122,7 +134,15 @@ impl SpikeTap {
     /// from everything else on the CPU. A thread that ends may hand its index to the next
     /// one (one at a time).
     pub fn producer(&self, index: usize, cpu: usize) -> Option<SpikeProducer<'_>> {
-        self.producer_of(index, cpu, 0, own_tid())
+        let tid = own_tid();
+        let mut producer = self.producer_of(index, cpu, 0, tid)?;
+        if self.settings.trace {
+            producer.watch = self.kernel.and_then(|k| k.watch(cpu));
+            if let Some(watch) = &producer.watch {
+                watch.start(tid, kernel_threshold(producer.trace_floor));
+            }
+        }
+        Some(producer)
     }
 
     /// [`SpikeTap::producer`] for a thread woken by an event another thread fires, on this
@@ -170,6 +190,7 @@ impl SpikeTap {
             follow_max: self.settings.trace && self.settings.above_ns.is_none(),
             break_ns: self.settings.break_ns.unwrap_or(u64::MAX),
             traced: self.settings.trace,
+            watch: None,
         })
     }
 
@@ -179,16 +200,34 @@ impl SpikeTap {
     }
 }
 
+/// The kernel's threshold for a floor: the kernel sees the thread switched in a little
+/// before the thread reads its clock, so it is asked for somewhat less (a window it sends
+/// and nobody claims is dropped; one it does not send leaves the CPU's live ring, which a
+/// busy CPU may have overwritten).
+fn kernel_threshold(floor_ns: u64) -> u64 {
+    floor_ns - floor_ns / 8
+}
+
 /// The measuring thread's end of a [`SpikeTap`].
 pub struct SpikeProducer<'a> {
     ring: &'a Ring,
     /// `cpu << 32 | tid` of the measuring thread.
     thread: u64,
-    tap: &'a SpikeTap,
+    tap: &'a SpikeTap<'a>,
     trace_floor: u64,
     follow_max: bool,
     break_ns: u64,
     traced: bool,
+    /// The thread's slot in the flight recorder (timer-woken threads with `--trace` on it).
+    watch: Option<Watch<'a>>,
+}
+
+impl Drop for SpikeProducer<'_> {
+    fn drop(&mut self) {
+        if let Some(watch) = &self.watch {
+            watch.stop();
+        }
+    }
 }
 
 impl SpikeProducer<'_> {
@@ -198,12 +237,30 @@ impl SpikeProducer<'_> {
         self.trace_floor.min(self.break_ns)
     }
 
+    /// The wake-up the thread asks for next (CLOCK_MONOTONIC ns), told to the flight
+    /// recorder right after each wake-up (one store to memory shared with the kernel, no
+    /// system call); nothing without it.
+    #[inline(always)]
+    pub fn next_wakeup(&self, programmed_ns: u64) {
+        if let Some(watch) = &self.watch {
+            watch.programmed(programmed_ns);
+        }
+    }
+
     /// A warm-up sample: without `--trace-above`, candidates start above the warm-up's
     /// largest latency (start-up effects are not spikes of the run).
     #[inline(always)]
     pub fn warm_up(&mut self, latency_ns: u64) {
         if self.follow_max && latency_ns > self.trace_floor {
             self.trace_floor = latency_ns;
+            self.floor_moved();
+        }
+    }
+
+    #[cold]
+    fn floor_moved(&self) {
+        if let Some(watch) = &self.watch {
+            watch.threshold(kernel_threshold(self.trace_floor));
         }
     }
 
@@ -224,6 +281,7 @@ impl SpikeProducer<'_> {
             self.ring.head.store(i + 1, Ordering::Release);
             if self.follow_max {
                 self.trace_floor = latency;
+                self.floor_moved();
             }
         }
         if breaks {
@@ -262,20 +320,16 @@ impl Candidate {
 }
 
 /// Explains late wake-ups of thread `thread_pid` on `cpu`, each given as (programmed, woke)
-/// in CLOCK_MONOTONIC ns, from one read of the session's buffer of that CPU. For any probe
+/// in CLOCK_MONOTONIC ns, from one read of the source's events of that CPU. For any probe
 /// with a programmed event time; call it off the measured CPUs.
 pub fn explain(
-    session: &TraceSession,
+    source: &TraceSource,
     cpu: usize,
     thread_pid: u32,
     wakeups: &[(u64, u64)],
     config: &AttributionConfig,
-) -> Result<Vec<Attribution>, rtgauge_trace::TraceError> {
-    let windows: Vec<(u64, u64)> = wakeups
-        .iter()
-        .map(|&(p, w)| (p.saturating_sub(MARGIN_NS), w))
-        .collect();
-    let traces = session.read_windows(cpu, &windows)?;
+) -> Result<Vec<Attribution>, SourceError> {
+    let traces = source.windows(cpu, thread_pid, wakeups, MARGIN_NS)?;
     Ok(wakeups
         .iter()
         .zip(&traces)
@@ -293,7 +347,7 @@ pub fn explain(
 
 /// The reader thread's body: drains `tap` every 20 ms until `done` is set (then once more),
 /// reads and attributes the chosen candidates. Call on a thread off the measured CPUs.
-pub fn read_spikes(session: &TraceSession, tap: &SpikeTap, done: &AtomicBool) -> SpikeReport {
+pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> SpikeReport {
     let mut report = SpikeReport::default();
     let mut tails = vec![0u64; tap.rings.len()];
     // The first attribution of the run is kept whatever comes later.
@@ -301,6 +355,7 @@ pub fn read_spikes(session: &TraceSession, tap: &SpikeTap, done: &AtomicBool) ->
     let max = tap.settings.max_spikes as usize;
     loop {
         let finished = done.load(Ordering::Acquire);
+        source.poll();
         let mut batch = drain(tap, &mut tails, &mut report.unexplained);
         if max == 0 || report.error.is_some() {
             report.unexplained += batch.len() as u64;
@@ -336,7 +391,7 @@ pub fn read_spikes(session: &TraceSession, tap: &SpikeTap, done: &AtomicBool) ->
                 }
             }
             report.unexplained += (batch.len() - chosen.len()) as u64;
-            match attribute_batch(session, &chosen) {
+            match attribute_batch(source, &chosen) {
                 Ok(mut attributed) => {
                     attributed.sort_by_key(|a| a.woke_ns);
                     let mut rest = attributed.into_iter();
@@ -403,9 +458,9 @@ fn drain(tap: &SpikeTap, tails: &mut [u64], lost: &mut u64) -> Vec<Candidate> {
 }
 
 fn attribute_batch(
-    session: &TraceSession,
+    source: &TraceSource,
     chosen: &[Candidate],
-) -> Result<Vec<Attribution>, rtgauge_trace::TraceError> {
+) -> Result<Vec<Attribution>, SourceError> {
     let mut out = Vec::with_capacity(chosen.len());
     let mut threads: Vec<(usize, u32, bool)> = chosen
         .iter()
@@ -424,7 +479,7 @@ fn attribute_batch(
             rt_throttling: rtgauge_trace::rt_throttling_on(),
             ..AttributionConfig::default()
         };
-        out.extend(explain(session, cpu, tid, &wakeups, &config)?);
+        out.extend(explain(source, cpu, tid, &wakeups, &config)?);
     }
     Ok(out)
 }

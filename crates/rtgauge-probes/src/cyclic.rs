@@ -298,6 +298,28 @@ impl Timer {
         })
     }
 
+    /// The wake-up the next [`Timer::wait`] is programmed for (CLOCK_MONOTONIC ns); 0 for a
+    /// relative sleep, whose wake-up is only known when it starts.
+    #[inline(always)]
+    fn upcoming(&self) -> u64 {
+        match self {
+            Timer::Absolute { next, .. } => *next,
+            Timer::Relative { .. } => 0,
+            Timer::Timerfd {
+                first,
+                period,
+                expired,
+                ..
+            }
+            | Timer::Posix {
+                first,
+                period,
+                expired,
+                ..
+            } => *first + *expired * *period,
+        }
+    }
+
     #[inline(always)]
     fn wait(&mut self) -> (u64, u64, u64) {
         match self {
@@ -397,9 +419,17 @@ fn measure(
     // --trace / --break: one compare per sample against a local floor (rtgauge_core::spikes).
     let mut spikes = ctx.spikes.and_then(|tap| tap.producer(index as usize, cpu));
     let mut spike_floor = spikes.as_ref().map_or(u64::MAX, |s| s.floor());
+    if let Some(s) = spikes.as_ref() {
+        s.next_wakeup(timer.upcoming());
+    }
 
     loop {
         let (programmed, woke, missed) = timer.wait();
+        // The flight recorder learns the next wake-up at once: a preemption while this one
+        // is measured is then not taken for a late wake-up.
+        if let Some(s) = spikes.as_ref() {
+            s.next_wakeup(timer.upcoming());
+        }
         if woke >= measure_start {
             if ctx.budget.done(measure_start, woke, latency.count()) || ctx.stopped() {
                 break;

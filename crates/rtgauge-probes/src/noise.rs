@@ -39,7 +39,7 @@ use std::time::Duration;
 const PROBE: &str = crate::names::NOISE;
 const DESCRIPTION: &str =
     "every stall of a CPU: a thread polls the clock and counts each gap between reads above a threshold";
-const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS).reads_whole_trace();
 const PARAMS: [ParamSpec; 7] = [
     ParamSpec::new("threshold", "auto: 5 x the median clock read measured on the CPU", "shortest gap between two reads counted as noise, e.g. 1us; never below twice the read cost (raised, with a warning)"),
     ParamSpec::new("period", "100ms", "length of one polling cycle, 1ms to 10s: the thread polls for runtime, then sleeps the rest"),

@@ -52,6 +52,8 @@ fn traced(spikes: Vec<Attribution>) -> RunResult {
         max_spikes: 20,
         break_ns: None,
         events_missing: Vec::new(),
+        recorder: Some("bpf".into()),
+        fallback: None,
     });
     let run = r.runs.iter_mut().find(|r| r.probe == "cyclic").unwrap();
     run.spikes = spikes;

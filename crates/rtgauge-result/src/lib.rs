@@ -84,6 +84,14 @@ pub struct Tracing {
     /// Trace events the kernel lacked (their causes cannot be named).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub events_missing: Vec<String>,
+    /// What recorded the kernel's events: `bpf` (the flight recorder in the kernel, which
+    /// sends a CPU's last events only after a late wake-up) or `tracefs` (every event into
+    /// the ftrace ring buffer). Absent in results of versions without the flight recorder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorder: Option<String>,
+    /// Why the run records with tracefs although the flight recorder was wanted (one line).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// One raw-sample recording (`.rtgr`, format in docs/recording.md) of one probe run.

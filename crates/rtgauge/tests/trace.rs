@@ -1,4 +1,5 @@
 //! `run --trace` and `--break` end to end: late wake-ups explained from the kernel's trace,
+//! by the flight recorder in the kernel (BPF) and by the tracefs session it falls back to,
 //! tracing refused without privileges, a run stopped at its first spike, and the trace
 //! session of a killed run removed by the next one.
 
@@ -145,7 +146,10 @@ fn a_traced_run_killed_with_sigkill_leaves_a_session_the_next_run_removes() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
+    // The tracefs session is what a killed run leaves behind (the flight recorder's programs
+    // and maps go with the process).
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("rtgauge"))
+        .env("RTGAUGE_TRACE_RECORDER", "tracefs")
         .args([
             "run",
             "cyclic",
@@ -176,8 +180,25 @@ fn a_traced_run_killed_with_sigkill_leaves_a_session_the_next_run_removes() {
         rtgauge_instances().contains(&name),
         "left behind by SIGKILL"
     );
-    let doc = common::run_line("cyclic --trace --cpus 1 --duration 200ms --warmup 10ms");
+    let out = rtgauge()
+        .env("RTGAUGE_TRACE_RECORDER", "tracefs")
+        .args([
+            "run",
+            "cyclic",
+            "--trace",
+            "--cpus",
+            "1",
+            "--duration",
+            "200ms",
+        ])
+        .args(["--warmup", "10ms", "--no-report", "-q", "-o"])
+        .arg(dir.path().join("next.json"))
+        .output()
+        .unwrap();
+    common::assert_success(&out);
+    let doc = read_json(&dir.path().join("next.json"));
     assert_eq!(doc["tracing"]["active"], true);
+    assert_eq!(doc["tracing"]["recorder"], "tracefs");
     assert!(
         !rtgauge_instances().contains(&name),
         "{:?}",
@@ -186,8 +207,15 @@ fn a_traced_run_killed_with_sigkill_leaves_a_session_the_next_run_removes() {
 }
 
 /// The culprit helper, and the machine to the test alone, when the attribution tests can run
-/// here; otherwise None, saying why.
-fn culprit_or_skip() -> Option<(PathBuf, std::sync::MutexGuard<'static, ()>)> {
+/// here with `recorder` (`bpf`: the flight recorder, `tracefs`: the session it falls back
+/// to); otherwise None, saying why.
+fn culprit_or_skip(recorder: &str) -> Option<(PathBuf, std::sync::MutexGuard<'static, ()>)> {
+    if recorder == "bpf" {
+        if let Some(why) = cannot_record_in_the_kernel() {
+            eprintln!("skipped: {why}");
+            return None;
+        }
+    }
     let guard = exclusive_if_traceable()?;
     let Some(helper) = trace_helper() else {
         eprintln!("skipped: build the culprit first: cargo build -p rtgauge-trace");
@@ -196,11 +224,27 @@ fn culprit_or_skip() -> Option<(PathBuf, std::sync::MutexGuard<'static, ()>)> {
     Some((helper, guard))
 }
 
+/// Why the flight recorder cannot run here, if it cannot.
+fn cannot_record_in_the_kernel() -> Option<&'static str> {
+    if !rtgauge_bpf::Recorder::built() {
+        return Some("this build has no BPF flight recorder (clang was missing)");
+    }
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Some("the kernel has no BTF");
+    }
+    None
+}
+
 /// Runs `rtgauge ARGS…` (a traced run of 10 s) beside the culprit of the attribution tests:
 /// `rtg-culprit` at SCHED_FIFO 99 on `cpu`, spinning 300 µs at random times (mean gap 30 ms)
 /// for 11 s. Returns the result document and the culprit's spins (start, end), the truth to
 /// check against.
-fn run_beside_the_culprit(helper: &Path, cpu: &str, args: &[&str]) -> (Value, CulpritSpins) {
+fn run_beside_the_culprit(
+    helper: &Path,
+    cpu: &str,
+    args: &[&str],
+    recorder: &str,
+) -> (Value, CulpritSpins) {
     let (_dir, out_path) = scratch_result();
     let culprit = std::process::Command::new(helper)
         .args(["culprit", cpu, "300", "30000", "11000"])
@@ -208,6 +252,7 @@ fn run_beside_the_culprit(helper: &Path, cpu: &str, args: &[&str]) -> (Value, Cu
         .spawn()
         .unwrap();
     let out = rtgauge()
+        .env("RTGAUGE_TRACE_RECORDER", recorder)
         .args(args)
         .args(["--trace-max", "1000", "--duration", "10s"])
         .args(["--warmup", "200ms", "--no-report", "-q", "-o"])
@@ -218,7 +263,9 @@ fn run_beside_the_culprit(helper: &Path, cpu: &str, args: &[&str]) -> (Value, Cu
         &String::from_utf8(culprit.wait_with_output().unwrap().stdout).unwrap(),
     );
     common::assert_success(&out);
-    (read_json(&out_path), spins)
+    let doc = read_json(&out_path);
+    assert_eq!(doc["tracing"]["recorder"], recorder, "{}", doc["tracing"]);
+    (doc, spins)
 }
 
 /// Of the explained spikes above 200 µs the culprit caused (it ran at least half of the
@@ -284,10 +331,21 @@ fn culprit_named(doc: &Value, spins: &CulpritSpins) -> Result<String, String> {
 }
 
 /// Of the spikes above 200 µs that a FIFO 99 culprit spinning 300 µs on the measured CPU
-/// caused, at least 90 % name it as the dominant cause with its run time within 10 %.
+/// caused, at least 90 % name it as the dominant cause with its run time within 10 %: from
+/// the flight recorder's windows.
 #[test]
 fn a_spinning_fifo_99_culprit_is_named_as_the_dominant_cause_of_the_spikes_it_caused() {
-    let Some((helper, _guard)) = culprit_or_skip() else {
+    culprit_is_named_by("bpf");
+}
+
+/// The same from the tracefs session, the fallback where BPF cannot load.
+#[test]
+fn a_spinning_fifo_99_culprit_is_named_from_the_tracefs_fallback() {
+    culprit_is_named_by("tracefs");
+}
+
+fn culprit_is_named_by(recorder: &str) {
+    let Some((helper, _guard)) = culprit_or_skip(recorder) else {
         return;
     };
     in_attempts("spikes not explained", || {
@@ -303,6 +361,7 @@ fn a_spinning_fifo_99_culprit_is_named_as_the_dominant_cause_of_the_spikes_it_ca
                 "--cpus",
                 "1",
             ],
+            recorder,
         );
         culprit_named(&doc, &spins)
     });
@@ -334,7 +393,17 @@ fn in_attempts(what: &str, mut attempt: impl FnMut() -> Result<String, String>) 
 /// handler's wake-up) names it.
 #[test]
 fn late_responses_are_explained_and_the_culprit_on_the_handlers_cpu_is_named() {
-    let Some((helper, _guard)) = culprit_or_skip() else {
+    late_responses_are_explained_by("bpf");
+}
+
+/// The same from the tracefs session.
+#[test]
+fn late_responses_are_explained_from_the_tracefs_fallback() {
+    late_responses_are_explained_by("tracefs");
+}
+
+fn late_responses_are_explained_by(recorder: &str) {
+    let Some((helper, _guard)) = culprit_or_skip(recorder) else {
         return;
     };
     let args = [
@@ -351,7 +420,7 @@ fn late_responses_are_explained_and_the_culprit_on_the_handlers_cpu_is_named() {
         "200us",
     ];
     in_attempts("late responses not explained", || {
-        let (doc, spins) = run_beside_the_culprit(&helper, "0", &args);
+        let (doc, spins) = run_beside_the_culprit(&helper, "0", &args, recorder);
         // Every explained answer is the handler's, on its CPU, after its event.
         for s in spikes(&doc) {
             assert_eq!(s["cpu"], 0, "the handler runs on CPU 0: {s}");
@@ -373,6 +442,8 @@ fn noise_in_a_traced_run_splits_its_stalls_from_the_runs_session() {
         "noise --trace --mode normal --cpus 1 --duration 1s --warmup 50ms --set noise.threshold=2us",
     );
     assert_eq!(doc["tracing"]["active"], true, "{}", doc["tracing"]);
+    // Noise reads the whole run's trace: the flight recorder keeps only the last events.
+    assert_eq!(doc["tracing"]["recorder"], "tracefs", "{}", doc["tracing"]);
     let gap = doc["runs"][0]["series"]
         .as_array()
         .and_then(|s| s.iter().find(|s| s["name"] == "gap"))

@@ -70,7 +70,7 @@ pub enum TraceCpu {
 
 /// Late cycles handed to the kernel's trace (`--trace`, `--break`).
 struct Spikes<'a> {
-    tap: &'a SpikeTap,
+    tap: &'a SpikeTap<'a>,
     cpu: TraceCpu,
     /// The thread traced: the first one with a cycle that has an intended start (0: none yet).
     owner: u32,

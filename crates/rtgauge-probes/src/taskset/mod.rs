@@ -52,7 +52,7 @@ use std::sync::Barrier;
 const PROBE: &str = crate::names::TASKSET;
 const DESCRIPTION: &str =
     "your own periodic tasks: predicted from this machine's overheads, then run and measured";
-const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS);
+const ABOUT: About = About::new(PROBE, DESCRIPTION, &PARAMS).reads_whole_trace();
 const PARAMS: [ParamSpec; 3] = [
     ParamSpec::new("tasks", "none: required (--tasks FILE)", "the task set: a TOML file of [[task]] entries (name, period, work, priority, cpu, deadline, offset, policy, critical, after) or rt-app JSON; in a suite, the TOML text itself may be given"),
     ParamSpec::new("overhead", "max", "which measured overhead figure decides the verdict: median, p99.9 or max (all three are reported)"),
