@@ -155,8 +155,12 @@ fn new_document(plan: &Plan, inputs: &RunInputs, tracing: Option<Tracing>) -> Ru
         recordings: Vec::new(),
         tracing,
     };
-    if let Some(reason) = result.tracing.as_ref().and_then(|t| t.reason.clone()) {
-        result.warnings.push(Warning::new("trace", reason));
+    // A trace the user asked for and did not get is said; one that was only a default is
+    // recorded in the result's tracing section.
+    if let Some(tracing) = result.tracing.as_ref().filter(|t| !t.by_default) {
+        for line in tracing.reason.iter().chain(&tracing.fallback) {
+            result.warnings.push(Warning::new("trace", line.clone()));
+        }
     }
     result
 }
@@ -363,11 +367,14 @@ fn start_tracing(plan: &Plan) -> (Option<TraceSource>, Option<Tracing>) {
         events_missing: Vec::new(),
         recorder: None,
         fallback: None,
+        by_default: settings.by_default,
     };
     if !settings.trace {
         return (None, Some(tracing));
     }
     let choice = match RecorderChoice::from_env() {
+        // On by default only where it costs little: the flight recorder or nothing.
+        Ok(_) if settings.by_default => RecorderChoice::Bpf,
         Ok(choice) => choice,
         Err(e) => {
             tracing.reason = Some(e);
@@ -375,6 +382,12 @@ fn start_tracing(plan: &Plan) -> (Option<TraceSource>, Option<Tracing>) {
         }
     };
     let whole_run = plan.probes.iter().any(|r| r.probe().reads_whole_trace());
+    if whole_run && settings.by_default {
+        tracing.reason = Some(
+            "attribution is not on by default for noise and task sets (they need every event through tracefs); add --trace".into(),
+        );
+        return (None, Some(tracing));
+    }
     match TraceSource::start(&plan.cpus, whole_run, choice) {
         Ok(started) => {
             tracing.active = true;

@@ -319,10 +319,17 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", value_parser = duration, allow_hyphen_values = true)]
     pub max_latency: Option<u64>,
 
-    /// Explain late wake-ups from the kernel's trace (needs root and tracefs): what ran on the
-    /// CPU between the programmed and the actual wake-up. Costs a few µs of median latency.
+    /// Explain late wake-ups from the kernel's trace (needs root): what ran on the CPU between
+    /// the programmed and the actual wake-up. Recorded by rtgauge's flight recorder in the
+    /// kernel (BPF, with the kernel's BTF), else through tracefs, which costs a few µs of
+    /// median latency. On by default, with the flight recorder only, for runs of a minute or
+    /// more and soaks.
     #[arg(long)]
     pub trace: bool,
+
+    /// Do not explain late wake-ups, not even in a run of a minute or more.
+    #[arg(long, conflicts_with_all = ["trace", "trace_above", "trace_max"])]
+    pub no_trace: bool,
 
     /// With --trace: explain wake-ups later than this (e.g. 100us) [default: every new
     /// maximum after the warm-up].
