@@ -20,9 +20,15 @@
 //! # Who reads the trace
 //! A reader thread ([`read_spikes`]), pinned off the measured CPUs at SCHED_FIFO so it is not
 //! preempted while recording is stopped, drains the rings every 20 ms, reads the windows of
-//! the chosen candidates in one [`TraceSession::read_windows`] per CPU and attributes them
-//! (margin 1 ms before the programmed wake-up). At most `--trace-max` spikes are kept per
-//! probe run: the first candidate and the largest ones.
+//! the chosen candidates from the run's [`TraceSource`] (the flight recorder's windows, or one
+//! tracefs read per CPU) and attributes them (margin 1 ms before the programmed wake-up). At
+//! most `--trace-max` spikes are kept per probe run: the first candidate and the largest ones.
+//!
+//! # The flight recorder's watch
+//! With the flight recorder, a timer-woken thread's producer also holds its CPU's watch slot:
+//! [`SpikeProducer::next_wakeup`], once per period right after the wake-up, stores the next
+//! programmed time there (one store to memory shared with the kernel), and the floor, less an
+//! eighth, is the kernel's threshold, so the kernel keeps the window of a late wake-up.
 
 use crate::trace_source::{KernelRecorder, SourceError, TraceSource};
 use rtgauge_bpf::Watch;

@@ -217,11 +217,7 @@ impl KernelRecorder {
         let mut out = Vec::with_capacity(wakeups.len());
         for &(programmed, woke) in wakeups {
             let from = programmed.saturating_sub(margin_ns);
-            let sent = received.iter().position(|s| {
-                s.cpu as usize == cpu && s.tid == tid && s.programmed_ns == programmed
-            });
-            if let Some(i) = sent {
-                let spike = received.remove(i).expect("the position is in range");
+            if let Some(spike) = claim(&mut received, cpu, tid, programmed) {
                 out.push(spike.window(from, woke));
                 continue;
             }
@@ -243,9 +239,51 @@ impl KernelRecorder {
     }
 }
 
+/// Takes out the window the kernel sent for thread `tid`'s wake-up programmed at
+/// `programmed` on `cpu`, if it sent one.
+fn claim(received: &mut VecDeque<Spike>, cpu: usize, tid: u32, programmed: u64) -> Option<Spike> {
+    let i = received
+        .iter()
+        .position(|s| s.cpu as usize == cpu && s.tid == tid && s.programmed_ns == programmed)?;
+    received.remove(i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn sent(cpu: u32, tid: u32, programmed_ns: u64) -> Spike {
+        Spike {
+            cpu,
+            tid,
+            programmed_ns,
+            woke_ns: programmed_ns + 500_000,
+            // SAFETY: RawRing is plain data (a counter and records) valid for all-zero bits.
+            ring: Box::new(unsafe { std::mem::zeroed() }),
+        }
+    }
+
+    #[test]
+    fn a_window_is_claimed_once_by_its_cpu_thread_and_programmed_time() {
+        let mut received: VecDeque<Spike> = [
+            sent(1, 10, 1_000),
+            sent(2, 10, 1_000),
+            sent(1, 11, 1_000),
+            sent(1, 10, 2_000),
+        ]
+        .into_iter()
+        .collect();
+        let got = claim(&mut received, 1, 10, 2_000).unwrap();
+        assert_eq!((got.cpu, got.tid, got.programmed_ns), (1, 10, 2_000));
+        assert!(claim(&mut received, 1, 10, 2_000).is_none(), "claimed once");
+        assert!(
+            claim(&mut received, 3, 10, 1_000).is_none(),
+            "another CPU's"
+        );
+        assert_eq!(claim(&mut received, 2, 10, 1_000).unwrap().cpu, 2);
+        assert_eq!(claim(&mut received, 1, 11, 1_000).unwrap().tid, 11);
+        assert_eq!(received.len(), 1);
+    }
 
     #[test]
     fn the_recorder_is_chosen_by_name_and_a_wrong_name_says_the_right_ones() {
