@@ -179,8 +179,16 @@ impl KernelRecorder {
             .iter()
             .map(|&c| u32::try_from(c).unwrap_or(u32::MAX))
             .collect();
+        let recorder = Recorder::start(&cpus)?;
+        // Loading parsed the kernel's BTF (tens of MB in memory, freed now): give the pages
+        // back rather than keep them for the rest of a long run.
+        // SAFETY: malloc_trim only releases free memory of the allocator.
+        #[cfg(target_env = "gnu")]
+        unsafe {
+            libc::malloc_trim(0);
+        }
         Ok(KernelRecorder {
-            recorder: Recorder::start(&cpus)?,
+            recorder,
             received: Mutex::new(VecDeque::with_capacity(KEPT_WINDOWS)),
         })
     }
