@@ -247,6 +247,43 @@ impl KernelRecorder {
     }
 }
 
+/// The doctor's verdict on the flight recorder: whether attribution can stay on here at
+/// little cost. As root it loads the recorder for a moment (the only way to know that the
+/// kernel accepts it); otherwise it says what loading needs.
+pub fn flight_recorder_check() -> rtgauge_result::Check {
+    use rtgauge_result::{Check, Status};
+    const WHY: &str = "long runs, soaks and `--trace` explain late wake-ups with rtgauge's \
+        flight recorder in the kernel (BPF), which costs far less than tracing through tracefs; \
+        where it cannot load, `--trace` uses tracefs and long runs are not explained.";
+    let verdict = |status, found: String| {
+        Check::new(
+            "flight-recorder",
+            "Flight recorder (BPF)",
+            status,
+            found,
+            WHY,
+        )
+    };
+    if !Recorder::built() {
+        return verdict(Status::Warn, rtgauge_bpf::Error::NotBuilt.to_string())
+            .fix("use a release build of rtgauge (built with clang)");
+    }
+    if !std::path::Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return verdict(Status::Warn, rtgauge_bpf::Error::NoBtf.to_string())
+            .fix("use a kernel built with CONFIG_DEBUG_INFO_BTF (most distribution kernels are)");
+    }
+    if rtgauge_os::process::euid() != 0 {
+        return verdict(
+            Status::Ok,
+            "the kernel has BTF; loading the recorder needs root (or CAP_BPF and CAP_PERFMON): run as root to check that it loads".into(),
+        );
+    }
+    match KernelRecorder::start(&[0]) {
+        Ok(_) => verdict(Status::Ok, "loads and records (BTF and BPF present)".into()),
+        Err(e) => verdict(Status::Warn, e.to_string()),
+    }
+}
+
 /// Takes out the window the kernel sent for thread `tid`'s wake-up programmed at
 /// `programmed` on `cpu`, if it sent one.
 fn claim(received: &mut VecDeque<Spike>, cpu: usize, tid: u32, programmed: u64) -> Option<Spike> {

@@ -15,6 +15,8 @@ pub fn doctor(args: DoctorArgs) -> Result<u8> {
     // Whether `--trace` and the timerlat probe can have tracefs: mounted, not mounted (rtgauge
     // mounts it as root; the command for everyone else) or not in the kernel.
     checks.push(rtgauge_trace::tracing_check());
+    // Whether long runs can explain their spikes at little cost: the flight recorder loads.
+    checks.push(rtgauge_core::trace_source::flight_recorder_check());
     if let Some(line) = super::tune::left_behind_warning() {
         eprintln!("rtgauge: {line}");
     }
