@@ -423,7 +423,8 @@ pub fn run_watched<T>(
         return (body(ctx), None, false);
     }
     let tap = SpikeTap::new(threads, settings, signals::request_stop)
-        .with_kernel(session.and_then(TraceSource::kernel));
+        .with_kernel(session.and_then(TraceSource::kernel))
+        .with_live(ctx.live);
     let watched = ProbeContext {
         spikes: Some(&tap),
         ..*ctx
