@@ -18,9 +18,11 @@
 //! - lowered to `--break LATENCY` when that is smaller.
 //!
 //! With a live board that exports interval maxima (`rtgauge monitor`), the running maximum
-//! starts again from the warm-up's floor at each interval boundary, on the board's grid, so
-//! every interval's maximum (above the warm-up's) is a candidate: [`SpikeProducer::floor_at`],
-//! one compare per sample, the reset in a cold function.
+//! starts again from zero at each interval boundary, on the board's grid, so every interval's
+//! maximum is a candidate (about ln(n) candidates in an interval of n samples):
+//! [`SpikeProducer::floor_at`], one compare per sample, the reset in a cold function. (Not
+//! from the warm-up's maximum: on a busy machine that is often above most intervals' maxima,
+//! which would then go unexplained.)
 //!
 //! # Who reads the trace
 //! A reader thread ([`read_spikes`]), pinned off the measured CPUs at SCHED_FIFO so it is not
@@ -224,7 +226,6 @@ impl<'r> SpikeTap<'r> {
             thread,
             tap: self,
             trace_floor,
-            warm_floor: trace_floor,
             follow_max,
             break_ns: self.settings.break_ns.unwrap_or(u64::MAX),
             traced: self.settings.trace,
@@ -256,8 +257,6 @@ pub struct SpikeProducer<'a> {
     thread: u64,
     tap: &'a SpikeTap<'a>,
     trace_floor: u64,
-    /// The floor the warm-up left: where a running maximum starts again at each interval.
-    warm_floor: u64,
     follow_max: bool,
     break_ns: u64,
     traced: bool,
@@ -285,8 +284,8 @@ impl SpikeProducer<'_> {
     }
 
     /// [`SpikeProducer::floor`] for a sample taken at `now_ns` (CLOCK_MONOTONIC): with
-    /// restarts (a monitor's intervals), the running maximum starts again from the warm-up's
-    /// floor at the first sample of each interval. One compare unless an interval began.
+    /// restarts (a monitor's intervals), the running maximum starts again from zero at the
+    /// first sample of each interval. One compare unless an interval began.
     #[inline(always)]
     pub fn floor_at(&mut self, now_ns: u64) -> u64 {
         if now_ns >= self.next_restart_ns {
@@ -300,8 +299,8 @@ impl SpikeProducer<'_> {
     fn restart(&mut self, now_ns: u64) {
         let every = self.restart_every_ns;
         self.next_restart_ns = (now_ns / every).saturating_add(1).saturating_mul(every);
-        if self.trace_floor != self.warm_floor {
-            self.trace_floor = self.warm_floor;
+        if self.trace_floor != 0 {
+            self.trace_floor = 0;
             self.floor_moved();
         }
     }
@@ -322,7 +321,6 @@ impl SpikeProducer<'_> {
     pub fn warm_up(&mut self, latency_ns: u64) {
         if self.follow_max && latency_ns > self.trace_floor {
             self.trace_floor = latency_ns;
-            self.warm_floor = latency_ns;
             self.floor_moved();
         }
     }
@@ -630,14 +628,15 @@ mod tests {
         let tap = SpikeTap::new(1, settings(None, None), || {}).with_live(&board);
         let mut p = tap.producer(0, 1).unwrap();
         p.warm_up(50);
-        // (woke, latency): interval 0 peaks at 90; interval 1 starts again from 50; interval 3
-        // (after one without samples) too.
+        // (woke, latency): interval 0 peaks at 90; interval 1 starts again from zero; interval
+        // 3 (after one without samples) too.
         for (woke, lat) in [
             (100, 60),
             (200, 90),
             (300, 70),
             (1_000, 40),
             (1_100, 70),
+            (1_200, 30),
             (1_900, 80),
             (3_500, 60),
         ] {
@@ -652,10 +651,17 @@ mod tests {
             .collect();
         assert_eq!(
             got,
-            [(100, 60), (200, 90), (1_100, 70), (1_900, 80), (3_500, 60)]
+            [
+                (100, 60),
+                (200, 90),
+                (1_000, 40),
+                (1_100, 70),
+                (1_900, 80),
+                (3_500, 60)
+            ]
         );
         assert_eq!(p.floor_at(3_600), 60);
-        assert_eq!(p.floor_at(4_000), 50);
+        assert_eq!(p.floor_at(4_000), 0);
         // A board that does not export, or a fixed threshold, never restarts.
         let plain = LiveBoard::default();
         let tap = SpikeTap::new(1, settings(None, None), || {}).with_live(&plain);
