@@ -297,7 +297,7 @@ fn a_history_from_before_causes_keeps_its_monitor_rows_and_gains_the_cause_colum
     let mut store = Store::open(&path).unwrap();
     assert_eq!(
         store.monitor_intervals("h", "cyclic", 1).unwrap(),
-        [row.clone()]
+        std::slice::from_ref(&row)
     );
     let explained = rtgauge_store::MonitorInterval {
         start_unix_ns: 2_000,
