@@ -368,7 +368,8 @@ pub struct SpikeReport {
     pub spikes: Vec<Attribution>,
     /// Candidates not attributed: beyond `--trace-max`, or overwritten in a full ring.
     pub unexplained: u64,
-    /// Reading the trace failed (one line); later candidates were not read.
+    /// Reading the trace failed (one line, the first failure); later candidates were not read,
+    /// except with a live board (a monitor), which goes on trying.
     pub error: Option<String>,
 }
 
@@ -426,7 +427,8 @@ pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> S
         let finished = done.load(Ordering::Acquire);
         source.poll();
         let mut batch = drain(tap, &mut tails, &mut report.unexplained);
-        if max == 0 || report.error.is_some() {
+        // A monitor runs for months: a failed read does not end its causes.
+        if max == 0 || (report.error.is_some() && tap.live.is_none()) {
             report.unexplained += batch.len() as u64;
         } else {
             // The largest of the batch that can still make it into the kept set.
@@ -486,7 +488,8 @@ pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> S
                 }
                 Err(e) => {
                     report.unexplained += chosen.len() as u64;
-                    report.error = Some(e.to_string());
+                    // The first failure is the one said.
+                    report.error.get_or_insert_with(|| e.to_string());
                 }
             }
         }
