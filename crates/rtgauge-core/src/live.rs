@@ -4,7 +4,12 @@
 //! plain store on x86, no lock, no allocation); a display thread reads the cells. A reader may
 //! see a sample count and a sum from neighbouring cycles; the final numbers never come from
 //! here.
+//!
+//! A monitor's board also keeps the causes of recent spikes ([`LiveBoard::publish_cause`]),
+//! written by the trace reader thread under a lock (never by a measuring thread), so the
+//! monitor can name the cause of each interval's maximum ([`LiveBoard::cause_of`]).
 
+use std::collections::VecDeque;
 use std::sync::atomic::{
     AtomicU64,
     Ordering::{Acquire, Relaxed, Release},
@@ -101,6 +106,23 @@ pub struct LiveBoard {
     cells: std::sync::Mutex<(String, Vec<Arc<LiveCell>>)>,
     /// Interval width of the exported interval maxima; None: the cells export nothing.
     export_interval_ns: Option<u64>,
+    /// The latest spikes' causes (exporting boards only), oldest first, at most [`CAUSES`].
+    causes: std::sync::Mutex<VecDeque<SpikeCause>>,
+}
+
+/// Spike causes a board keeps: a monitor reads them within a few intervals, and each CPU has
+/// a handful of candidates per interval (its new maxima).
+const CAUSES: usize = 4096;
+
+/// Why one spike of a measuring thread was late, as the trace reader found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpikeCause {
+    pub cpu: usize,
+    /// The wake-up (CLOCK_MONOTONIC ns) and its latency: the sample's own numbers.
+    pub woke_ns: u64,
+    pub latency_ns: u64,
+    /// The dominant cause, named without thread ids.
+    pub cause: String,
 }
 
 impl LiveBoard {
@@ -123,7 +145,43 @@ impl LiveBoard {
         LiveBoard {
             cells: Default::default(),
             export_interval_ns: Some(interval_ns.max(1)),
+            causes: Default::default(),
         }
+    }
+
+    /// The interval of the exported maxima, for a board that exports.
+    pub fn export_interval_ns(&self) -> Option<u64> {
+        self.export_interval_ns
+    }
+
+    /// Keeps a spike's cause (the trace reader, never a measuring thread); the oldest goes
+    /// when [`CAUSES`] are kept. Nothing on a board that does not export.
+    pub fn publish_cause(&self, cause: SpikeCause) {
+        if self.export_interval_ns.is_none() {
+            return;
+        }
+        if let Ok(mut causes) = self.causes.lock() {
+            if causes.len() == CAUSES {
+                causes.pop_front();
+            }
+            causes.push_back(cause);
+        }
+    }
+
+    /// The cause of the sample of `cpu` with latency `latency_ns` that woke in interval `n`
+    /// or `n + 1` (a monitor's interval maximum: both numbers come from the same sample, so
+    /// the match is exact); the latest such one.
+    pub fn cause_of(&self, cpu: usize, n: u64, latency_ns: u64) -> Option<String> {
+        let interval = self.export_interval_ns?;
+        let causes = self.causes.lock().ok()?;
+        causes
+            .iter()
+            .rev()
+            .find(|c| {
+                let at = c.woke_ns / interval;
+                c.cpu == cpu && c.latency_ns == latency_ns && (at == n || at == n + 1)
+            })
+            .map(|c| c.cause.clone())
     }
 
     /// The cells of the running probe (the exporter reads them; never the measuring threads).
@@ -332,6 +390,39 @@ pub fn bucket_of(value: u64) -> usize {
 mod export_tests {
     use super::*;
 
+    fn cause(cpu: usize, woke_ns: u64, latency_ns: u64, name: &str) -> SpikeCause {
+        SpikeCause {
+            cpu,
+            woke_ns,
+            latency_ns,
+            cause: name.into(),
+        }
+    }
+
+    #[test]
+    fn an_interval_maximum_gets_the_cause_of_the_spike_with_its_latency_on_its_cpu() {
+        let board = LiveBoard::exporting(1_000);
+        board.publish_cause(cause(1, 1_500, 300, "rtg-culprit"));
+        board.publish_cause(cause(2, 1_600, 300, "irq 36 virtio1-req.0"));
+        board.publish_cause(cause(1, 1_700, 250, "gap"));
+        assert_eq!(board.cause_of(1, 1, 300).as_deref(), Some("rtg-culprit"));
+        assert_eq!(
+            board.cause_of(2, 1, 300).as_deref(),
+            Some("irq 36 virtio1-req.0")
+        );
+        // The interval before may take its next one's maximum; any other is not it.
+        assert_eq!(board.cause_of(1, 0, 250).as_deref(), Some("gap"));
+        assert_eq!(board.cause_of(1, 2, 250), None);
+        assert_eq!(board.cause_of(1, 1, 301), None);
+        assert_eq!(board.cause_of(3, 1, 300), None);
+        // Bounded: the oldest go first.
+        for i in 0..CAUSES as u64 {
+            board.publish_cause(cause(0, 5_000, i, "x"));
+        }
+        assert_eq!(board.cause_of(1, 1, 300), None);
+        assert_eq!(board.cause_of(0, 5, 0).as_deref(), Some("x"));
+    }
+
     #[test]
     fn bounds_rise_and_each_bucket_is_at_most_a_quarter_wide() {
         assert_eq!(EXPORT_BOUNDS_NS[0], 1_000);
@@ -388,6 +479,14 @@ mod export_tests {
         // Interval 4 reuses interval 0's slot.
         cell.publish_at(7, 0, 4_100);
         assert_eq!(export.interval_max(0), None);
+        // A plain board keeps no causes.
+        LiveBoard::default().publish_cause(SpikeCause {
+            cpu: 0,
+            woke_ns: 0,
+            latency_ns: 0,
+            cause: "x".into(),
+        });
+        assert_eq!(LiveBoard::default().cause_of(0, 0, 0), None);
         assert_eq!(export.interval_max(4), Some(7));
         let snap = export.snapshot();
         assert_eq!(snap.count, 5);

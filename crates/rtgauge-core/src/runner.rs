@@ -37,6 +37,9 @@ pub trait RunObserver {
     fn probe_started(&mut self, _probe: &str, _mode: &str, _load: &str) {}
     /// The document so far; called after every probe run and at the end.
     fn checkpoint(&mut self, _result: &RunResult) {}
+    /// Whether the run's spikes are explained, and why not, before the first probe (a
+    /// monitor says it at start: its document comes only when it stops).
+    fn tracing(&mut self, _tracing: &Tracing) {}
 }
 
 /// Everything the runner needs besides the plan.
@@ -73,6 +76,9 @@ pub fn execute(
     signals::install();
     // Before loads and probes start: the session must be recording when the first spike comes.
     let (session, tracing) = start_tracing(plan);
+    if let Some(tracing) = &tracing {
+        observer.tracing(tracing);
+    }
     let mut result = new_document(plan, inputs, tracing);
     let measuring = Measuring {
         plan,
@@ -423,7 +429,8 @@ pub fn run_watched<T>(
         return (body(ctx), None, false);
     }
     let tap = SpikeTap::new(threads, settings, signals::request_stop)
-        .with_kernel(session.and_then(TraceSource::kernel));
+        .with_kernel(session.and_then(TraceSource::kernel))
+        .with_live(ctx.live);
     let watched = ProbeContext {
         spikes: Some(&tap),
         ..*ctx

@@ -17,12 +17,21 @@
 //!   it.)
 //! - lowered to `--break LATENCY` when that is smaller.
 //!
+//! With a live board that exports interval maxima (`rtgauge monitor`), the running maximum
+//! starts again from zero at each interval boundary, on the board's grid, so every interval's
+//! maximum is a candidate (about ln(n) candidates in an interval of n samples):
+//! [`SpikeProducer::floor_at`], one compare per sample, the reset in a cold function. (Not
+//! from the warm-up's maximum: on a busy machine that is often above most intervals' maxima,
+//! which would then go unexplained.)
+//!
 //! # Who reads the trace
 //! A reader thread ([`read_spikes`]), pinned off the measured CPUs at SCHED_FIFO so it is not
 //! preempted while recording is stopped, drains the rings every 20 ms, reads the windows of
 //! the chosen candidates from the run's [`TraceSource`] (the flight recorder's windows, or one
 //! tracefs read per CPU) and attributes them (margin 1 ms before the programmed wake-up). At
 //! most `--trace-max` spikes are kept per probe run: the first candidate and the largest ones.
+//! With a live board that exports, every candidate is attributed and its cause published on
+//! the board as it comes ([`LiveBoard::publish_cause`]), for the monitor's interval maxima.
 //!
 //! # The flight recorder's watch
 //! With the flight recorder, a timer-woken thread's producer also holds its CPU's watch slot:
@@ -30,9 +39,10 @@
 //! programmed time there (one store to memory shared with the kernel), and the floor, less an
 //! eighth, is the kernel's threshold, so the kernel keeps the window of a late wake-up.
 
+use crate::live::{LiveBoard, SpikeCause};
 use crate::trace_source::{KernelRecorder, SourceError, TraceSource};
 use rtgauge_bpf::Watch;
-use rtgauge_trace::{attribute_trace, Attribution, AttributionConfig, Spike};
+use rtgauge_trace::{attribute_trace, Attribution, AttributionConfig, Cause, Spike};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -111,6 +121,9 @@ pub struct SpikeTap<'r> {
     /// The flight recorder, when it is the run's source: a timer-woken thread also tells the
     /// kernel its next wake-up, so the kernel keeps the window of a late one.
     kernel: Option<&'r KernelRecorder>,
+    /// The live board (`rtgauge monitor`'s exporting one): its interval is the grid on which
+    /// running maxima restart, and the reader publishes every candidate's cause on it.
+    live: Option<&'r LiveBoard>,
 }
 
 /// The calling thread's id.
@@ -130,7 +143,20 @@ impl<'r> SpikeTap<'r> {
             broken: AtomicBool::new(false),
             on_break,
             kernel: None,
+            live: None,
         }
+    }
+
+    /// The same tap publishing to `board` when it exports interval maxima (a monitor's);
+    /// a board that does not export changes nothing.
+    pub fn with_live(mut self, board: &'r LiveBoard) -> SpikeTap<'r> {
+        self.live = board.export_interval_ns().map(|_| board);
+        self
+    }
+
+    /// The interval on which running maxima restart, if any.
+    fn restart_every_ns(&self) -> Option<u64> {
+        self.live.and_then(LiveBoard::export_interval_ns)
     }
 
     /// The same tap with the flight recorder's watch slots for timer-woken threads.
@@ -174,6 +200,7 @@ impl<'r> SpikeTap<'r> {
         let mut producer = self.producer_of(index, cpu, WOKEN_BY_EVENT, own_tid())?;
         producer.trace_floor = if self.settings.trace { 0 } else { u64::MAX };
         producer.follow_max = false;
+        producer.next_restart_ns = u64::MAX;
         producer.break_ns = u64::MAX;
         Some(producer)
     }
@@ -192,14 +219,19 @@ impl<'r> SpikeTap<'r> {
         } else {
             u64::MAX
         };
+        let follow_max = self.settings.trace && self.settings.above_ns.is_none();
+        let restart_every = self.restart_every_ns().filter(|_| follow_max);
         Some(SpikeProducer {
             ring,
             thread,
             tap: self,
             trace_floor,
-            follow_max: self.settings.trace && self.settings.above_ns.is_none(),
+            follow_max,
             break_ns: self.settings.break_ns.unwrap_or(u64::MAX),
             traced: self.settings.trace,
+            // The first measured sample sets the first boundary.
+            next_restart_ns: if restart_every.is_some() { 0 } else { u64::MAX },
+            restart_every_ns: restart_every.unwrap_or(u64::MAX),
             watch: None,
         })
     }
@@ -228,6 +260,10 @@ pub struct SpikeProducer<'a> {
     follow_max: bool,
     break_ns: u64,
     traced: bool,
+    /// CLOCK_MONOTONIC time at which the running maximum starts again (`u64::MAX`: never),
+    /// and the interval between two restarts.
+    next_restart_ns: u64,
+    restart_every_ns: u64,
     /// The thread's slot in the flight recorder (timer-woken threads with `--trace` on it).
     watch: Option<Watch<'a>>,
 }
@@ -245,6 +281,28 @@ impl SpikeProducer<'_> {
     #[inline(always)]
     pub fn floor(&self) -> u64 {
         self.trace_floor.min(self.break_ns)
+    }
+
+    /// [`SpikeProducer::floor`] for a sample taken at `now_ns` (CLOCK_MONOTONIC): with
+    /// restarts (a monitor's intervals), the running maximum starts again from zero at the
+    /// first sample of each interval. One compare unless an interval began.
+    #[inline(always)]
+    pub fn floor_at(&mut self, now_ns: u64) -> u64 {
+        if now_ns >= self.next_restart_ns {
+            self.restart(now_ns);
+        }
+        self.floor()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn restart(&mut self, now_ns: u64) {
+        let every = self.restart_every_ns;
+        self.next_restart_ns = (now_ns / every).saturating_add(1).saturating_mul(every);
+        if self.trace_floor != 0 {
+            self.trace_floor = 0;
+            self.floor_moved();
+        }
     }
 
     /// The wake-up the thread asks for next (CLOCK_MONOTONIC ns), told to the flight
@@ -310,7 +368,8 @@ pub struct SpikeReport {
     pub spikes: Vec<Attribution>,
     /// Candidates not attributed: beyond `--trace-max`, or overwritten in a full ring.
     pub unexplained: u64,
-    /// Reading the trace failed (one line); later candidates were not read.
+    /// Reading the trace failed (one line, the first failure); later candidates were not read,
+    /// except with a live board (a monitor), which goes on trying.
     pub error: Option<String>,
 }
 
@@ -356,7 +415,8 @@ pub fn explain(
 }
 
 /// The reader thread's body: drains `tap` every 20 ms until `done` is set (then once more),
-/// reads and attributes the chosen candidates. Call on a thread off the measured CPUs.
+/// reads and attributes the chosen candidates (all of them with a live board, which gets
+/// each one's cause). Call on a thread off the measured CPUs.
 pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> SpikeReport {
     let mut report = SpikeReport::default();
     let mut tails = vec![0u64; tap.rings.len()];
@@ -367,7 +427,8 @@ pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> S
         let finished = done.load(Ordering::Acquire);
         source.poll();
         let mut batch = drain(tap, &mut tails, &mut report.unexplained);
-        if max == 0 || report.error.is_some() {
+        // A monitor runs for months: a failed read does not end its causes.
+        if max == 0 || (report.error.is_some() && tap.live.is_none()) {
             report.unexplained += batch.len() as u64;
         } else {
             // The largest of the batch that can still make it into the kept set.
@@ -383,12 +444,16 @@ pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> S
             } else {
                 0
             };
-            let mut chosen: Vec<Candidate> = batch
-                .iter()
-                .copied()
-                .filter(|c| c.latency() > smallest_kept)
-                .take(room.max(1))
-                .collect();
+            let mut chosen: Vec<Candidate> = match tap.live {
+                // The monitor names the cause of every interval's maximum.
+                Some(_) => batch.clone(),
+                None => batch
+                    .iter()
+                    .copied()
+                    .filter(|c| c.latency() > smallest_kept)
+                    .take(room.max(1))
+                    .collect(),
+            };
             if first.is_none() {
                 // The earliest of the batch is the first of the run.
                 if let Some(earliest) = batch.iter().min_by_key(|c| c.woke) {
@@ -403,6 +468,11 @@ pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> S
             report.unexplained += (batch.len() - chosen.len()) as u64;
             match attribute_batch(source, &chosen) {
                 Ok(mut attributed) => {
+                    if let Some(board) = tap.live {
+                        for a in &attributed {
+                            board.publish_cause(spike_cause(a));
+                        }
+                    }
                     attributed.sort_by_key(|a| a.woke_ns);
                     let mut rest = attributed.into_iter();
                     if first.is_none() {
@@ -418,7 +488,8 @@ pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> S
                 }
                 Err(e) => {
                     report.unexplained += chosen.len() as u64;
-                    report.error = Some(e.to_string());
+                    // The first failure is the one said.
+                    report.error.get_or_insert_with(|| e.to_string());
                 }
             }
         }
@@ -432,6 +503,28 @@ pub fn read_spikes(source: &TraceSource, tap: &SpikeTap, done: &AtomicBool) -> S
         .spikes
         .sort_by_key(|a| std::cmp::Reverse(a.latency_ns));
     report
+}
+
+/// What the live board keeps of an attributed spike: its dominant cause named without
+/// thread ids (`rtg-culprit`, `irq 36 virtio1-req.0`, `RT throttling`, `gap`), so the
+/// names an exporter shows stay few.
+fn spike_cause(a: &Attribution) -> SpikeCause {
+    SpikeCause {
+        cpu: a.cpu as usize,
+        woke_ns: a.woke_ns,
+        latency_ns: a.latency_ns,
+        cause: a
+            .dominant_contributor()
+            .map_or_else(|| "unexplained".to_string(), |c| cause_label(&c.cause)),
+    }
+}
+
+/// A cause's name without thread ids: tasks by name, as the summary groups them.
+pub fn cause_label(cause: &Cause) -> String {
+    match cause {
+        Cause::Thread { comm, .. } | Cause::ThreadedIrq { comm, .. } => comm.clone(),
+        other => rtgauge_trace::cause_name(other),
+    }
 }
 
 /// New candidates of every ring since `tails`; candidates overwritten before they were read
@@ -530,6 +623,57 @@ mod tests {
         assert_eq!(lats, [60, 90]);
         assert_eq!(got[0].cpu, 3);
         assert_eq!(lost, 0);
+    }
+
+    #[test]
+    fn on_a_monitors_board_the_running_maximum_starts_again_at_each_interval() {
+        let board = LiveBoard::exporting(1_000);
+        let tap = SpikeTap::new(1, settings(None, None), || {}).with_live(&board);
+        let mut p = tap.producer(0, 1).unwrap();
+        p.warm_up(50);
+        // (woke, latency): interval 0 peaks at 90; interval 1 starts again from zero; interval
+        // 3 (after one without samples) too.
+        for (woke, lat) in [
+            (100, 60),
+            (200, 90),
+            (300, 70),
+            (1_000, 40),
+            (1_100, 70),
+            (1_200, 30),
+            (1_900, 80),
+            (3_500, 60),
+        ] {
+            if lat > p.floor_at(woke) {
+                assert!(!p.offer(woke - lat, woke));
+            }
+        }
+        let mut lost = 0;
+        let got: Vec<(u64, u64)> = drain(&tap, &mut [0], &mut lost)
+            .iter()
+            .map(|c| (c.woke, c.latency()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (100, 60),
+                (200, 90),
+                (1_000, 40),
+                (1_100, 70),
+                (1_900, 80),
+                (3_500, 60)
+            ]
+        );
+        assert_eq!(p.floor_at(3_600), 60);
+        assert_eq!(p.floor_at(4_000), 0);
+        // A board that does not export, or a fixed threshold, never restarts.
+        let plain = LiveBoard::default();
+        let tap = SpikeTap::new(1, settings(None, None), || {}).with_live(&plain);
+        let mut p = tap.producer(0, 1).unwrap();
+        p.offer(0, 90);
+        assert_eq!(p.floor_at(u64::MAX - 1), 90);
+        let tap = SpikeTap::new(1, settings(Some(30), None), || {}).with_live(&board);
+        let mut p = tap.producer(0, 1).unwrap();
+        assert_eq!(p.floor_at(5_000), 30);
     }
 
     #[test]

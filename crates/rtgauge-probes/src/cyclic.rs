@@ -449,6 +449,10 @@ fn measure(
             cycles += 1 + missed;
             live.publish_at(lat, overruns, woke);
             previous_wake = Some(woke);
+            if let Some(s) = spikes.as_mut() {
+                // A monitor's intervals each start their running maximum again.
+                spike_floor = s.floor_at(woke);
+            }
             if lat > spike_floor {
                 if let Some(s) = spikes.as_mut() {
                     if s.offer(programmed, woke) {

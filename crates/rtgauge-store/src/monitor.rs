@@ -7,7 +7,7 @@ use crate::{Store, StoreError};
 use rusqlite::params;
 
 /// One interval of `rtgauge monitor` on one CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MonitorInterval {
     pub cpu: usize,
     pub start_unix_ns: u64,
@@ -15,6 +15,9 @@ pub struct MonitorInterval {
     pub max_ns: u64,
     pub samples: u64,
     pub overruns: u64,
+    /// The cause of the maximum, where the trace explained it (`rtg-culprit`, `irq 36
+    /// virtio1-req.0`, `gap`…).
+    pub cause: Option<String>,
 }
 
 /// The all-time figures of one CPU over every stored monitor interval.
@@ -81,8 +84,8 @@ impl Store {
         for interval in intervals {
             tx.execute(
                 "INSERT OR REPLACE INTO monitor_intervals
-                 (host, probe, cpu, start_unix_ns, width_ns, max_ns, samples, overruns)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 (host, probe, cpu, start_unix_ns, width_ns, max_ns, samples, overruns, cause)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                 params![
                     host,
                     probe,
@@ -91,7 +94,8 @@ impl Store {
                     interval.width_ns as i64,
                     interval.max_ns as i64,
                     interval.samples as i64,
-                    interval.overruns as i64
+                    interval.overruns as i64,
+                    interval.cause
                 ],
             )
             .map_err(&classify)?;
@@ -149,7 +153,7 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<MonitorRow>, StoreError> {
         let mut rows = self.rows(
-            "SELECT host, probe, cpu, start_unix_ns, width_ns, max_ns, samples, overruns
+            "SELECT host, probe, cpu, start_unix_ns, width_ns, max_ns, samples, overruns, cause
              FROM monitor_intervals WHERE (?1 IS NULL OR host = ?1) AND start_unix_ns >= ?2
              ORDER BY start_unix_ns DESC, host, probe, cpu DESC LIMIT ?3",
             params![
@@ -169,6 +173,7 @@ impl Store {
                         max_ns: n(5)?,
                         samples: n(6)?,
                         overruns: n(7)?,
+                        cause: r.get(8)?,
                     },
                 })
             },
@@ -204,23 +209,28 @@ impl Store {
         probe: &str,
         cpu: usize,
     ) -> Result<Vec<MonitorInterval>, StoreError> {
-        self.unsigned_rows(
-            "SELECT start_unix_ns, width_ns, max_ns, samples, overruns FROM monitor_intervals
+        self.rows(
+            "SELECT start_unix_ns, width_ns, max_ns, samples, overruns, cause FROM monitor_intervals
              WHERE host = ?1 AND probe = ?2 AND cpu = ?3 ORDER BY start_unix_ns",
             params![host, probe, cpu as i64],
-            |[start_unix_ns, width_ns, max_ns, samples, overruns]| MonitorInterval {
-                cpu,
-                start_unix_ns,
-                width_ns,
-                max_ns,
-                samples,
-                overruns,
+            |r| {
+                let n = |i| r.get::<_, i64>(i).map(|v| v as u64);
+                Ok(MonitorInterval {
+                    cpu,
+                    start_unix_ns: n(0)?,
+                    width_ns: n(1)?,
+                    max_ns: n(2)?,
+                    samples: n(3)?,
+                    overruns: n(4)?,
+                    cause: r.get(5)?,
+                })
             },
         )
     }
 
     /// Folds `host`'s monitor intervals that started before `before_unix_ns` into one row
-    /// per CPU and UTC day (maximum of the maxima, sums of the counts), in one transaction.
+    /// per CPU and UTC day (maximum of the maxima with its cause, sums of the counts), in one
+    /// transaction.
     pub fn monitor_fold(&mut self, host: &str, before_unix_ns: u64) -> Result<(), StoreError> {
         let classify = Store::classify_for(&self.path);
         let tx = self.conn.transaction().map_err(&classify)?;
@@ -231,11 +241,24 @@ impl Store {
         .map_err(&classify)?;
         tx.execute(
             "INSERT INTO monitor_fold
-             SELECT host, probe, cpu, (start_unix_ns / ?3) * ?3, ?3, MAX(max_ns), SUM(samples), SUM(overruns)
+             SELECT host, probe, cpu, (start_unix_ns / ?3) * ?3, ?3, MAX(max_ns), SUM(samples), SUM(overruns), NULL
              FROM monitor_intervals
              WHERE host = ?1 AND start_unix_ns < ?2 AND width_ns < ?3
              GROUP BY host, probe, cpu, start_unix_ns / ?3",
             params![host, before_unix_ns as i64, DAY_NS as i64],
+        )
+        .map_err(&classify)?;
+        // A day's maximum keeps the cause of the interval it came from.
+        tx.execute(
+            "UPDATE monitor_fold SET cause = (
+               SELECT m.cause FROM monitor_intervals m
+               WHERE m.host = monitor_fold.host AND m.probe = monitor_fold.probe
+                 AND m.cpu = monitor_fold.cpu AND m.width_ns < ?1
+                 AND m.start_unix_ns >= monitor_fold.start_unix_ns
+                 AND m.start_unix_ns < monitor_fold.start_unix_ns + ?1
+                 AND m.max_ns = monitor_fold.max_ns AND m.cause IS NOT NULL
+               ORDER BY m.start_unix_ns LIMIT 1)",
+            params![DAY_NS as i64],
         )
         .map_err(&classify)?;
         tx.execute(
@@ -248,12 +271,14 @@ impl Store {
             "INSERT INTO monitor_intervals
              SELECT f.host, f.probe, f.cpu, f.start_unix_ns, f.width_ns,
                     MAX(f.max_ns, COALESCE(m.max_ns, 0)),
-                    f.samples + COALESCE(m.samples, 0), f.overruns + COALESCE(m.overruns, 0)
+                    f.samples + COALESCE(m.samples, 0), f.overruns + COALESCE(m.overruns, 0),
+                    CASE WHEN f.max_ns >= COALESCE(m.max_ns, 0) THEN f.cause ELSE m.cause END
              FROM monitor_fold f LEFT JOIN monitor_intervals m
                ON m.host = f.host AND m.probe = f.probe AND m.cpu = f.cpu AND m.start_unix_ns = f.start_unix_ns
              WHERE 1
              ON CONFLICT (host, probe, cpu, start_unix_ns) DO UPDATE SET
-               max_ns = excluded.max_ns, samples = excluded.samples, overruns = excluded.overruns;
+               max_ns = excluded.max_ns, samples = excluded.samples, overruns = excluded.overruns,
+               cause = excluded.cause;
              DELETE FROM monitor_fold;",
         )
         .map_err(&classify)?;
@@ -273,6 +298,7 @@ mod tests {
             max_ns: max,
             samples: 1000,
             overruns: 1,
+            cause: None,
         }
     }
 
@@ -283,9 +309,12 @@ mod tests {
         let mut store = Store::open(&path).unwrap();
         for (i, max) in [40_000, 90_000, 20_000].into_iter().enumerate() {
             let start = DAY_NS + i as u64 * 300_000_000_000;
-            store
-                .monitor_record("a", "cyclic", &interval(0, start, max))
-                .unwrap();
+            let cause = ["irq 36 virtio1-req.0", "rtg-culprit", "gap"][i];
+            let row = MonitorInterval {
+                cause: Some(cause.into()),
+                ..interval(0, start, max)
+            };
+            store.monitor_record("a", "cyclic", &row).unwrap();
         }
         store
             .monitor_record("a", "cyclic", &interval(1, DAY_NS, 7))
@@ -324,9 +353,11 @@ mod tests {
             (folded[0].max_ns, folded[0].samples, folded[0].overruns),
             (90_000, 3000, 3)
         );
+        // The day row keeps the cause of its maximum.
+        let day = &store.monitor_intervals("a", "cyclic", 0).unwrap()[0];
         assert_eq!(
-            store.monitor_intervals("a", "cyclic", 0).unwrap()[0].width_ns,
-            DAY_NS
+            (day.width_ns, day.cause.as_deref()),
+            (DAY_NS, Some("rtg-culprit"))
         );
         // Another host's rows are untouched.
         assert_eq!(store.monitor_totals("b", "cyclic").unwrap()[0].intervals, 1);

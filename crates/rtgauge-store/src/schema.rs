@@ -96,6 +96,10 @@ const MIGRATIONS: &[(i64, &str)] = &[
     );
     CREATE INDEX tunes_by_host_time ON tunes (host, started_unix_ns);",
     ),
+    // `rtgauge monitor` with attribution: the cause of each interval's maximum (a task by
+    // name, an IRQ, `gap`…), NULL where the trace did not explain it or was off, and in
+    // rows kept before this column existed.
+    (5, "ALTER TABLE monitor_intervals ADD COLUMN cause TEXT;"),
 ];
 
 /// The newest schema this build knows.

@@ -256,7 +256,8 @@ fn a_history_of_the_previous_schema_gains_the_source_column_and_keeps_its_rows()
     let conn = rusqlite_conn(&path);
     conn.execute_batch(
         "DROP INDEX runs_by_source; ALTER TABLE runs DROP COLUMN source_hash; \
-         DROP TABLE tunes; DELETE FROM schema_migrations WHERE version >= 3;",
+         DROP TABLE tunes; ALTER TABLE monitor_intervals DROP COLUMN cause; \
+         DELETE FROM schema_migrations WHERE version >= 3;",
     )
     .unwrap();
     drop(conn);
@@ -267,4 +268,44 @@ fn a_history_of_the_previous_schema_gains_the_source_column_and_keeps_its_rows()
         store.tunes(None, None).unwrap().is_empty(),
         "the tunes table is made"
     );
+}
+
+#[test]
+fn a_history_from_before_causes_keeps_its_monitor_rows_and_gains_the_cause_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("history.sqlite");
+    let row = rtgauge_store::MonitorInterval {
+        cpu: 1,
+        start_unix_ns: 1_000,
+        width_ns: 300,
+        max_ns: 42_000,
+        samples: 10,
+        overruns: 0,
+        cause: None,
+    };
+    let mut store = Store::open(&path).unwrap();
+    store.monitor_record("h", "cyclic", &row).unwrap();
+    drop(store);
+    // Back to schema 4, as a history written by an earlier release.
+    let conn = rusqlite_conn(&path);
+    conn.execute_batch(
+        "ALTER TABLE monitor_intervals DROP COLUMN cause; \
+         DELETE FROM schema_migrations WHERE version >= 5;",
+    )
+    .unwrap();
+    drop(conn);
+    let mut store = Store::open(&path).unwrap();
+    assert_eq!(
+        store.monitor_intervals("h", "cyclic", 1).unwrap(),
+        std::slice::from_ref(&row)
+    );
+    let explained = rtgauge_store::MonitorInterval {
+        start_unix_ns: 2_000,
+        cause: Some("rtg-culprit".into()),
+        ..row
+    };
+    store.monitor_record("h", "cyclic", &explained).unwrap();
+    let rows = store.monitor_rows(Some("h"), None, 10).unwrap();
+    let causes: Vec<Option<&str>> = rows.iter().map(|r| r.interval.cause.as_deref()).collect();
+    assert_eq!(causes, [None, Some("rtg-culprit")]);
 }

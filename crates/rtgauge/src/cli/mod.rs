@@ -611,6 +611,13 @@ pub struct MonitorArgs {
     #[arg(long)]
     pub best_effort: bool,
 
+    /// Do not explain the cyclic probe's late wake-ups. By default each interval's maximum
+    /// gets its cause (in the history and as a `cause` label) where the kernel's flight
+    /// recorder loads (root, a kernel with BTF); elsewhere the monitor says why it measures
+    /// without.
+    #[arg(long)]
+    pub no_trace: bool,
+
     /// On SIGTERM or Ctrl-C, write the result document of this monitor's uptime to FILE
     /// (complete: a monitor ends by a stop).
     #[arg(short, long, value_name = "FILE")]

@@ -13,13 +13,15 @@ use rtgauge_store::{MonitorInterval, Store};
 use std::collections::BTreeMap;
 
 /// One CPU's live counts and maxima as read from its cell.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub(super) struct Reading {
     pub cpu: usize,
     pub samples: u64,
     pub overruns: u64,
     /// The maximum of the interval asked for, if it had samples.
     pub max_ns: Option<u64>,
+    /// The maximum's cause, where the trace explained it.
+    pub cause: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -134,6 +136,7 @@ impl Book {
                     max_ns: r.max_ns.unwrap_or(0),
                     samples,
                     overruns,
+                    cause: r.cause.clone(),
                 })
             })
             .collect()
@@ -192,6 +195,7 @@ impl Book {
             };
             if whole {
                 b.state.last_interval_max_ns = Some(max);
+                b.state.last_interval_cause = r.cause.clone();
             }
             b.state.alltime_interval_max_ns =
                 Some(b.state.alltime_interval_max_ns.unwrap_or(0).max(max));
@@ -212,6 +216,7 @@ mod tests {
             samples,
             overruns,
             max_ns: Some(max),
+            cause: None,
         }]
     }
 
@@ -282,5 +287,34 @@ mod tests {
         );
         assert_eq!((rows[1].start_unix_ns, rows[1].samples), (unix + 10 * S, 5));
         assert_eq!(b.state()[&1].last_interval_max_ns, Some(4));
+        assert_eq!(b.state()[&1].last_interval_cause, None);
+    }
+
+    /// An explained maximum keeps its cause in its row and in the last interval's state.
+    #[test]
+    fn a_closed_interval_keeps_the_cause_of_its_maximum() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        let unix = 1_800_000_000 * S;
+        let mut b = book(&path, 100 * S, unix);
+        let explained = vec![Reading {
+            cause: Some("rtg-culprit".into()),
+            ..reading(35, 0, 300_000)[0].clone()
+        }];
+        b.close(&explained, true, unix + 10 * S);
+        assert_eq!(
+            b.state()[&1].last_interval_cause.as_deref(),
+            Some("rtg-culprit")
+        );
+        b.close(&reading(70, 0, 20_000), true, unix + 20 * S);
+        assert_eq!(b.state()[&1].last_interval_cause, None);
+        let store = Store::open(&path).unwrap();
+        let causes: Vec<Option<String>> = store
+            .monitor_intervals("h", "cyclic", 1)
+            .unwrap()
+            .into_iter()
+            .map(|r| r.cause)
+            .collect();
+        assert_eq!(causes, [Some("rtg-culprit".to_string()), None]);
     }
 }

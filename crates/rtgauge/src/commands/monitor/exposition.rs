@@ -10,6 +10,8 @@ use std::fmt::Write as _;
 pub(super) struct CpuState {
     /// Maximum of the last finished interval (None before the first one ends).
     pub last_interval_max_ns: Option<u64>,
+    /// Its cause, where the trace explained it (a task by name, an IRQ, `gap`…).
+    pub last_interval_cause: Option<String>,
     /// Highest interval maximum over the whole uptime, earlier processes included.
     pub alltime_interval_max_ns: Option<u64>,
 }
@@ -184,20 +186,27 @@ pub(super) fn render(info: &Info, figures: &[CpuFigures], format: Format) -> Str
         );
         let _ = writeln!(out, "{histogram}_count{{cpu=\"{}\"}} {cumulative}", f.cpu);
     }
-    let gauge =
-        |out: &mut String, name: &str, help: &str, value: &dyn Fn(&CpuState) -> Option<u64>| {
-            let _ = writeln!(out, "# HELP {name} {help}");
-            let _ = writeln!(out, "# TYPE {name} gauge");
-            for f in figures {
-                if let Some(v) = value(&f.state) {
-                    let _ = writeln!(out, "{name}{{cpu=\"{}\"}} {}", f.cpu, seconds(v));
-                }
+    // The interval maximum carries its cause, when known, as a `cause` label.
+    type Value<'f> = dyn Fn(&CpuState) -> Option<(u64, Option<&str>)> + 'f;
+    let gauge = |out: &mut String, name: &str, help: &str, value: &Value| {
+        let _ = writeln!(out, "# HELP {name} {help}");
+        let _ = writeln!(out, "# TYPE {name} gauge");
+        for f in figures {
+            if let Some((v, cause)) = value(&f.state) {
+                let cause = cause
+                    .map(|c| format!(",cause=\"{}\"", label_value(c)))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "{name}{{cpu=\"{}\"{cause}}} {}", f.cpu, seconds(v));
             }
-        };
+        }
+    };
     let ((last, last_help), (alltime, alltime_help)) = (names.interval_max, names.alltime_max);
-    gauge(&mut out, last, last_help, &|s| s.last_interval_max_ns);
+    gauge(&mut out, last, last_help, &|s| {
+        s.last_interval_max_ns
+            .map(|v| (v, s.last_interval_cause.as_deref()))
+    });
     gauge(&mut out, alltime, alltime_help, &|s| {
-        s.alltime_interval_max_ns
+        s.alltime_interval_max_ns.map(|v| (v, None))
     });
     let counter = |out: &mut String, name: &str, help: &str, value: &dyn Fn(&CpuFigures) -> u64| {
         let family_name = if om {
@@ -248,6 +257,7 @@ pub(crate) mod tests {
             overruns_total: 3,
             state: CpuState {
                 last_interval_max_ns: Some(20_000),
+                last_interval_cause: Some("rtg-culprit".into()),
                 alltime_interval_max_ns: Some(45_000),
             },
         }]
@@ -268,6 +278,9 @@ pub(crate) mod tests {
             assert!(body.contains("rtgauge_samples_total{cpu=\"1\"} 16\n"));
             assert!(body.contains("rtgauge_overruns_total{cpu=\"1\"} 3\n"));
             assert!(body.contains("rtgauge_interval_max_alltime_seconds{cpu=\"1\"} 0.000045\n"));
+            assert!(body.contains(
+                "rtgauge_interval_max_seconds{cpu=\"1\",cause=\"rtg-culprit\"} 0.00002\n"
+            ));
             assert!(body.contains("host=\"h\\\"x\""));
         }
         assert!(om.ends_with("# EOF\n") && !text.contains("# EOF"));

@@ -101,8 +101,10 @@ pub fn history(
     for line in sparklines(&rows) {
         println!("{line}");
     }
+    // The maximum's cause, where a traced monitor explained it.
+    let causes = rows.iter().any(|r| r.interval.cause.is_some());
     let mut table = rtgauge_report::format::new_table(crate::display::text_style());
-    table.set_header(vec![
+    let mut header = vec![
         "Started (UTC)",
         "Width",
         "Host",
@@ -119,10 +121,14 @@ pub fn history(
         } else {
             "Overruns (noise: stalls)"
         },
-    ]);
+    ];
+    if causes {
+        header.push("Cause of the maximum");
+    }
+    table.set_header(header);
     for r in &rows {
         let i = &r.interval;
-        table.add_row(vec![
+        let mut cells = vec![
             utc(i.start_unix_ns, "%Y-%m-%d %H:%M:%S"),
             format_duration_ns(i.width_ns),
             r.host.clone(),
@@ -135,7 +141,11 @@ pub fn history(
             format_duration_ns(i.max_ns),
             i.samples.to_string(),
             i.overruns.to_string(),
-        ]);
+        ];
+        if causes {
+            cells.push(i.cause.clone().unwrap_or_else(|| "–".into()));
+        }
+        table.add_row(cells);
     }
     println!("{table}");
     // A clocksync reference keeps two rows per interval; one is listed.
@@ -207,6 +217,7 @@ mod tests {
                 max_ns,
                 samples: 1,
                 overruns: 0,
+                cause: None,
             },
         };
         let lines = sparklines(&[row(1, 10), row(2, 5), row(1, 80), row(1, 10)]);
@@ -231,6 +242,7 @@ mod tests {
                 max_ns,
                 samples: 1,
                 overruns: 0,
+                cause: None,
             },
         };
         let probe = "clocksync chrony /run/chrony/chronyd.sock";

@@ -69,11 +69,14 @@ impl Shared {
             if and_next || max_ns.is_none() {
                 max_ns = max_ns.max(export.interval_max(n + 1));
             }
+            // The spike whose latency is the maximum: both are the same sample's numbers.
+            let cause = max_ns.and_then(|max| self.board.cause_of(cpu, n, max));
             let reading = Reading {
                 cpu,
                 samples: snap.count,
                 overruns: cell.snapshot().overruns,
                 max_ns,
+                cause,
             };
             let figures = CpuFigures {
                 cpu,
@@ -95,7 +98,7 @@ impl Shared {
             return Vec::new();
         };
         let cells = self.readings(book.open, true);
-        let readings: Vec<Reading> = cells.iter().map(|(r, _)| *r).collect();
+        let readings: Vec<Reading> = cells.iter().map(|(r, _)| r.clone()).collect();
         book.checkpoint(&readings, unix_ns());
         let mut figures: Vec<CpuFigures> = book
             .state()
@@ -147,8 +150,28 @@ impl Drop for StopOnDrop {
     }
 }
 
+/// Says at start whether the interval maxima get their causes, and why not.
 struct Quiet;
-impl RunObserver for Quiet {}
+impl RunObserver for Quiet {
+    fn tracing(&mut self, tracing: &rtgauge_result::Tracing) {
+        println!("rtgauge monitor: {}", tracing_note(tracing));
+    }
+}
+
+/// One line: where the causes come from, or why the monitor measures without them.
+fn tracing_note(tracing: &rtgauge_result::Tracing) -> String {
+    match (&tracing.reason, tracing.active) {
+        (_, true) => format!(
+            "each interval's maximum gets its cause from the kernel's {} (--no-trace turns it off)",
+            match tracing.recorder.as_deref() {
+                Some("bpf") | None => "flight recorder".to_string(),
+                Some(other) => format!("{other} trace"),
+            }
+        ),
+        (Some(reason), false) => format!("measuring without causes: {reason}"),
+        (None, false) => "measuring without causes".to_string(),
+    }
+}
 
 pub fn monitor(args: MonitorArgs, command_line: Vec<String>) -> Result<u8> {
     if args.probe == MonitorProbe::Clocksync {
@@ -251,7 +274,17 @@ fn build_plan(
         settings,
         ..PlanOptions::default()
     };
-    Ok(plan::build(&options, &rtgauge_sysinfo::online_cpus())?)
+    let mut plan = plan::build(&options, &rtgauge_sysinfo::online_cpus())?;
+    // The cyclic probe's interval maxima get their causes from the flight recorder, which
+    // costs little; where it cannot load the monitor measures without (and says why).
+    if args.probe == MonitorProbe::Cyclic && !args.no_trace {
+        plan.spikes = rtgauge_core::spikes::SpikeSettings {
+            trace: true,
+            by_default: true,
+            ..rtgauge_core::spikes::SpikeSettings::default()
+        };
+    }
+    Ok(plan)
 }
 
 /// The line printed at start: what is measured, where it goes, how to stop it.
@@ -500,6 +533,28 @@ mod tests {
             "monitor stopped by SIGTERM after 2 h 13 min, as a monitor ends: this document covers that uptime; the history keeps every interval of every uptime (rtgauge history --monitor)"
         );
         assert!(stop_note(None, "5 s").starts_with("monitor stopped after 5 s,"));
+    }
+
+    #[test]
+    fn the_start_note_says_where_causes_come_from_or_why_there_are_none() {
+        let mut tracing = rtgauge_result::Tracing {
+            active: true,
+            reason: None,
+            above_ns: None,
+            max_spikes: 20,
+            break_ns: None,
+            events_missing: Vec::new(),
+            recorder: Some("bpf".into()),
+            fallback: None,
+            by_default: true,
+        };
+        assert!(tracing_note(&tracing).contains("from the kernel's flight recorder"));
+        tracing.active = false;
+        tracing.reason = Some("the flight recorder needs root".into());
+        assert_eq!(
+            tracing_note(&tracing),
+            "measuring without causes: the flight recorder needs root"
+        );
     }
 
     #[test]

@@ -130,6 +130,30 @@ fn spans(counts: &[u64]) -> (Vec<BucketSpan>, Vec<i64>) {
     (spans, deltas)
 }
 
+/// The last interval's maximum per CPU, with its cause as a `cause` label when known.
+fn interval_maxima(figures: &[CpuFigures]) -> Vec<Metric> {
+    figures
+        .iter()
+        .filter_map(|f| {
+            let max = f.state.last_interval_max_ns?;
+            let mut label = cpu_label(f.cpu);
+            if let Some(cause) = &f.state.last_interval_cause {
+                label.push(LabelPair {
+                    name: "cause".into(),
+                    value: cause.clone(),
+                });
+            }
+            Some(Metric {
+                label,
+                gauge: Some(Value {
+                    value: max as f64 / 1e9,
+                }),
+                ..Metric::default()
+            })
+        })
+        .collect()
+}
+
 fn cpu_label(cpu: usize) -> Vec<LabelPair> {
     vec![LabelPair {
         name: "cpu".into(),
@@ -230,7 +254,7 @@ pub fn encode(info: &Info, figures: &[CpuFigures]) -> Vec<u8> {
             names.interval_max.0,
             names.interval_max.1,
             MetricType::Gauge,
-            per_cpu(&|f| f.state.last_interval_max_ns.map(seconds), false),
+            interval_maxima(figures),
         ),
         family(
             names.alltime_max.0,
@@ -336,5 +360,11 @@ mod tests {
         assert_eq!(h.schema, 3);
         assert_eq!(families[4].metric[0].counter.clone().unwrap().value, 16.0);
         assert_eq!(families[2].metric[0].gauge.clone().unwrap().value, 20e-6);
+        let labels: Vec<(&str, &str)> = families[2].metric[0]
+            .label
+            .iter()
+            .map(|l| (l.name.as_str(), l.value.as_str()))
+            .collect();
+        assert_eq!(labels, [("cpu", "1"), ("cause", "rtg-culprit")]);
     }
 }

@@ -84,6 +84,7 @@ impl Tracked {
                 samples: s.polls,
                 overruns: s.lock_losses,
                 max_ns: self.open_max_ns,
+                cause: None,
             },
             Reading {
                 cpu: SLOT_FAILURES,
@@ -91,6 +92,7 @@ impl Tracked {
                 overruns: s.state_changes,
                 // Always a row, so state changes are kept in an interval without failures.
                 max_ns: Some(0),
+                cause: None,
             },
         ]
     }
