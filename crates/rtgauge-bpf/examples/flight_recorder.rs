@@ -67,7 +67,6 @@ fn main() {
                         let (now, function) = r.hrtimer();
                         format!("hrtimer {function:#x} expires, now {now}")
                     }
-                    Some(Kind::HrtimerExit) => "hrtimer exit".to_owned(),
                     None => "(unwritten)".to_owned(),
                 };
                 println!(
