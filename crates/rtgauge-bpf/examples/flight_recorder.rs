@@ -64,8 +64,7 @@ fn main() {
                     Some(Kind::VectorEntry) => format!("{} entry", vector_name(r.arg)),
                     Some(Kind::VectorExit) => format!("{} exit", vector_name(r.arg)),
                     Some(Kind::HrtimerEntry) => {
-                        let (now, function) = r.hrtimer();
-                        format!("hrtimer {function:#x} expires, now {now}")
+                        format!("hrtimer {:#x} expires", r.hrtimer_function())
                     }
                     None => "(unwritten)".to_owned(),
                 };

@@ -91,15 +91,16 @@ pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
             },
         ),
         Kind::HrtimerEntry => {
-            let (now, function) = r.hrtimer();
             // The callback by address until names come from /proc/kallsyms.
-            let function = format!("{function:#x}");
+            let function = format!("{:#x}", r.hrtimer_function());
             (
                 current(),
                 r.a_pid,
                 EventKind::HrtimerEntry {
                     function,
-                    now_ns: Some(now),
+                    // Not recorded: the timestamp is in nanoseconds already (tracefs
+                    // gives microseconds, which the expiry's own reading refines).
+                    now_ns: None,
                 },
             )
         }
@@ -213,14 +214,13 @@ mod tests {
         );
         assert_eq!((e.comm.as_str(), e.pid), ("prev", 10));
         let mut r = record(7, 5);
-        r.b_comm[..8].copy_from_slice(&1234u64.to_ne_bytes());
-        r.b_comm[8..].copy_from_slice(&0xffff_ffff_8100_0000u64.to_ne_bytes());
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8100_0000u64.to_ne_bytes());
         let e = to_event(1, &r).unwrap();
         assert_eq!(
             e.kind,
             EventKind::HrtimerEntry {
                 function: "0xffffffff81000000".to_owned(),
-                now_ns: Some(1234)
+                now_ns: None
             }
         );
     }

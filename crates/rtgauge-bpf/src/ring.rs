@@ -74,12 +74,9 @@ impl RawRecord {
         Kind::from_raw(self.kind & 0xff)
     }
 
-    /// For an hrtimer entry: the expiry's own clock reading (CLOCK_MONOTONIC ns) and the
-    /// callback's address (kept in `b_comm`).
-    pub fn hrtimer(&self) -> (u64, u64) {
-        let now = u64::from_ne_bytes(self.b_comm[..8].try_into().unwrap());
-        let function = u64::from_ne_bytes(self.b_comm[8..].try_into().unwrap());
-        (now, function)
+    /// For an hrtimer entry: the callback's address (kept in `b_comm`).
+    pub fn hrtimer_function(&self) -> u64 {
+        u64::from_ne_bytes(self.b_comm[..8].try_into().unwrap())
     }
 
     /// For a switch: the previous task was preempted (still runnable), not blocked.

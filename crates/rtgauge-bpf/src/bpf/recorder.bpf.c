@@ -65,7 +65,7 @@ struct irqaction {
 #define KIND_IRQ_EXIT 4
 #define KIND_VECTOR_ENTRY 5 // arg: VEC_*
 #define KIND_VECTOR_EXIT 6
-#define KIND_HRTIMER_ENTRY 7 // b_comm: the expiry's clock reading (u64), then the function address
+#define KIND_HRTIMER_ENTRY 7 // b_comm: the callback's address (u64)
 #define VEC_LOCAL_TIMER 0
 #define VEC_RESCHEDULE 1
 #define VEC_CALL_FUNCTION 2
@@ -308,6 +308,9 @@ struct hrtimer {
 
 // No program on hrtimer_expire_exit: the callback runs inside the timer interrupt's handler
 // (the vector or IRQ whose exit closes it), and attribution gives its time to that handler.
+// The expiry's own clock reading (the tracepoint's `now`, behind a pointer: a
+// bpf_probe_read_kernel, about 100 ns here) is not kept: the record's nanosecond timestamp is
+// the time of the callback's start, which attribution uses for the timer interrupt.
 SEC("tp_btf/hrtimer_expire_entry")
 int on_hrtimer_entry(__u64 *ctx)
 {
@@ -315,11 +318,9 @@ int on_hrtimer_entry(__u64 *ctx)
 	struct rec *r = current_rec(KIND_HRTIMER_ENTRY, 0);
 	if (!r)
 		return 0;
-	__u64 now = 0;
-	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
 	__u64 function = (__u64)timer->function;
-	__builtin_memcpy(&r->b_comm[0], &now, 8);
-	__builtin_memcpy(&r->b_comm[8], &function, 8);
+	__builtin_memcpy(&r->b_comm[0], &function, 8);
+	__builtin_memset(&r->b_comm[8], 0, 8);
 	return 0;
 }
 
