@@ -64,10 +64,8 @@ fn main() {
                     Some(Kind::VectorEntry) => format!("{} entry", vector_name(r.arg)),
                     Some(Kind::VectorExit) => format!("{} exit", vector_name(r.arg)),
                     Some(Kind::HrtimerEntry) => {
-                        let (now, function) = r.hrtimer();
-                        format!("hrtimer {function:#x} expires, now {now}")
+                        format!("hrtimer {:#x} expires", r.hrtimer_function())
                     }
-                    Some(Kind::HrtimerExit) => "hrtimer exit".to_owned(),
                     None => "(unwritten)".to_owned(),
                 };
                 println!(

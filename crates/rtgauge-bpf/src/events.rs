@@ -27,9 +27,19 @@ pub fn state_letter(raw: u32, preempted: bool) -> &'static str {
     STATE_LETTERS[(31 - report.leading_zeros()) as usize]
 }
 
-fn task(comm_raw: &[u8; 16], pid: u32, prio: i32) -> Task {
+/// The name of task `pid` on `cpu`: as recorded, except the idle task's, which the program
+/// leaves out (pid 0 is "swapper/N" on CPU N, as the kernel names it).
+fn name(cpu: u32, comm_raw: &[u8; 16], pid: u32) -> String {
+    if pid == 0 {
+        format!("swapper/{cpu}")
+    } else {
+        comm(comm_raw)
+    }
+}
+
+fn task(cpu: u32, comm_raw: &[u8; 16], pid: u32, prio: i32) -> Task {
     Task {
-        comm: comm(comm_raw),
+        comm: name(cpu, comm_raw, pid),
         pid,
         prio,
     }
@@ -37,62 +47,63 @@ fn task(comm_raw: &[u8; 16], pid: u32, prio: i32) -> Task {
 
 /// One record as an event of `cpu`; `None` for a slot never written.
 pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
+    let current = || name(cpu, &r.a_comm, r.a_pid);
     let (comm_now, pid_now, kind) = match r.kind()? {
         Kind::Switch => (
-            comm(&r.a_comm),
+            current(),
             r.a_pid,
             EventKind::Switch {
-                prev: task(&r.a_comm, r.a_pid, r.a_prio),
+                prev: task(cpu, &r.a_comm, r.a_pid, r.a_prio),
                 prev_state: state_letter(r.arg, r.preempted()).to_owned(),
-                next: task(&r.b_comm, r.b_pid, r.b_prio),
+                next: task(cpu, &r.b_comm, r.b_pid, r.b_prio),
             },
         ),
         Kind::Wakeup => (
-            comm(&r.b_comm),
+            name(cpu, &r.b_comm, r.b_pid),
             r.b_pid,
             EventKind::Wakeup {
-                task: task(&r.a_comm, r.a_pid, r.a_prio),
+                task: task(cpu, &r.a_comm, r.a_pid, r.a_prio),
                 target_cpu: Some(r.arg),
                 waking: false,
             },
         ),
         Kind::IrqEntry => (
-            comm(&r.a_comm),
+            current(),
             r.a_pid,
             EventKind::IrqEntry {
                 irq: r.arg,
                 name: comm(&r.b_comm),
             },
         ),
-        Kind::IrqExit => (comm(&r.a_comm), r.a_pid, EventKind::IrqExit { irq: r.arg }),
+        Kind::IrqExit => (current(), r.a_pid, EventKind::IrqExit { irq: r.arg }),
         Kind::VectorEntry => (
-            comm(&r.a_comm),
+            current(),
             r.a_pid,
             EventKind::VectorEntry {
                 name: vector_name(r.arg).to_owned(),
             },
         ),
         Kind::VectorExit => (
-            comm(&r.a_comm),
+            current(),
             r.a_pid,
             EventKind::VectorExit {
                 name: vector_name(r.arg).to_owned(),
             },
         ),
         Kind::HrtimerEntry => {
-            let (now, function) = r.hrtimer();
             // The callback by address until names come from /proc/kallsyms.
-            let function = format!("{function:#x}");
+            let function = format!("{:#x}", r.hrtimer_function());
             (
-                comm(&r.a_comm),
+                current(),
                 r.a_pid,
                 EventKind::HrtimerEntry {
                     function,
-                    now_ns: Some(now),
+                    // Not recorded: the timestamp is in nanoseconds already (tracefs
+                    // gives microseconds, which the expiry's own reading refines).
+                    now_ns: None,
                 },
             )
         }
-        Kind::HrtimerExit => (comm(&r.a_comm), r.a_pid, EventKind::HrtimerExit),
     };
     Some(TraceEvent {
         ts_ns: r.ts,
@@ -203,24 +214,138 @@ mod tests {
         );
         assert_eq!((e.comm.as_str(), e.pid), ("prev", 10));
         let mut r = record(7, 5);
-        r.b_comm[..8].copy_from_slice(&1234u64.to_ne_bytes());
-        r.b_comm[8..].copy_from_slice(&0xffff_ffff_8100_0000u64.to_ne_bytes());
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8100_0000u64.to_ne_bytes());
         let e = to_event(1, &r).unwrap();
         assert_eq!(
             e.kind,
             EventKind::HrtimerEntry {
                 function: "0xffffffff81000000".to_owned(),
-                now_ns: Some(1234)
+                now_ns: None
             }
-        );
-        assert_eq!(
-            to_event(1, &record(8, 5)).unwrap().kind,
-            EventKind::HrtimerExit
         );
     }
 
     #[test]
-    fn unwritten_slots_are_no_events() {
+    fn unwritten_slots_and_unknown_kinds_are_no_events() {
         assert!(to_event(0, &record(0, 5)).is_none());
+        // 8 was the hrtimer callback's end, no longer recorded.
+        assert!(to_event(0, &record(8, 5)).is_none());
+    }
+
+    /// The program leaves the idle task's name out (pid 0, empty name).
+    fn idle(mut r: RawRecord, a: bool, b: bool) -> RawRecord {
+        if a {
+            (r.a_pid, r.a_comm) = (0, [0; 16]);
+        }
+        if b {
+            (r.b_pid, r.b_comm) = (0, [0; 16]);
+        }
+        r
+    }
+
+    #[test]
+    fn the_idle_task_is_named_after_its_cpu() {
+        // Out of idle: the switch from pid 0 names it swapper/N, as the kernel does.
+        let e = to_event(3, &idle(record(1, 5), true, false)).unwrap();
+        assert_eq!((e.comm.as_str(), e.pid), ("swapper/3", 0));
+        let EventKind::Switch { prev, next, .. } = e.kind else {
+            panic!("{:?}", e.kind)
+        };
+        assert_eq!((prev.comm.as_str(), prev.pid), ("swapper/3", 0));
+        assert_eq!((next.comm.as_str(), next.pid), ("next", 20));
+        // Into idle.
+        let e = to_event(1, &idle(record(1, 5), false, true)).unwrap();
+        let EventKind::Switch { next, .. } = e.kind else {
+            panic!("{:?}", e.kind)
+        };
+        assert_eq!((next.comm.as_str(), next.pid), ("swapper/1", 0));
+        // The timer interrupt and the wake-up it makes, recorded in idle.
+        for kind in [3, 5, 6, 7] {
+            let e = to_event(1, &idle(record(kind, 5), true, false)).unwrap();
+            assert_eq!((e.comm.as_str(), e.pid), ("swapper/1", 0), "kind {kind}");
+        }
+        let e = to_event(1, &idle(record(2, 5), false, true)).unwrap();
+        assert_eq!((e.comm.as_str(), e.pid), ("swapper/1", 0));
+        // A task that is not idle keeps the name recorded.
+        let e = to_event(1, &record(5, 5)).unwrap();
+        assert_eq!((e.comm.as_str(), e.pid), ("prev", 10));
+    }
+
+    /// A record as the program writes it: `a` is the task recorded (the one leaving, the
+    /// woken one, the interrupted one), `b` the next task or the waker.
+    fn rec(ts: u64, kind: u32, arg: u32, a: (u32, &str, i32), b: (u32, &str, i32)) -> RawRecord {
+        let name = |pid: u32, s: &str| {
+            let mut raw = [0u8; 16];
+            if pid != 0 {
+                raw[..s.len()].copy_from_slice(s.as_bytes());
+            }
+            raw
+        };
+        RawRecord {
+            ts,
+            kind,
+            arg,
+            a_pid: a.0,
+            a_prio: a.2,
+            b_pid: b.0,
+            b_prio: b.2,
+            a_comm: name(a.0, a.1),
+            b_comm: name(b.0, b.1),
+        }
+    }
+
+    /// The hrtimer callback's end is not recorded: with it (as tracefs gives it) and without
+    /// it, a late wake-up behind a spinning task is attributed the same (causes, durations,
+    /// the IRQ/thread split); only the number of events in the window differs.
+    #[test]
+    fn the_end_of_an_hrtimer_callback_changes_no_attribution() {
+        use rtgauge_trace::{attribute_trace, AttributionConfig, Spike};
+        const US: u64 = 1_000;
+        let idle = (0, "", 120);
+        let hog = (700, "hog", 9);
+        let thread = (800, "sleeper", 19);
+        let t0 = 1_000_000 * US;
+        let records = [
+            rec(t0, 1, 1, thread, idle),                 // the thread sleeps
+            rec(t0 + 100 * US, 1, 0, idle, hog),         // the hog runs
+            rec(t0 + 1_000 * US, 5, 0, hog, idle),       // local_timer entry
+            rec(t0 + 1_002 * US, 7, 0, hog, idle),       // hrtimer entry
+            rec(t0 + 1_003 * US, 2, 1, thread, hog),     // wakeup of the thread
+            rec(t0 + 1_005 * US, 6, 0, hog, idle),       // local_timer exit
+            rec(t0 + 4_000 * US, 1, 0x100, hog, thread), // the hog is preempted at last
+        ];
+        let mut events: Vec<TraceEvent> = records.iter().filter_map(|r| to_event(1, r)).collect();
+        assert_eq!(events[2].comm, "hog");
+        assert_eq!(events[0].kind, to_event(1, &records[0]).unwrap().kind);
+        let spike = Spike {
+            cpu: 1,
+            programmed_ns: t0 + 1_000 * US,
+            woke_ns: t0 + 4_001 * US,
+            thread_pid: 800,
+        };
+        let window = |events: Vec<TraceEvent>| CpuTrace {
+            cpu: 1,
+            events,
+            events_lost: false,
+            paused_for: Duration::ZERO,
+            window_incomplete: false,
+        };
+        let config = AttributionConfig::default();
+        let without = attribute_trace(&spike, &window(events.clone()), &config);
+        let mut exit = events[3].clone();
+        exit.ts_ns = t0 + 1_004 * US;
+        exit.kind = EventKind::HrtimerExit;
+        events.insert(5, exit);
+        let mut with = attribute_trace(&spike, &window(events), &config);
+        assert_eq!(with.events_in_window, without.events_in_window + 1);
+        with.events_in_window = without.events_in_window;
+        assert_eq!(with, without);
+        let dominant = without.dominant_contributor().unwrap();
+        assert!(
+            rtgauge_trace::cause_name(&dominant.cause).contains("hog"),
+            "{:?}",
+            dominant.cause
+        );
+        assert_eq!(without.timer_irq_ns, Some(t0 + 1_002 * US));
     }
 }

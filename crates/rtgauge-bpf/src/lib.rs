@@ -58,13 +58,12 @@ pub const NOT_RECORDED: &[&str] = &[
 
 /// The tracepoints and the programs attached to them; the optional ones (x86's interrupt
 /// vectors) are skipped where the kernel has no such tracepoint.
-const PROGRAMS: [(&str, &str, bool); 14] = [
+const PROGRAMS: [(&str, &str, bool); 13] = [
     ("on_switch", "sched_switch", false),
     ("on_wakeup", "sched_wakeup", false),
     ("on_irq_entry", "irq_handler_entry", false),
     ("on_irq_exit", "irq_handler_exit", false),
     ("on_hrtimer_entry", "hrtimer_expire_entry", false),
-    ("on_hrtimer_exit", "hrtimer_expire_exit", false),
     ("on_local_timer_entry", "local_timer_entry", true),
     ("on_local_timer_exit", "local_timer_exit", true),
     ("on_reschedule_entry", "reschedule_entry", true),

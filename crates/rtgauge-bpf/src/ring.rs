@@ -16,9 +16,9 @@ pub enum Kind {
     /// An x86 interrupt vector (`arg`: see [`vector_name`]).
     VectorEntry,
     VectorExit,
-    /// A high-resolution timer's callback (see [`RawRecord::hrtimer`]).
+    /// A high-resolution timer's callback starts (see [`RawRecord::hrtimer`]). Its end is
+    /// not recorded: the callback runs inside the timer interrupt's handler, whose exit is.
     HrtimerEntry,
-    HrtimerExit,
 }
 
 /// The name tracefs gives the vector numbered `arg` in a vector record.
@@ -41,7 +41,6 @@ impl Kind {
             5 => Some(Kind::VectorEntry),
             6 => Some(Kind::VectorExit),
             7 => Some(Kind::HrtimerEntry),
-            8 => Some(Kind::HrtimerExit),
             _ => None,
         }
     }
@@ -63,8 +62,9 @@ pub struct RawRecord {
     /// Switch: the next task; wake-up: the waker; interrupt exit: the handler's return value.
     pub b_pid: u32,
     pub b_prio: i32,
+    /// Empty for the idle task (pid 0), whose name ("swapper/N") is the CPU's.
     pub a_comm: [u8; 16],
-    /// Interrupt entry: the handler's name.
+    /// Interrupt entry: the handler's name; else, like `a_comm`, empty for the idle task.
     pub b_comm: [u8; 16],
 }
 
@@ -74,12 +74,9 @@ impl RawRecord {
         Kind::from_raw(self.kind & 0xff)
     }
 
-    /// For an hrtimer entry: the expiry's own clock reading (CLOCK_MONOTONIC ns) and the
-    /// callback's address (kept in `b_comm`).
-    pub fn hrtimer(&self) -> (u64, u64) {
-        let now = u64::from_ne_bytes(self.b_comm[..8].try_into().unwrap());
-        let function = u64::from_ne_bytes(self.b_comm[8..].try_into().unwrap());
-        (now, function)
+    /// For an hrtimer entry: the callback's address (kept in `b_comm`).
+    pub fn hrtimer_function(&self) -> u64 {
+        u64::from_ne_bytes(self.b_comm[..8].try_into().unwrap())
     }
 
     /// For a switch: the previous task was preempted (still runnable), not blocked.

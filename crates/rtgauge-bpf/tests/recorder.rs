@@ -3,7 +3,7 @@
 //! CLOCK_MONOTONIC. Skips (saying why) when not root or when the kernel cannot load it.
 
 use rtgauge_bpf::ring::{comm, Kind};
-use rtgauge_bpf::{Error, Recorder};
+use rtgauge_bpf::{to_event, Error, Recorder};
 use std::time::Duration;
 
 fn monotonic_ns() -> u64 {
@@ -112,6 +112,16 @@ fn records_the_switches_and_wakeups_of_a_sleeping_thread() {
         records.windows(2).all(|w| w[0].ts <= w[1].ts),
         "the ring is not in time order"
     );
+    // The idle task's name is left out in the kernel and given from the CPU when converted.
+    for r in &records {
+        if r.kind() == Some(Kind::Switch) && r.a_pid == 0 {
+            assert_eq!(comm(&r.a_comm), "", "a switch out of idle carries a name");
+            let event = to_event(cpu, r).unwrap();
+            assert_eq!((event.comm, event.pid), (format!("swapper/{cpu}"), 0));
+        }
+    }
+    // No program records the end of an hrtimer callback (kind 8 once).
+    assert!(records.iter().all(|r| r.kind & 0xff != 8));
 }
 
 /// Runs `periods` sleeps of 300 µs on `cpu`, telling the watch before each that the wake-up was

@@ -20,12 +20,11 @@ typedef unsigned long long __u64;
 static void *(*bpf_map_lookup_elem)(void *map, const void *key) = (void *)1;
 static __u64 (*bpf_ktime_get_ns)(void) = (void *)5;
 static __u32 (*bpf_get_smp_processor_id)(void) = (void *)8;
-static __u64 (*bpf_get_current_pid_tgid)(void) = (void *)14;
-static long (*bpf_get_current_comm)(void *buf, __u32 size) = (void *)16;
 static long (*bpf_probe_read_kernel_str)(void *dst, __u32 size, const void *src) = (void *)115;
 static long (*bpf_probe_read_kernel)(void *dst, __u32 size, const void *src) = (void *)113;
 static void *(*bpf_ringbuf_reserve)(void *ringbuf, __u64 size, __u64 flags) = (void *)131;
 static void (*bpf_ringbuf_submit)(void *data, __u64 flags) = (void *)132;
+static struct task_struct *(*bpf_get_current_task_btf)(void) = (void *)158;
 
 struct thread_info {
 	unsigned int cpu;
@@ -66,8 +65,7 @@ struct irqaction {
 #define KIND_IRQ_EXIT 4
 #define KIND_VECTOR_ENTRY 5 // arg: VEC_*
 #define KIND_VECTOR_EXIT 6
-#define KIND_HRTIMER_ENTRY 7 // b_comm: the expiry's clock reading (u64), then the function address
-#define KIND_HRTIMER_EXIT 8
+#define KIND_HRTIMER_ENTRY 7 // b_comm: the callback's address (u64)
 #define VEC_LOCAL_TIMER 0
 #define VEC_RESCHEDULE 1
 #define VEC_CALL_FUNCTION 2
@@ -82,7 +80,7 @@ struct rec {
 	__s32 a_prio;
 	__u32 b_pid;    // switch: next; wakeup: the waker (current); irq exit: return value
 	__s32 b_prio;
-	char a_comm[16];
+	char a_comm[16]; // empty for the idle task (pid 0): user space names it swapper/N
 	char b_comm[16]; // irq entry: the handler's name
 };
 
@@ -136,10 +134,14 @@ struct {
 // Which CPUs record (bit N for CPU N, up to 256 CPUs); set by user space before loading.
 volatile const __u64 cpu_mask[4] = {0, 0, 0, 0};
 
+static __attribute__((always_inline)) int recorded(__u32 cpu)
+{
+	return cpu < 256 && (cpu_mask[cpu / 64] & (1ULL << (cpu % 64)));
+}
+
+// The next record of `cpu`'s ring, stamped; the caller checked `recorded(cpu)` first.
 static __attribute__((always_inline)) struct rec *next_rec_in(__u32 cpu, struct ring **out)
 {
-	if (cpu >= 256 || !(cpu_mask[cpu / 64] & (1ULL << (cpu % 64))))
-		return 0;
 	struct ring *ring = bpf_map_lookup_elem(&rings, &cpu);
 	if (!ring)
 		return 0;
@@ -151,10 +153,14 @@ static __attribute__((always_inline)) struct rec *next_rec_in(__u32 cpu, struct 
 	return r;
 }
 
-static __attribute__((always_inline)) struct rec *next_rec(void)
+// A task's name, except the idle task's (pid 0, "swapper/N"): user space names it from the
+// CPU, so the wake-up path out of idle reads no name at all.
+static __attribute__((always_inline)) void copy_comm(char *dst, __u32 pid, const char *comm)
 {
-	struct ring *ring;
-	return next_rec_in(bpf_get_smp_processor_id(), &ring);
+	if (pid)
+		__builtin_memcpy(dst, comm, 16);
+	else
+		dst[0] = 0;
 }
 
 // After a switch was recorded: the watched thread switched in late is marked; when it leaves
@@ -190,9 +196,11 @@ static __attribute__((always_inline)) void check_watch(__u32 cpu, struct ring *r
 SEC("tp_btf/sched_switch")
 int on_switch(__u64 *ctx)
 {
+	__u32 cpu = bpf_get_smp_processor_id();
+	if (!recorded(cpu))
+		return 0;
 	struct task_struct *prev = (void *)ctx[1];
 	struct task_struct *next = (void *)ctx[2];
-	__u32 cpu = bpf_get_smp_processor_id();
 	struct ring *ring;
 	struct rec *r = next_rec_in(cpu, &ring);
 	if (!r)
@@ -203,27 +211,49 @@ int on_switch(__u64 *ctx)
 	r->a_prio = prev->prio;
 	r->b_pid = next->pid;
 	r->b_prio = next->prio;
-	__builtin_memcpy(r->a_comm, prev->comm, 16);
-	__builtin_memcpy(r->b_comm, next->comm, 16);
+	copy_comm(r->a_comm, r->a_pid, prev->comm);
+	copy_comm(r->b_comm, r->b_pid, next->comm);
 	check_watch(cpu, ring, r->ts, r->a_pid, r->b_pid);
 	return 0;
+}
+
+// An event recorded on this CPU by the task on it (the waker; in interrupt context the
+// interrupted task): its pid and, unless it is the idle task, its name, read from the task
+// itself (no helper call). The other fields are the caller's.
+static __attribute__((always_inline)) struct rec *current_rec(__u32 kind, __u32 arg)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	if (!recorded(cpu))
+		return 0;
+	struct ring *ring;
+	struct rec *r = next_rec_in(cpu, &ring);
+	if (!r)
+		return 0;
+	struct task_struct *current = bpf_get_current_task_btf();
+	r->kind = kind;
+	r->arg = arg;
+	r->a_pid = current->pid;
+	r->a_prio = 0;
+	r->b_pid = 0;
+	r->b_prio = 0;
+	copy_comm(r->a_comm, r->a_pid, current->comm);
+	return r;
 }
 
 SEC("tp_btf/sched_wakeup")
 int on_wakeup(__u64 *ctx)
 {
 	struct task_struct *p = (void *)ctx[0];
-	struct rec *r = next_rec();
+	struct rec *r = current_rec(KIND_WAKEUP, 0);
 	if (!r)
 		return 0;
-	r->kind = KIND_WAKEUP;
+	// The waker (current) goes to b_*, the woken task to a_*.
 	r->arg = task_cpu(p);
+	r->b_pid = r->a_pid;
+	__builtin_memcpy(r->b_comm, r->a_comm, 16);
 	r->a_pid = p->pid;
 	r->a_prio = p->prio;
-	r->b_pid = (__u32)bpf_get_current_pid_tgid();
-	r->b_prio = 0;
 	__builtin_memcpy(r->a_comm, p->comm, 16);
-	bpf_get_current_comm(r->b_comm, 16);
 	return 0;
 }
 
@@ -231,51 +261,21 @@ SEC("tp_btf/irq_handler_entry")
 int on_irq_entry(__u64 *ctx)
 {
 	struct irqaction *action = (void *)ctx[1];
-	struct rec *r = next_rec();
-	if (!r)
-		return 0;
-	r->kind = KIND_IRQ_ENTRY;
-	r->arg = (__u32)ctx[0];
-	r->a_pid = (__u32)bpf_get_current_pid_tgid();
-	r->a_prio = 0;
-	r->b_pid = 0;
-	r->b_prio = 0;
-	bpf_get_current_comm(r->a_comm, 16);
-	bpf_probe_read_kernel_str(r->b_comm, 16, action->name);
+	struct rec *r = current_rec(KIND_IRQ_ENTRY, (__u32)ctx[0]);
+	if (r)
+		bpf_probe_read_kernel_str(r->b_comm, 16, action->name);
 	return 0;
 }
 
 SEC("tp_btf/irq_handler_exit")
 int on_irq_exit(__u64 *ctx)
 {
-	struct rec *r = next_rec();
+	struct rec *r = current_rec(KIND_IRQ_EXIT, (__u32)ctx[0]);
 	if (!r)
 		return 0;
-	r->kind = KIND_IRQ_EXIT;
-	r->arg = (__u32)ctx[0];
-	r->a_pid = (__u32)bpf_get_current_pid_tgid();
-	r->a_prio = 0;
 	r->b_pid = (__u32)ctx[2];
-	r->b_prio = 0;
-	bpf_get_current_comm(r->a_comm, 16);
 	r->b_comm[0] = 0;
 	return 0;
-}
-
-// An interrupt-time event recorded by the interrupted task (current).
-static __attribute__((always_inline)) struct rec *current_rec(__u32 kind, __u32 arg)
-{
-	struct rec *r = next_rec();
-	if (!r)
-		return 0;
-	r->kind = kind;
-	r->arg = arg;
-	r->a_pid = (__u32)bpf_get_current_pid_tgid();
-	r->a_prio = 0;
-	r->b_pid = 0;
-	r->b_prio = 0;
-	bpf_get_current_comm(r->a_comm, 16);
-	return r;
 }
 
 // x86's interrupt vectors (irq_vectors); absent elsewhere, where user space skips them.
@@ -306,6 +306,11 @@ struct hrtimer {
 	void *function;
 } __attribute__((preserve_access_index));
 
+// No program on hrtimer_expire_exit: the callback runs inside the timer interrupt's handler
+// (the vector or IRQ whose exit closes it), and attribution gives its time to that handler.
+// The expiry's own clock reading (the tracepoint's `now`, behind a pointer: a
+// bpf_probe_read_kernel, about 100 ns here) is not kept: the record's nanosecond timestamp is
+// the time of the callback's start, which attribution uses for the timer interrupt.
 SEC("tp_btf/hrtimer_expire_entry")
 int on_hrtimer_entry(__u64 *ctx)
 {
@@ -313,20 +318,9 @@ int on_hrtimer_entry(__u64 *ctx)
 	struct rec *r = current_rec(KIND_HRTIMER_ENTRY, 0);
 	if (!r)
 		return 0;
-	__u64 now = 0;
-	bpf_probe_read_kernel(&now, sizeof(now), (void *)ctx[1]);
 	__u64 function = (__u64)timer->function;
-	__builtin_memcpy(&r->b_comm[0], &now, 8);
-	__builtin_memcpy(&r->b_comm[8], &function, 8);
-	return 0;
-}
-
-SEC("tp_btf/hrtimer_expire_exit")
-int on_hrtimer_exit(__u64 *ctx)
-{
-	struct rec *r = current_rec(KIND_HRTIMER_EXIT, 0);
-	if (r)
-		r->b_comm[0] = 0;
+	__builtin_memcpy(&r->b_comm[0], &function, 8);
+	__builtin_memset(&r->b_comm[8], 0, 8);
 	return 0;
 }
 
