@@ -108,8 +108,13 @@ fn kernel_error(e: impl std::error::Error) -> Error {
         text.push_str(&inner.to_string());
         source = inner.source();
     }
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
     match errno {
-        Some(libc::EPERM | libc::EACCES) => Error::NotPermitted,
+        // The verifier refuses a program with EACCES too: for root that is the kernel's
+        // refusal, with its log, not a missing privilege.
+        Some(libc::EPERM) => Error::NotPermitted,
+        Some(libc::EACCES) if !root => Error::NotPermitted,
         Some(libc::ENOSYS) => Error::NoBpf,
         _ => Error::Kernel(text),
     }
