@@ -573,9 +573,6 @@ fn task_set(args: &RunArgs) -> Result<(Vec<String>, Vec<String>)> {
     Ok((probes, settings))
 }
 
-/// Runs whose probes measure this long (or soaks) explain their late wake-ups by default.
-pub const TRACE_BY_DEFAULT_FROM_NS: u64 = 60_000_000_000;
-
 /// The command line as plan options; the core validates them into a plan.
 fn build_plan(args: &RunArgs) -> Result<Plan> {
     if soak(args) && !args.record.is_empty() {
@@ -614,17 +611,9 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         record: args.record.clone(),
     };
     let mut plan = plan::build(&options, &rtgauge_sysinfo::online_cpus())?;
-    // Long runs explain their spikes unless told not to: the one that matters comes once in
-    // hours, and nobody can run it again with --trace.
-    let long = soak(args)
-        || plan
-            .probes
-            .iter()
-            .any(|r| r.budget.duration_ns >= Some(TRACE_BY_DEFAULT_FROM_NS));
-    let by_default = long && !args.trace && !args.no_trace;
     plan.spikes = rtgauge_core::spikes::SpikeSettings {
-        trace: args.trace || by_default,
-        by_default,
+        trace: args.trace,
+        flight_recorder_only: false,
         above_ns: args.trace_above,
         max_spikes: args
             .trace_max
