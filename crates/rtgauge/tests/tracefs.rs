@@ -48,8 +48,8 @@ fn unmounted_tracefs_is_named_with_the_mount_command_and_mounted_as_root() {
             2> "$DIR/timerlat.err"
         grep -c ' tracefs ' /proc/self/mounts > "$DIR/mounts-2"
         umount -l /sys/kernel/tracing
-        "$RTG" run cyclic --mode normal --cpus 1 -d 300ms --warmup 100ms --trace -q --no-report \
-            -o "$DIR/root.json" 2> "$DIR/root.err"
+        RTGAUGE_TRACE_RECORDER=tracefs "$RTG" run cyclic --mode normal --cpus 1 -d 300ms \
+            --warmup 100ms --trace -q --no-report -o "$DIR/root.json" 2> "$DIR/root.err"
         grep -c ' tracefs ' /proc/self/mounts > "$DIR/mounts-3"
         true
     "#;
@@ -111,7 +111,8 @@ fn unmounted_tracefs_is_named_with_the_mount_command_and_mounted_as_root() {
     assert!(!why.contains("no tracefs"), "{why}");
     assert_eq!(count("mounts-2"), 1, "timerlat did not mount tracefs");
 
-    // A traced run as root mounts it and traces.
+    // A traced run as root through tracefs (the flight recorder needs no tracefs, so the
+    // run is told to use tracefs) mounts it and traces.
     let root = read_json(&out("root.json"));
     assert_eq!(root["tracing"]["active"], true, "{}", err("root.err"));
     assert_eq!(count("mounts-3"), 1, "--trace did not mount tracefs");
