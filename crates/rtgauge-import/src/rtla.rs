@@ -380,6 +380,9 @@ fn timerlat_top(path: &Path, lines: &[String]) -> Result<RunResult, ImportError>
                     }
                 })
                 .collect();
+            // A new table (top refreshes): its rows have this header's groups, and the last
+            // table is the final one, so the rows of earlier tables go.
+            rows.clear();
             continue;
         }
         let parts: Vec<&str> = line.split('|').collect();

@@ -482,3 +482,30 @@ fn figures_that_contradict_each_other_are_refused() {
         "edited.json: latency cpu=0: min_ns (500000) is above max_ns (265000); the file's figures contradict each other (was it edited?)"
     );
 }
+
+/// `timerlat top` refreshes: a table whose header names more groups than an earlier one had
+/// is read alone (a CPU row of the earlier table once made the import index past its
+/// groups and panic).
+#[test]
+fn a_later_top_table_with_more_groups_replaces_the_earlier_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("top.txt");
+    std::fs::write(
+        &path,
+        "                                   Timer Latency\n\
+         \x20 0 00:00:01   |          IRQ Timer Latency (us)        |         Thread Timer Latency (us)\n\
+         CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max\n\
+         \x20 1 #100       |        0         0         1        15 |       10         3         9        31\n\
+         \x20 0 00:00:02   |          IRQ Timer Latency (us)        |         Thread Timer Latency (us)        |    Ret user Timer Latency (us)\n\
+         CPU COUNT      |      cur       min       avg       max |      cur       min       avg       max |      cur       min       avg       max\n\
+         \x20 2 #200       |        0         0         1        12 |       10         3         9        23 |       11         4        10        24\n",
+    )
+    .unwrap();
+    let imported = rtgauge_import::import_file(&path, None).unwrap();
+    let cpus: Vec<&str> = imported.result.runs[0]
+        .series
+        .iter()
+        .map(|s| s.labels["cpu"].as_str())
+        .collect();
+    assert_eq!(cpus, ["2", "2", "2"], "only the last table's rows");
+}
