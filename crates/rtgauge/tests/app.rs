@@ -87,7 +87,12 @@ fn started_servo(collector: &Child) -> u32 {
                 std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
             if let Some(pid) = children.split_whitespace().next() {
                 let pid: u32 = pid.parse().unwrap();
-                if Path::new(&format!("/dev/shm/rtgauge-app-{pid}")).exists() {
+                // Started once the collector has mapped the servo's file: it claims the file
+                // right after, so an `attach` from then on finds it collected.
+                let file = format!("/dev/shm/rtgauge-app-{pid}");
+                let maps = std::fs::read_to_string(format!("/proc/{}/maps", collector.id()))
+                    .unwrap_or_default();
+                if maps.lines().any(|l| l.ends_with(&file)) {
                     return pid;
                 }
             }
@@ -256,16 +261,27 @@ fn a_killed_collector_is_replaced_by_attach_and_the_loss_reported() {
     let app = started_servo(&collector);
     let refused = dir.path().join("refused.json");
     let refused = refused.to_str().unwrap();
-    let err = one_line_error(&[
-        "attach",
-        &app.to_string(),
-        "-d",
-        "1s",
-        "-q",
-        "--no-report",
-        "-o",
-        refused,
-    ]);
+    // The servo's file appears before the run's collector claims it (and before its header
+    // is written): until then `attach` finds no application. Bounded retries, each printed.
+    let mut attempt = 0;
+    let err = loop {
+        attempt += 1;
+        let err = one_line_error(&[
+            "attach",
+            &app.to_string(),
+            "-d",
+            "1s",
+            "-q",
+            "--no-report",
+            "-o",
+            refused,
+        ]);
+        eprintln!("attach while the run collects, attempt {attempt}: {err}");
+        if !err.contains("no instrumented application") || attempt == 50 {
+            break err;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
     assert!(err.contains("already being collected"), "{err}");
     kill(collector.id(), libc::SIGKILL);
     collector.wait().unwrap();
