@@ -1,9 +1,12 @@
-//! Attaches the flight recorder to the CPUs given (`flight_recorder CPUS SECONDS [--dump]`,
-//! e.g. `flight_recorder 1 30`), keeps it attached for SECONDS, then prints how many events
-//! each CPU recorded and, with --dump, the last 20 of each. Used to measure the recorder's cost
-//! on a cyclic run (docs in the crate's README).
+//! Attaches the flight recorder to the CPUs given (`flight_recorder CPUS SECONDS [--dump]
+//! [--stats]`, e.g. `flight_recorder 1 30`), keeps it attached for SECONDS, then prints how
+//! many events each CPU recorded and, with --dump, the last 20 of each. With --stats (root) it
+//! turns the kernel's BPF statistics on while attached (off again when it exits) and prints
+//! each program's runs and mean time per run, over all CPUs (a CPU not recorded returns after
+//! the mask test). Used to measure the recorder's cost on a cyclic run (docs in the crate's
+//! README).
 
-use rtgauge_bpf::ring::{comm, vector_name, Kind};
+use rtgauge_bpf::ring::{comm, softirq_name, vector_name, Kind};
 use rtgauge_bpf::Recorder;
 use std::time::Duration;
 
@@ -25,7 +28,25 @@ fn main() {
             std::process::exit(1);
         }
     };
+    let stats = args.iter().any(|a| a == "--stats").then(|| {
+        aya::sys::enable_stats(aya::sys::Stats::RunTime).unwrap_or_else(|e| {
+            eprintln!("flight_recorder: cannot turn the kernel's BPF statistics on: {e}");
+            std::process::exit(1);
+        })
+    });
     std::thread::sleep(Duration::from_secs_f64(seconds));
+    if stats.is_some() {
+        println!("{:<32} {:>10} {:>10}", "program", "runs", "ns/run");
+        for (name, runs, time) in recorder.program_stats() {
+            let per_run = time.as_nanos() as u64 / runs.max(1);
+            println!("{name:<32} {runs:>10} {per_run:>10}");
+        }
+    }
+    drop(stats);
+    let missing = recorder.events_missing();
+    if !missing.is_empty() {
+        println!("not recorded: {}", missing.join(", "));
+    }
     for &cpu in &cpus {
         let ring = recorder.snapshot(cpu).expect("a CPU the recorder covers");
         println!("CPU {cpu}: {} events", ring.head);
@@ -66,6 +87,20 @@ fn main() {
                     Some(Kind::HrtimerEntry) => {
                         format!("hrtimer {:#x} expires", r.hrtimer_function())
                     }
+                    Some(Kind::SoftirqEntry) => format!("softirq {} entry", softirq_name(r.arg)),
+                    Some(Kind::SoftirqExit) => format!("softirq {} exit", softirq_name(r.arg)),
+                    Some(Kind::WorkStart) => format!(
+                        "work {:#x} starts in {}:{}",
+                        r.function(),
+                        comm(&r.a_comm),
+                        r.a_pid
+                    ),
+                    Some(Kind::WorkEnd) => format!("work ends in {}:{}", comm(&r.a_comm), r.a_pid),
+                    Some(Kind::Nmi) => format!(
+                        "nmi handler {:#x} ran {} ns",
+                        r.function(),
+                        r.nmi_delta_ns()
+                    ),
                     None => "(unwritten)".to_owned(),
                 };
                 println!(

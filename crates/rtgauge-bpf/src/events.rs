@@ -1,7 +1,7 @@
 //! The recorder's records as the tracefs parser's [`TraceEvent`]s, so that attribution reads a
 //! window from the kernel's rings exactly as it reads one from tracefs.
 
-use crate::ring::{comm, vector_name, Kind, RawRecord};
+use crate::ring::{comm, softirq_name, vector_name, Kind, RawRecord};
 use crate::Spike;
 use rtgauge_trace::{CpuTrace, EventKind, Task, TraceEvent};
 use std::time::Duration;
@@ -104,6 +104,39 @@ pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
                 },
             )
         }
+        Kind::SoftirqEntry => (
+            current(),
+            r.a_pid,
+            EventKind::SoftirqEntry {
+                vec: r.arg,
+                name: softirq_name(r.arg).into_owned(),
+            },
+        ),
+        Kind::SoftirqExit => (
+            current(),
+            r.a_pid,
+            EventKind::SoftirqExit {
+                vec: r.arg,
+                name: softirq_name(r.arg).into_owned(),
+            },
+        ),
+        // Work functions and NMI handlers by address too, as hrtimer callbacks.
+        Kind::WorkStart => (
+            current(),
+            r.a_pid,
+            EventKind::WorkStart {
+                function: format!("{:#x}", r.function()),
+            },
+        ),
+        Kind::WorkEnd => (current(), r.a_pid, EventKind::WorkEnd),
+        Kind::Nmi => (
+            current(),
+            r.a_pid,
+            EventKind::Nmi {
+                handler: format!("{:#x}", r.function()),
+                delta_ns: r.nmi_delta_ns(),
+            },
+        ),
     };
     Some(TraceEvent {
         ts_ns: r.ts,
@@ -115,17 +148,22 @@ pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
 }
 
 impl Spike {
-    /// The window `from_ns ..= to_ns` of this spike's ring as attribution's input.
-    /// `events_lost` when the ring had already dropped records from inside the window.
+    /// The window `from_ns ..= to_ns` of this spike's ring as attribution's input, in time
+    /// order. `events_lost` when the ring had already dropped records from inside the window.
     pub fn window(&self, from_ns: u64, to_ns: u64) -> CpuTrace {
         let records = self.ring.ordered();
         let wrapped = self.ring.head as usize > records.len();
-        let events_lost = wrapped && records.first().is_some_and(|r| r.ts > from_ns);
-        let events = records
+        // The oldest by time, not by slot: a program interrupted (by an interrupt's or an
+        // NMI's program) after taking its slot stamps its record after the interrupting one's.
+        let oldest = records.iter().map(|r| r.ts).min();
+        let events_lost = wrapped && oldest.is_some_and(|ts| ts > from_ns);
+        let mut events: Vec<TraceEvent> = records
             .iter()
             .filter(|r| (from_ns..=to_ns).contains(&r.ts))
             .filter_map(|r| to_event(self.cpu, r))
             .collect();
+        // Stable: records of the same nanosecond keep the order they were written in.
+        events.sort_by_key(|e| e.ts_ns);
         CpuTrace {
             cpu: self.cpu as usize,
             events,
@@ -223,6 +261,97 @@ mod tests {
                 now_ns: None
             }
         );
+    }
+
+    #[test]
+    fn softirqs_read_as_tracefs_names_them() {
+        let mut r = record(9, 5);
+        r.arg = 3;
+        let e = to_event(1, &r).unwrap();
+        assert_eq!(
+            e.kind,
+            EventKind::SoftirqEntry {
+                vec: 3,
+                name: "NET_RX".to_owned()
+            }
+        );
+        // Recorded by the task the softirq interrupted (or ksoftirqd), as tracefs shows it.
+        assert_eq!((e.comm.as_str(), e.pid), ("prev", 10));
+        r.kind = 10;
+        r.arg = 9;
+        assert_eq!(
+            to_event(1, &r).unwrap().kind,
+            EventKind::SoftirqExit {
+                vec: 9,
+                name: "RCU".to_owned()
+            }
+        );
+        // A vector number the kernel's table does not have is kept as a number.
+        r.arg = 42;
+        assert_eq!(
+            to_event(1, &r).unwrap().kind,
+            EventKind::SoftirqExit {
+                vec: 42,
+                name: "42".to_owned()
+            }
+        );
+    }
+
+    #[test]
+    fn work_items_are_named_by_their_function_address() {
+        let mut r = record(11, 5);
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8123_4560u64.to_ne_bytes());
+        r.b_comm[8..].fill(0);
+        let e = to_event(1, &r).unwrap();
+        assert_eq!(
+            e.kind,
+            EventKind::WorkStart {
+                function: "0xffffffff81234560".to_owned()
+            }
+        );
+        assert_eq!((e.comm.as_str(), e.pid), ("prev", 10));
+        let e = to_event(1, &record(12, 6)).unwrap();
+        assert_eq!((e.kind, e.pid, e.ts_ns), (EventKind::WorkEnd, 10, 6));
+    }
+
+    #[test]
+    fn an_nmi_gives_its_handler_and_how_long_it_ran() {
+        let mut r = record(13, 5_000);
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8100_abcdu64.to_ne_bytes());
+        r.b_comm[8..].copy_from_slice(&1_234i64.to_ne_bytes());
+        let e = to_event(0, &r).unwrap();
+        assert_eq!(
+            e.kind,
+            EventKind::Nmi {
+                handler: "0xffffffff8100abcd".to_owned(),
+                delta_ns: 1_234
+            }
+        );
+        assert_eq!((e.comm.as_str(), e.pid, e.ts_ns), ("prev", 10, 5_000));
+    }
+
+    /// Whatever bytes a record holds (one overwritten half-way by an interrupting program),
+    /// converting it never panics.
+    #[test]
+    fn any_bytes_convert_without_panicking() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let mut r = record(0, 0);
+            r.ts = next();
+            r.kind = (next() % 20) as u32 | (next() as u32 & 0xffff_ff00);
+            r.arg = next() as u32;
+            (r.a_pid, r.b_pid) = (next() as u32 % 3, next() as u32);
+            (r.a_prio, r.b_prio) = (next() as i32, next() as i32);
+            r.a_comm = (u128::from(next()) << 64 | u128::from(next())).to_ne_bytes();
+            r.b_comm = (u128::from(next()) << 64 | u128::from(next())).to_ne_bytes();
+            let _ = to_event(next() as u32, &r);
+        }
     }
 
     #[test]
@@ -347,5 +476,160 @@ mod tests {
             dominant.cause
         );
         assert_eq!(without.timer_irq_ns, Some(t0 + 1_002 * US));
+    }
+
+    /// The recorder's path end to end in user space: `records` in a spike's ring, its
+    /// window from 1 ms before `programmed` to `woke`, attributed as the lead's code does.
+    fn attribute_ring(
+        records: &[RawRecord],
+        thread: u32,
+        programmed: u64,
+        woke: u64,
+    ) -> rtgauge_trace::Attribution {
+        let blank = record(0, 0);
+        let mut ring = Box::new(crate::ring::RawRing {
+            head: records.len() as u64,
+            recs: [blank; crate::ring::RING_LEN],
+        });
+        ring.recs[..records.len()].copy_from_slice(records);
+        let spike = Spike {
+            cpu: 1,
+            tid: thread,
+            programmed_ns: programmed,
+            woke_ns: woke,
+            ring,
+        };
+        let window = spike.window(programmed - 1_000_000, woke);
+        assert!(!window.events_lost);
+        let spike = rtgauge_trace::Spike {
+            cpu: 1,
+            programmed_ns: programmed,
+            woke_ns: woke,
+            thread_pid: thread,
+        };
+        rtgauge_trace::attribute_trace(&spike, &window, &Default::default())
+    }
+
+    /// A record of softirq `vec` (9: entry, 10: exit) recorded in `current`'s context.
+    fn softirq(ts: u64, kind: u32, vec: u32, current: (u32, &str, i32)) -> RawRecord {
+        rec(ts, kind, vec, current, (0, "", 0))
+    }
+
+    /// A record whose `b_comm` holds an address (hrtimer entry, work start).
+    fn with_function(mut r: RawRecord, function: u64) -> RawRecord {
+        r.b_comm = [0; 16];
+        r.b_comm[..8].copy_from_slice(&function.to_ne_bytes());
+        r
+    }
+
+    /// A thread woken by its timer on an idle CPU waits while the interrupt's exit runs a
+    /// 2-ms NET_RX softirq: the recorder's records name that softirq.
+    #[test]
+    fn a_late_wakeup_behind_a_softirq_is_attributed_to_it() {
+        const US: u64 = 1_000;
+        let idle = (0, "", 120);
+        let thread = (800, "sleeper", 19);
+        let t0 = 1_000_000 * US;
+        let records = [
+            rec(t0, 1, 1, thread, idle),            // the thread sleeps
+            rec(t0 + 1_000 * US, 5, 0, idle, idle), // local_timer entry
+            with_function(
+                rec(t0 + 1_002 * US, 7, 0, idle, idle),
+                0xffff_ffff_8110_0000,
+            ),
+            rec(t0 + 1_003 * US, 2, 1, thread, idle), // wakeup of the thread
+            rec(t0 + 1_005 * US, 6, 0, idle, idle),   // local_timer exit
+            softirq(t0 + 1_006 * US, 9, 3, idle),     // NET_RX on the way out
+            softirq(t0 + 3_006 * US, 10, 3, idle),
+            rec(t0 + 3_008 * US, 1, 0, idle, thread), // the thread runs at last
+        ];
+        let a = attribute_ring(&records, 800, t0 + 1_000 * US, t0 + 3_008 * US);
+        let dominant = a.dominant_contributor().unwrap();
+        assert_eq!(
+            dominant.cause,
+            rtgauge_trace::Cause::Softirq {
+                vector: "NET_RX".to_owned()
+            },
+            "{a:?}"
+        );
+        assert!(dominant.duration_ns >= 1_900 * US, "{a:?}");
+        assert_eq!(a.timer_irq_ns, Some(t0 + 1_002 * US));
+    }
+
+    /// A normal thread woken during a kworker's 2.5-ms work item waits for the item's end
+    /// (an RT thread behind a normal kworker would read as throttling): the recorder's
+    /// records name the kworker and the work function (by address).
+    #[test]
+    fn a_late_wakeup_behind_a_work_item_names_its_function() {
+        const US: u64 = 1_000;
+        let idle = (0, "", 120);
+        let kworker = (55, "kworker/1:1", 120);
+        let thread = (800, "sleeper", 120);
+        let t0 = 1_000_000 * US;
+        let work = 0xffff_ffff_8123_4560;
+        let records = [
+            rec(t0, 1, 1, thread, idle),             // the thread sleeps
+            rec(t0 + 100 * US, 1, 0, idle, kworker), // the kworker runs
+            with_function(rec(t0 + 150 * US, 11, 0, kworker, idle), work), // work start
+            rec(t0 + 1_000 * US, 5, 0, kworker, idle), // local_timer entry
+            with_function(
+                rec(t0 + 1_002 * US, 7, 0, kworker, idle),
+                0xffff_ffff_8110_0000,
+            ),
+            rec(t0 + 1_003 * US, 2, 1, thread, kworker), // wakeup of the thread
+            rec(t0 + 1_005 * US, 6, 0, kworker, idle),   // local_timer exit
+            rec(t0 + 3_500 * US, 12, 0, kworker, idle),  // work end
+            rec(t0 + 3_501 * US, 1, 0x100, kworker, thread), // preempted at last
+        ];
+        let a = attribute_ring(&records, 800, t0 + 1_000 * US, t0 + 3_501 * US);
+        let dominant = a.dominant_contributor().unwrap();
+        let rtgauge_trace::Cause::Thread {
+            comm, pid, work: w, ..
+        } = &dominant.cause
+        else {
+            panic!("{a:?}")
+        };
+        assert_eq!(
+            (comm.as_str(), *pid, w.as_deref()),
+            ("kworker/1:1", 55, Some("0xffffffff81234560")),
+            "{a:?}"
+        );
+        assert!(dominant.duration_ns >= 2_400 * US, "{a:?}");
+    }
+
+    /// A program interrupted after taking its slot stamps its record after the interrupting
+    /// program's: the window is in time order all the same, and a record stamped late at
+    /// the ring's oldest slot does not make the window look wrapped past.
+    #[test]
+    fn a_window_is_in_time_order_whatever_the_slots() {
+        let thread = (800, "sleeper", 19);
+        let idle = (0, "", 120);
+        let records = [
+            rec(100, 1, 1, thread, idle),
+            softirq(300, 9, 1, idle), // slot taken before the interrupt, stamped after it
+            rec(200, 3, 30, idle, idle),
+            rec(250, 4, 30, idle, idle),
+        ];
+        let mut ring = Box::new(crate::ring::RawRing {
+            head: crate::ring::RING_LEN as u64 + 1,
+            recs: [rec(150, 1, 1, idle, thread); crate::ring::RING_LEN],
+        });
+        // The slot after the head's is the oldest by position; its record is the newest.
+        ring.recs[1..5].copy_from_slice(&records);
+        ring.recs[0].ts = 400;
+        let spike = Spike {
+            cpu: 1,
+            tid: 800,
+            programmed_ns: 0,
+            woke_ns: 400,
+            ring,
+        };
+        let window = spike.window(100, 400);
+        let ts: Vec<u64> = window.events.iter().map(|e| e.ts_ns).collect();
+        assert_eq!(ts.len(), crate::ring::RING_LEN);
+        assert!(ts.windows(2).all(|w| w[0] <= w[1]), "{ts:?}");
+        assert_eq!((ts[0], *ts.last().unwrap()), (100, 400));
+        assert!(!window.events_lost);
+        assert!(spike.window(50, 400).events_lost);
     }
 }

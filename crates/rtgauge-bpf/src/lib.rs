@@ -1,5 +1,6 @@
-//! rtgauge's flight recorder in the kernel. BPF programs on `sched_switch`, `sched_wakeup`,
-//! `irq_handler_entry` and `irq_handler_exit` (tp_btf) keep, for each recorded CPU, a ring of
+//! rtgauge's flight recorder in the kernel. BPF programs on the scheduler's switches and
+//! wake-ups, interrupt handlers, x86's system vectors, hrtimer expiries, softirqs, work items
+//! and NMI handlers (tp_btf) keep, for each recorded CPU, a ring of
 //! the last [`ring::RING_LEN`] events in a BPF array map. Nothing leaves the kernel while
 //! samples are on time; after a late one, user space copies the CPU's ring out
 //! ([`Recorder::snapshot`]). Timestamps are `bpf_ktime_get_ns`, i.e. CLOCK_MONOTONIC, the clock
@@ -18,7 +19,7 @@ pub use events::{state_letter, to_event};
 pub use watch::{Spike, Watch};
 
 use aya::maps::{Array, Map, MapData, RingBuf};
-use aya::programs::BtfTracePoint;
+use aya::programs::{BtfTracePoint, ProgramError};
 use aya::{Btf, Ebpf, EbpfLoader};
 use ring::RawRing;
 
@@ -47,39 +48,115 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/re
 static OBJECT: &[u8] = &[];
 
 /// Events the tracefs session records for attribution and the recorder does not (as the
-/// session names them): time spent in them is counted in the stretch around them.
+/// session names them): time spent in them is counted in the stretch around them. These are
+/// x86's rarer system vectors (the session records them all with `irq_vectors:*_entry` and
+/// `*_exit`); `softirq_raise` is not listed because the session does not record it either
+/// (attribution reads softirqs from their entry and exit). On a kernel without one of the
+/// optional tracepoints, [`Recorder::events_missing`] lists it too.
 pub const NOT_RECORDED: &[&str] = &[
-    "irq:softirq_entry",
-    "irq:softirq_exit",
-    "workqueue:workqueue_execute_start",
-    "workqueue:workqueue_execute_end",
-    "nmi:nmi_handler",
+    "irq_vectors:irq_work_entry",
+    "irq_vectors:irq_work_exit",
+    "irq_vectors:x86_platform_ipi_entry",
+    "irq_vectors:x86_platform_ipi_exit",
+    "irq_vectors:thermal_apic_entry",
+    "irq_vectors:thermal_apic_exit",
+    "irq_vectors:threshold_apic_entry",
+    "irq_vectors:threshold_apic_exit",
+    "irq_vectors:deferred_error_apic_entry",
+    "irq_vectors:deferred_error_apic_exit",
+    "irq_vectors:error_apic_entry",
+    "irq_vectors:error_apic_exit",
+    "irq_vectors:spurious_apic_entry",
+    "irq_vectors:spurious_apic_exit",
 ];
 
-/// The tracepoints and the programs attached to them; the optional ones (x86's interrupt
-/// vectors) are skipped where the kernel has no such tracepoint.
-const PROGRAMS: [(&str, &str, bool); 13] = [
-    ("on_switch", "sched_switch", false),
-    ("on_wakeup", "sched_wakeup", false),
-    ("on_irq_entry", "irq_handler_entry", false),
-    ("on_irq_exit", "irq_handler_exit", false),
-    ("on_hrtimer_entry", "hrtimer_expire_entry", false),
-    ("on_local_timer_entry", "local_timer_entry", true),
-    ("on_local_timer_exit", "local_timer_exit", true),
-    ("on_reschedule_entry", "reschedule_entry", true),
-    ("on_reschedule_exit", "reschedule_exit", true),
-    ("on_call_function_entry", "call_function_entry", true),
-    ("on_call_function_exit", "call_function_exit", true),
-    (
+/// A program and the tracepoint it is attached to.
+struct Program {
+    name: &'static str,
+    /// The tracepoint's name in the kernel's BTF (`btf_trace_<tracepoint>`).
+    tracepoint: &'static str,
+    /// Its system in tracefs (`irq`, `workqueue`, …), to name it as the session does.
+    system: &'static str,
+    /// Skipped where the kernel has no such tracepoint (x86's vectors and NMI handlers on
+    /// other architectures; softirqs and work items, which every kernel with BTF has, so a
+    /// kernel without them loses only their events).
+    optional: bool,
+}
+
+const fn program(
+    name: &'static str,
+    tracepoint: &'static str,
+    system: &'static str,
+    optional: bool,
+) -> Program {
+    Program {
+        name,
+        tracepoint,
+        system,
+        optional,
+    }
+}
+
+/// The programs, attached in this order.
+const PROGRAMS: [Program; 18] = [
+    program("on_switch", "sched_switch", "sched", false),
+    program("on_wakeup", "sched_wakeup", "sched", false),
+    program("on_irq_entry", "irq_handler_entry", "irq", false),
+    program("on_irq_exit", "irq_handler_exit", "irq", false),
+    program("on_hrtimer_entry", "hrtimer_expire_entry", "timer", false),
+    program(
+        "on_local_timer_entry",
+        "local_timer_entry",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_local_timer_exit",
+        "local_timer_exit",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_reschedule_entry",
+        "reschedule_entry",
+        "irq_vectors",
+        true,
+    ),
+    program("on_reschedule_exit", "reschedule_exit", "irq_vectors", true),
+    program(
+        "on_call_function_entry",
+        "call_function_entry",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_call_function_exit",
+        "call_function_exit",
+        "irq_vectors",
+        true,
+    ),
+    program(
         "on_call_function_single_entry",
         "call_function_single_entry",
+        "irq_vectors",
         true,
     ),
-    (
+    program(
         "on_call_function_single_exit",
         "call_function_single_exit",
+        "irq_vectors",
         true,
     ),
+    program("on_softirq_entry", "softirq_entry", "irq", true),
+    program("on_softirq_exit", "softirq_exit", "irq", true),
+    program(
+        "on_work_start",
+        "workqueue_execute_start",
+        "workqueue",
+        true,
+    ),
+    program("on_work_end", "workqueue_execute_end", "workqueue", true),
+    program("on_nmi", "nmi_handler", "nmi", true),
 ];
 
 /// The loaded and attached recorder; detached when dropped.
@@ -91,6 +168,8 @@ pub struct Recorder {
     // Declared before the map it maps, so it is unmapped first.
     watches: watch::WatchMapping,
     _watch_map: Map,
+    /// The optional tracepoints this kernel does not have, as tracefs names them.
+    skipped: Vec<String>,
     // Owns the programs and their links: dropping it detaches them.
     _ebpf: Ebpf,
 }
@@ -147,16 +226,21 @@ impl Recorder {
             .override_global("cpu_mask", &mask[..], true)
             .load(OBJECT)
             .map_err(kernel_error)?;
-        for (name, tracepoint, optional) in PROGRAMS {
+        let mut skipped = Vec::new();
+        for p in &PROGRAMS {
             let program: &mut BtfTracePoint = ebpf
-                .program_mut(name)
-                .ok_or_else(|| Error::Kernel(format!("the object has no program {name}")))?
+                .program_mut(p.name)
+                .ok_or_else(|| Error::Kernel(format!("the object has no program {}", p.name)))?
                 .try_into()
                 .map_err(kernel_error)?;
-            match program.load(tracepoint, &btf) {
+            match program.load(p.tracepoint, &btf) {
                 Ok(()) => {}
-                // Not in this kernel's BTF (another architecture): recorded without it.
-                Err(_) if optional => continue,
+                // Not in this kernel's BTF (another architecture, an older kernel): recorded
+                // without it. Any other failure (the verifier's) is the kernel's refusal.
+                Err(ProgramError::Btf(_)) if p.optional => {
+                    skipped.push(format!("{}:{}", p.system, p.tracepoint));
+                    continue;
+                }
                 Err(e) => return Err(kernel_error(e)),
             }
             program.attach().map_err(kernel_error)?;
@@ -179,8 +263,32 @@ impl Recorder {
             spikes: std::sync::Mutex::new(spikes),
             watches,
             _watch_map: watch_map,
+            skipped,
             _ebpf: ebpf,
         })
+    }
+
+    /// The events attribution wants and this recorder does not record here: [`NOT_RECORDED`]
+    /// and the optional tracepoints this kernel does not have (as tracefs names them).
+    pub fn events_missing(&self) -> Vec<String> {
+        NOT_RECORDED
+            .iter()
+            .map(|e| (*e).to_owned())
+            .chain(self.skipped.iter().cloned())
+            .collect()
+    }
+
+    /// The name, run count and total run time of each attached program, as the kernel counts
+    /// them while its BPF statistics are on (`aya::sys::enable_stats`, or
+    /// /proc/sys/kernel/bpf_stats_enabled); zero while they are off.
+    pub fn program_stats(&self) -> Vec<(String, u64, std::time::Duration)> {
+        self._ebpf
+            .programs()
+            .filter_map(|(name, program)| {
+                let info = program.info().ok()?;
+                Some((name.to_owned(), info.run_count(), info.run_time()))
+            })
+            .collect()
     }
 
     /// The watch slot of `cpu`, for the thread measured there.

@@ -19,6 +19,14 @@ pub enum Kind {
     /// A high-resolution timer's callback starts (see [`RawRecord::hrtimer`]). Its end is
     /// not recorded: the callback runs inside the timer interrupt's handler, whose exit is.
     HrtimerEntry,
+    /// A softirq starts on this CPU (`arg`: its vector number, see [`softirq_name`]).
+    SoftirqEntry,
+    SoftirqExit,
+    /// A kworker starts a work item (see [`RawRecord::function`]).
+    WorkStart,
+    WorkEnd,
+    /// An NMI handler returned (see [`RawRecord::function`] and [`RawRecord::nmi_delta_ns`]).
+    Nmi,
 }
 
 /// The name tracefs gives the vector numbered `arg` in a vector record.
@@ -28,6 +36,20 @@ pub fn vector_name(arg: u32) -> &'static str {
         1 => "reschedule",
         2 => "call_function",
         _ => "call_function_single",
+    }
+}
+
+/// The softirq vectors' names as tracefs prints them (the kernel's `softirq_to_name`).
+const SOFTIRQ_NAMES: [&str; 10] = [
+    "HI", "TIMER", "NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET", "SCHED", "HRTIMER", "RCU",
+];
+
+/// The name tracefs gives softirq vector `vec` (`[action=NET_RX]`); a number the kernel does
+/// not name is given as the number.
+pub fn softirq_name(vec: u32) -> std::borrow::Cow<'static, str> {
+    match SOFTIRQ_NAMES.get(vec as usize) {
+        Some(name) => (*name).into(),
+        None => vec.to_string().into(),
     }
 }
 
@@ -41,6 +63,12 @@ impl Kind {
             5 => Some(Kind::VectorEntry),
             6 => Some(Kind::VectorExit),
             7 => Some(Kind::HrtimerEntry),
+            // 8 was the hrtimer callback's end: never reused, so an old record is no event.
+            9 => Some(Kind::SoftirqEntry),
+            10 => Some(Kind::SoftirqExit),
+            11 => Some(Kind::WorkStart),
+            12 => Some(Kind::WorkEnd),
+            13 => Some(Kind::Nmi),
             _ => None,
         }
     }
@@ -54,7 +82,8 @@ pub struct RawRecord {
     pub ts: u64,
     /// The kind in the low byte (see [`RawRecord::kind`]), flags above.
     pub kind: u32,
-    /// Switch: the previous task's state; wake-up: the target CPU; interrupt: its number.
+    /// Switch: the previous task's state; wake-up: the target CPU; interrupt: its number;
+    /// softirq: its vector number.
     pub arg: u32,
     /// Switch: the previous task; wake-up: the woken task; interrupt: the interrupted task.
     pub a_pid: u32,
@@ -64,7 +93,8 @@ pub struct RawRecord {
     pub b_prio: i32,
     /// Empty for the idle task (pid 0), whose name ("swapper/N") is the CPU's.
     pub a_comm: [u8; 16],
-    /// Interrupt entry: the handler's name; else, like `a_comm`, empty for the idle task.
+    /// Interrupt entry: the handler's name; hrtimer entry, work start, NMI: the function's
+    /// address (and the NMI's duration); else, like `a_comm`, empty for the idle task.
     pub b_comm: [u8; 16],
 }
 
@@ -76,7 +106,20 @@ impl RawRecord {
 
     /// For an hrtimer entry: the callback's address (kept in `b_comm`).
     pub fn hrtimer_function(&self) -> u64 {
+        self.function()
+    }
+
+    /// For an hrtimer entry, a work item's start or an NMI: the address of the callback, the
+    /// work function or the handler (kept in `b_comm`).
+    pub fn function(&self) -> u64 {
         u64::from_ne_bytes(self.b_comm[..8].try_into().unwrap())
+    }
+
+    /// For an NMI: how long its handler ran before the record, in ns (kept in `b_comm`
+    /// after the handler; the kernel's signed value, 0 if negative).
+    pub fn nmi_delta_ns(&self) -> u64 {
+        let raw = i64::from_ne_bytes(self.b_comm[8..].try_into().unwrap());
+        u64::try_from(raw).unwrap_or(0)
     }
 
     /// For a switch: the previous task was preempted (still runnable), not blocked.
@@ -171,6 +214,53 @@ mod tests {
         r.kind = 2;
         assert_eq!(r.kind(), Some(Kind::Wakeup));
         assert!(!r.preempted());
+    }
+
+    #[test]
+    fn softirqs_are_named_as_tracefs_names_them() {
+        assert_eq!(softirq_name(0), "HI");
+        assert_eq!(softirq_name(3), "NET_RX");
+        assert_eq!(softirq_name(9), "RCU");
+        // A vector a later kernel may add, or a garbled record: its number, no panic.
+        assert_eq!(softirq_name(10), "10");
+        assert_eq!(softirq_name(u32::MAX), "4294967295");
+    }
+
+    #[test]
+    fn new_kinds_start_after_the_retired_hrtimer_exit() {
+        let mut r = ring_with(1).recs[0];
+        let kinds: Vec<Option<Kind>> = (7..=14)
+            .map(|k| {
+                r.kind = k;
+                r.kind()
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                Some(Kind::HrtimerEntry),
+                None,
+                Some(Kind::SoftirqEntry),
+                Some(Kind::SoftirqExit),
+                Some(Kind::WorkStart),
+                Some(Kind::WorkEnd),
+                Some(Kind::Nmi),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn an_nmi_keeps_its_handler_and_duration() {
+        let mut r = ring_with(1).recs[0];
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8100_1234u64.to_ne_bytes());
+        r.b_comm[8..].copy_from_slice(&2_500i64.to_ne_bytes());
+        assert_eq!(
+            (r.function(), r.nmi_delta_ns()),
+            (0xffff_ffff_8100_1234, 2_500)
+        );
+        r.b_comm[8..].copy_from_slice(&(-1i64).to_ne_bytes());
+        assert_eq!(r.nmi_delta_ns(), 0);
     }
 
     #[test]

@@ -66,6 +66,12 @@ struct irqaction {
 #define KIND_VECTOR_ENTRY 5 // arg: VEC_*
 #define KIND_VECTOR_EXIT 6
 #define KIND_HRTIMER_ENTRY 7 // b_comm: the callback's address (u64)
+// 8 was the hrtimer callback's end: left unused so an old record never reads as a new kind.
+#define KIND_SOFTIRQ_ENTRY 9 // arg: the softirq's vector number (TIMER, NET_RX, RCU, ...)
+#define KIND_SOFTIRQ_EXIT 10 // arg: the same
+#define KIND_WORK_START 11 // b_comm: the work function's address (u64)
+#define KIND_WORK_END 12
+#define KIND_NMI 13 // b_comm: the handler's address (u64), then its duration in ns (s64)
 #define VEC_LOCAL_TIMER 0
 #define VEC_RESCHEDULE 1
 #define VEC_CALL_FUNCTION 2
@@ -75,7 +81,7 @@ struct irqaction {
 struct rec {
 	__u64 ts;       // bpf_ktime_get_ns: CLOCK_MONOTONIC
 	__u32 kind;     // KIND_* in the low byte, FLAG_* above
-	__u32 arg;      // switch: prev_state; wakeup: target CPU; irq: number
+	__u32 arg;      // switch: prev_state; wakeup: target CPU; irq: number; softirq: vector
 	__u32 a_pid;    // switch: prev; wakeup: the woken task; irq: the interrupted task
 	__s32 a_prio;
 	__u32 b_pid;    // switch: next; wakeup: the waker (current); irq exit: return value
@@ -321,6 +327,83 @@ int on_hrtimer_entry(__u64 *ctx)
 	__u64 function = (__u64)timer->function;
 	__builtin_memcpy(&r->b_comm[0], &function, 8);
 	__builtin_memset(&r->b_comm[8], 0, 8);
+	return 0;
+}
+
+// Softirqs and work items run with interrupts enabled, so an interrupt's program can run in
+// the middle of these programs, and an NMI's program in the middle of any program here. A
+// record's slot is taken by a plain read and write of the ring's head (next_rec_in), not an
+// atomic one, so the programs on a periodic wake-up's path stay as cheap as they are: when
+// the interruption falls between that read and that write (two instructions), the
+// interrupting program's record is overwritten by the interrupted one, whose bytes past a
+// name's NUL may be the lost record's. One record lost, none invented, and user space
+// reads every field as untrusted (unknown kinds are skipped, names end at NUL or 16 bytes,
+// numbers index nothing unchecked). An interruption after the head was moved takes the
+// next slot: the interrupted record may then be stamped after the interrupting one, so user
+// space orders a window by time (events.rs). Nothing here waits, locks or allocates, so the
+// NMI program cannot deadlock with the program it interrupted.
+
+// softirq_entry/softirq_exit(unsigned int vec_nr) (include/trace/events/irq.h).
+SEC("tp_btf/softirq_entry")
+int on_softirq_entry(__u64 *ctx)
+{
+	struct rec *r = current_rec(KIND_SOFTIRQ_ENTRY, (__u32)ctx[0]);
+	if (r)
+		r->b_comm[0] = 0;
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int on_softirq_exit(__u64 *ctx)
+{
+	struct rec *r = current_rec(KIND_SOFTIRQ_EXIT, (__u32)ctx[0]);
+	if (r)
+		r->b_comm[0] = 0;
+	return 0;
+}
+
+struct work_struct {
+	void *func;
+} __attribute__((preserve_access_index));
+
+// workqueue_execute_start(struct work_struct *work) (include/trace/events/workqueue.h): the
+// function is read from the work item, as the tracepoint itself does.
+SEC("tp_btf/workqueue_execute_start")
+int on_work_start(__u64 *ctx)
+{
+	struct work_struct *work = (void *)ctx[0];
+	struct rec *r = current_rec(KIND_WORK_START, 0);
+	if (!r)
+		return 0;
+	__u64 function = (__u64)work->func;
+	__builtin_memcpy(&r->b_comm[0], &function, 8);
+	__builtin_memset(&r->b_comm[8], 0, 8);
+	return 0;
+}
+
+// workqueue_execute_end(work, function) since 5.3, (work) before: only the kind is kept, the
+// kworker's pid says whose work item ended.
+SEC("tp_btf/workqueue_execute_end")
+int on_work_end(__u64 *ctx)
+{
+	struct rec *r = current_rec(KIND_WORK_END, 0);
+	if (r)
+		r->b_comm[0] = 0;
+	return 0;
+}
+
+// nmi_handler(void *handler, s64 delta_ns, int handled) (include/trace/events/nmi.h, x86
+// only): recorded after the handler ran for delta_ns. Runs in NMI context: see above.
+SEC("tp_btf/nmi_handler")
+int on_nmi(__u64 *ctx)
+{
+	struct rec *r = current_rec(KIND_NMI, 0);
+	if (!r)
+		return 0;
+	__u64 handler = ctx[0];
+	__u64 delta_ns = ctx[1];
+	__builtin_memcpy(&r->b_comm[0], &handler, 8);
+	__builtin_memcpy(&r->b_comm[8], &delta_ns, 8);
 	return 0;
 }
 
