@@ -50,6 +50,23 @@ fn main() {
     for &cpu in &cpus {
         let ring = recorder.snapshot(cpu).expect("a CPU the recorder covers");
         println!("CPU {cpu}: {} events", ring.head);
+        // What the ring holds now, by kind: which events a periodic wake-up leaves.
+        let mut kinds: Vec<(String, usize)> = Vec::new();
+        for r in ring.ordered() {
+            let kind = r
+                .kind()
+                .map_or("unwritten".to_owned(), |k| format!("{k:?}"));
+            match kinds.iter_mut().find(|(k, _)| *k == kind) {
+                Some((_, n)) => *n += 1,
+                None => kinds.push((kind, 1)),
+            }
+        }
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        println!(
+            "  last {} records: {}",
+            ring.head.min(512),
+            kinds.join(", ")
+        );
         if args.iter().any(|a| a == "--dump") {
             let records = ring.ordered();
             for r in &records[records.len().saturating_sub(20)..] {
