@@ -310,10 +310,11 @@ fn records_softirqs_and_work_items() {
         std::thread::scope(|scope| {
             scope.spawn(|| {
                 pin_to(cpu);
+                // The work item last: one record pair, the newest when the ring is copied.
+                loopback_udp(20);
                 if function.is_some() {
                     std::fs::write(refresh, "1").unwrap();
                 }
-                loopback_udp(20);
             });
         });
         let records = recorder.snapshot(cpu).unwrap().ordered();
