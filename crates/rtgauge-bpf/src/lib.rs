@@ -47,29 +47,6 @@ static OBJECT: &[u8] = aya::include_bytes_aligned!(concat!(env!("OUT_DIR"), "/re
 #[cfg(not(rtgauge_bpf_object))]
 static OBJECT: &[u8] = &[];
 
-/// Events the tracefs session records for attribution and the recorder does not (as the
-/// session names them): time spent in them is counted in the stretch around them. These are
-/// x86's rarer system vectors (the session records them all with `irq_vectors:*_entry` and
-/// `*_exit`); `softirq_raise` is not listed because the session does not record it either
-/// (attribution reads softirqs from their entry and exit). On a kernel without one of the
-/// optional tracepoints, [`Recorder::events_missing`] lists it too.
-pub const NOT_RECORDED: &[&str] = &[
-    "irq_vectors:irq_work_entry",
-    "irq_vectors:irq_work_exit",
-    "irq_vectors:x86_platform_ipi_entry",
-    "irq_vectors:x86_platform_ipi_exit",
-    "irq_vectors:thermal_apic_entry",
-    "irq_vectors:thermal_apic_exit",
-    "irq_vectors:threshold_apic_entry",
-    "irq_vectors:threshold_apic_exit",
-    "irq_vectors:deferred_error_apic_entry",
-    "irq_vectors:deferred_error_apic_exit",
-    "irq_vectors:error_apic_entry",
-    "irq_vectors:error_apic_exit",
-    "irq_vectors:spurious_apic_entry",
-    "irq_vectors:spurious_apic_exit",
-];
-
 /// A program and the tracepoint it is attached to.
 struct Program {
     name: &'static str,
@@ -98,7 +75,7 @@ const fn program(
 }
 
 /// The programs, attached in this order.
-const PROGRAMS: [Program; 18] = [
+const PROGRAMS: [Program; 32] = [
     program("on_switch", "sched_switch", "sched", false),
     program("on_wakeup", "sched_wakeup", "sched", false),
     program("on_irq_entry", "irq_handler_entry", "irq", false),
@@ -144,6 +121,75 @@ const PROGRAMS: [Program; 18] = [
     program(
         "on_call_function_single_exit",
         "call_function_single_exit",
+        "irq_vectors",
+        true,
+    ),
+    program("on_irq_work_entry", "irq_work_entry", "irq_vectors", true),
+    program("on_irq_work_exit", "irq_work_exit", "irq_vectors", true),
+    program(
+        "on_x86_platform_ipi_entry",
+        "x86_platform_ipi_entry",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_x86_platform_ipi_exit",
+        "x86_platform_ipi_exit",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_thermal_apic_entry",
+        "thermal_apic_entry",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_thermal_apic_exit",
+        "thermal_apic_exit",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_threshold_apic_entry",
+        "threshold_apic_entry",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_threshold_apic_exit",
+        "threshold_apic_exit",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_deferred_error_apic_entry",
+        "deferred_error_apic_entry",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_deferred_error_apic_exit",
+        "deferred_error_apic_exit",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_error_apic_entry",
+        "error_apic_entry",
+        "irq_vectors",
+        true,
+    ),
+    program("on_error_apic_exit", "error_apic_exit", "irq_vectors", true),
+    program(
+        "on_spurious_apic_entry",
+        "spurious_apic_entry",
+        "irq_vectors",
+        true,
+    ),
+    program(
+        "on_spurious_apic_exit",
+        "spurious_apic_exit",
         "irq_vectors",
         true,
     ),
@@ -268,14 +314,11 @@ impl Recorder {
         })
     }
 
-    /// The events attribution wants and this recorder does not record here: [`NOT_RECORDED`]
-    /// and the optional tracepoints this kernel does not have (as tracefs names them).
+    /// The events attribution wants and this recorder does not record here: the optional
+    /// tracepoints this kernel does not have, as tracefs names them (the session would miss
+    /// them too).
     pub fn events_missing(&self) -> Vec<String> {
-        NOT_RECORDED
-            .iter()
-            .map(|e| (*e).to_owned())
-            .chain(self.skipped.iter().cloned())
-            .collect()
+        self.skipped.clone()
     }
 
     /// The name, run count and total run time of each attached program, as the kernel counts

@@ -29,14 +29,26 @@ pub enum Kind {
     Nmi,
 }
 
-/// The name tracefs gives the vector numbered `arg` in a vector record.
+/// The vectors the program records, by their number in a vector record, as tracefs names them
+/// (`irq_vectors:<name>_entry`).
+pub const VECTOR_NAMES: [&str; 11] = [
+    "local_timer",
+    "reschedule",
+    "call_function",
+    "call_function_single",
+    "irq_work",
+    "x86_platform_ipi",
+    "thermal_apic",
+    "threshold_apic",
+    "deferred_error_apic",
+    "error_apic",
+    "spurious_apic",
+];
+
+/// The name tracefs gives the vector numbered `arg` in a vector record ("vector" for a number
+/// the program does not write: a damaged record).
 pub fn vector_name(arg: u32) -> &'static str {
-    match arg {
-        0 => "local_timer",
-        1 => "reschedule",
-        2 => "call_function",
-        _ => "call_function_single",
-    }
+    VECTOR_NAMES.get(arg as usize).copied().unwrap_or("vector")
 }
 
 /// The softirq vectors' names as tracefs prints them (the kernel's `softirq_to_name`).

@@ -4,7 +4,7 @@
 //! work item. Skips (saying why) when not root or when the kernel cannot load it.
 
 use rtgauge_bpf::ring::{comm, Kind, RawRecord, RING_LEN};
-use rtgauge_bpf::{to_event, Error, Recorder, NOT_RECORDED};
+use rtgauge_bpf::{to_event, Error, Recorder};
 use rtgauge_trace::EventKind;
 use std::time::Duration;
 
@@ -295,8 +295,16 @@ fn records_softirqs_and_work_items() {
         return;
     };
     if cfg!(target_arch = "x86_64") {
-        // Every optional tracepoint exists on x86: nothing is missing beyond the list.
-        assert_eq!(recorder.events_missing(), NOT_RECORDED);
+        // On x86 only the rarer vectors may be missing (threshold and deferred-error APIC
+        // interrupts exist with machine-check support for AMD processors only).
+        let missing = recorder.events_missing();
+        assert!(
+            missing.iter().all(|e| e.starts_with("irq_vectors:")
+                && !e.contains("local_timer")
+                && !e.contains("reschedule")
+                && !e.contains("call_function")),
+            "{missing:?}"
+        );
     }
     let refresh = std::path::Path::new("/proc/sys/vm/stat_refresh");
     // None: no work item to look for (the file is missing or the addresses are hidden).

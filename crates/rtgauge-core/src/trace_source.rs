@@ -130,10 +130,7 @@ impl TraceSource {
     pub fn events_missing(&self) -> Vec<String> {
         match self {
             TraceSource::Tracefs(session) => session.events_missing().to_vec(),
-            TraceSource::Kernel(_) => rtgauge_bpf::NOT_RECORDED
-                .iter()
-                .map(|e| (*e).to_owned())
-                .collect(),
+            TraceSource::Kernel(kernel) => kernel.recorder.events_missing(),
         }
     }
 

@@ -76,6 +76,13 @@ struct irqaction {
 #define VEC_RESCHEDULE 1
 #define VEC_CALL_FUNCTION 2
 #define VEC_CALL_FUNCTION_SINGLE 3
+#define VEC_IRQ_WORK 4
+#define VEC_X86_PLATFORM_IPI 5
+#define VEC_THERMAL_APIC 6
+#define VEC_THRESHOLD_APIC 7
+#define VEC_DEFERRED_ERROR_APIC 8
+#define VEC_ERROR_APIC 9
+#define VEC_SPURIOUS_APIC 10
 #define FLAG_PREEMPTED 0x100 // switch: prev was preempted (tracefs prints its state "R+")
 
 struct rec {
@@ -307,6 +314,14 @@ VECTOR(local_timer, VEC_LOCAL_TIMER)
 VECTOR(reschedule, VEC_RESCHEDULE)
 VECTOR(call_function, VEC_CALL_FUNCTION)
 VECTOR(call_function_single, VEC_CALL_FUNCTION_SINGLE)
+// The rarer ones: nothing runs unless the vector fires; a kernel without one skips it.
+VECTOR(irq_work, VEC_IRQ_WORK)
+VECTOR(x86_platform_ipi, VEC_X86_PLATFORM_IPI)
+VECTOR(thermal_apic, VEC_THERMAL_APIC)
+VECTOR(threshold_apic, VEC_THRESHOLD_APIC)
+VECTOR(deferred_error_apic, VEC_DEFERRED_ERROR_APIC)
+VECTOR(error_apic, VEC_ERROR_APIC)
+VECTOR(spurious_apic, VEC_SPURIOUS_APIC)
 
 struct hrtimer {
 	void *function;
