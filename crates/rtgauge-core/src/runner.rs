@@ -161,9 +161,9 @@ fn new_document(plan: &Plan, inputs: &RunInputs, tracing: Option<Tracing>) -> Ru
         recordings: Vec::new(),
         tracing,
     };
-    // A trace the user asked for and did not get is said; where only the flight recorder was
-    // allowed (the monitor) the caller says it in its own words.
-    if let Some(tracing) = result.tracing.as_ref().filter(|t| !t.flight_recorder_only) {
+    // A trace the user asked for and did not get is said; one that was only a default is
+    // recorded in the result's tracing section.
+    if let Some(tracing) = result.tracing.as_ref().filter(|t| !t.by_default) {
         for line in tracing.reason.iter().chain(&tracing.fallback) {
             result.warnings.push(Warning::new("trace", line.clone()));
         }
@@ -373,13 +373,14 @@ fn start_tracing(plan: &Plan) -> (Option<TraceSource>, Option<Tracing>) {
         events_missing: Vec::new(),
         recorder: None,
         fallback: None,
-        flight_recorder_only: settings.flight_recorder_only,
+        by_default: settings.by_default,
     };
     if !settings.trace {
         return (None, Some(tracing));
     }
     let choice = match RecorderChoice::from_env() {
-        Ok(_) if settings.flight_recorder_only => RecorderChoice::Bpf,
+        // On by default only where it costs little: the flight recorder or nothing.
+        Ok(_) if settings.by_default => RecorderChoice::Bpf,
         Ok(choice) => choice,
         Err(e) => {
             tracing.reason = Some(e);
@@ -387,9 +388,9 @@ fn start_tracing(plan: &Plan) -> (Option<TraceSource>, Option<Tracing>) {
         }
     };
     let whole_run = plan.probes.iter().any(|r| r.probe().reads_whole_trace());
-    if whole_run && settings.flight_recorder_only {
+    if whole_run && settings.by_default {
         tracing.reason = Some(
-            "noise and task sets read every event through tracefs, which only the flight recorder was allowed to replace here".into(),
+            "attribution is not on by default for noise and task sets (they need every event through tracefs); add --trace".into(),
         );
         return (None, Some(tracing));
     }

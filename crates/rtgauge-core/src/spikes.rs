@@ -64,9 +64,9 @@ pub const DEFAULT_MAX_SPIKES: u32 = 20;
 pub struct SpikeSettings {
     /// Read the kernel's trace for late samples.
     pub trace: bool,
-    /// Only the flight recorder may record (a monitor, which runs for months: tracefs costs
-    /// too much for that); where it cannot load the run goes on without tracing.
-    pub flight_recorder_only: bool,
+    /// `trace` is on because the run is long (not `--trace`): only the flight recorder,
+    /// which costs little, is used; where it cannot load the run goes on without tracing.
+    pub by_default: bool,
     /// Candidates are samples above this; `None`: every new maximum after the warm-up.
     pub above_ns: Option<u64>,
     /// Most spikes attributed per probe run.
@@ -79,7 +79,7 @@ impl Default for SpikeSettings {
     fn default() -> Self {
         SpikeSettings {
             trace: false,
-            flight_recorder_only: false,
+            by_default: false,
             above_ns: None,
             max_spikes: DEFAULT_MAX_SPIKES,
             break_ns: None,
@@ -599,7 +599,7 @@ mod tests {
     fn settings(above: Option<u64>, brk: Option<u64>) -> SpikeSettings {
         SpikeSettings {
             trace: true,
-            flight_recorder_only: false,
+            by_default: false,
             above_ns: above,
             max_spikes: 5,
             break_ns: brk,

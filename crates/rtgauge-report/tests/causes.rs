@@ -54,7 +54,7 @@ fn traced(spikes: Vec<Attribution>) -> RunResult {
         events_missing: Vec::new(),
         recorder: Some("bpf".into()),
         fallback: None,
-        flight_recorder_only: false,
+        by_default: false,
     });
     let run = r.runs.iter_mut().find(|r| r.probe == "cyclic").unwrap();
     run.spikes = spikes;

@@ -92,10 +92,10 @@ pub struct Tracing {
     /// Why the run records with tracefs although the flight recorder was wanted (one line).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
-    /// Only the flight recorder was allowed to record (`rtgauge monitor --trace`, which runs
-    /// for months); where it cannot load, the run is untraced and `reason` says why.
+    /// Attribution was on because the run was long (a minute or more, or a soak), not
+    /// because `--trace` asked; such a run uses only the flight recorder.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub flight_recorder_only: bool,
+    pub by_default: bool,
 }
 
 /// One raw-sample recording (`.rtgr`, format in docs/recording.md) of one probe run.

@@ -429,20 +429,25 @@ fn sigterm_leaves_a_complete_document_no_textfile_and_the_intervals_in_the_histo
         .unwrap();
     println!("{printed}");
     let lines: Vec<&str> = printed.lines().collect();
-    // Without --trace nothing is said about causes: the start and the stop.
-    assert_eq!(lines.len(), 2, "{printed}");
+    assert_eq!(lines.len(), 3, "{printed}");
     assert!(
         lines[0].contains("measuring wake-up latency")
             && lines[0].contains("on CPU 1")
             && lines[0].contains("rtgauge.prom"),
         "{printed}"
     );
+    // Whether the interval maxima get their causes, or why not.
     assert!(
-        lines[1].contains("stopped after")
-            && lines[1].contains("(SIGTERM)")
-            && lines[1].contains("final document")
-            && lines[1].contains("(complete)")
-            && lines[1].contains("rtgauge.prom removed"),
+        lines[1].contains("each interval's maximum gets its cause from")
+            || lines[1].contains("measuring without causes: "),
+        "{printed}"
+    );
+    assert!(
+        lines[2].contains("stopped after")
+            && lines[2].contains("(SIGTERM)")
+            && lines[2].contains("final document")
+            && lines[2].contains("(complete)")
+            && lines[2].contains("rtgauge.prom removed"),
         "{printed}"
     );
     assert!(!prom.exists(), "the textfile outlived the monitor");
@@ -989,11 +994,10 @@ fn interval_maxima(scrapes: &[String]) -> Vec<(Option<String>, f64)> {
 }
 
 /// Beside a culprit that takes CPU 1 for 300 µs at a time, the monitor's interval maxima
-/// name it with `--trace`: a `cause` label on the interval-maximum series and a cause in the
-/// history; without `--trace`, neither. Bounded retries (this VM is noisy), each attempt
-/// printed.
+/// name it: a `cause` label on the interval-maximum series and a cause in the history;
+/// `--no-trace` gives neither. Bounded retries (this VM is noisy), each attempt printed.
 #[test]
-fn with_trace_interval_maxima_name_a_spinning_culprit_as_their_cause() {
+fn interval_maxima_name_a_spinning_culprit_as_their_cause_unless_no_trace() {
     if let Some(why) = cannot_attribute() {
         eprintln!("skipped: {why}");
         return;
@@ -1001,7 +1005,7 @@ fn with_trace_interval_maxima_name_a_spinning_culprit_as_their_cause() {
     let _turn = common::exclusive();
     let mut named = false;
     for attempt in 1..=3 {
-        let (scrapes, printed, history) = monitor_beside_the_culprit(&["--trace"]);
+        let (scrapes, printed, history) = monitor_beside_the_culprit(&[]);
         let maxima = interval_maxima(&scrapes);
         let by_culprit = maxima
             .iter()
@@ -1028,9 +1032,9 @@ fn with_trace_interval_maxima_name_a_spinning_culprit_as_their_cause() {
     }
     assert!(named, "no interval maximum named the culprit in 3 attempts");
 
-    let (scrapes, printed, history) = monitor_beside_the_culprit(&[]);
+    let (scrapes, printed, history) = monitor_beside_the_culprit(&["--no-trace"]);
     let maxima = interval_maxima(&scrapes);
-    println!("without --trace: {maxima:?}\n{history}");
+    println!("--no-trace: {maxima:?}\n{history}");
     assert!(!maxima.is_empty(), "no interval maximum was scraped");
     assert!(maxima.iter().all(|(c, _)| c.is_none()), "{maxima:?}");
     assert!(!history.contains("Cause of the maximum"), "{history}");

@@ -48,8 +48,24 @@ fn forever_measures_in_windows_until_ctrl_c_and_saves_each_window() {
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));
     let doc = common::read_json(&out);
-    // Not traced unless asked (the flight recorder's cost is not yet small enough to leave on).
-    assert!(doc.get("tracing").is_none(), "{}", doc["tracing"]);
+    // A soak explains its spikes without --trace, with the flight recorder only: where it
+    // cannot load (not root, no BTF) the soak goes on untraced and says why.
+    let tracing = &doc["tracing"];
+    assert_eq!(tracing["by_default"], true, "{tracing}");
+    if tracing["active"] == true {
+        assert_eq!(tracing["recorder"], "bpf", "{tracing}");
+    } else {
+        assert!(
+            tracing["reason"].as_str().is_some_and(|r| !r.is_empty()),
+            "{tracing}"
+        );
+        assert!(
+            common::cannot_trace().is_some()
+                || !rtgauge_bpf::Recorder::built()
+                || !std::path::Path::new("/sys/kernel/btf/vmlinux").exists(),
+            "the flight recorder could load here: {tracing}"
+        );
+    }
     let runs = doc["runs"].as_array().unwrap();
     let (whole, windows_run): (Vec<&Value>, Vec<&Value>) =
         runs.iter().partition(|r| r.get("variant").is_none());

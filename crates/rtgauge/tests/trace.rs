@@ -65,11 +65,22 @@ fn spikes(doc: &Value) -> Vec<Value> {
         .unwrap_or_default()
 }
 
-/// A run is traced only when asked.
+/// A run shorter than a minute is traced only when asked; `--no-trace` and `--trace` are
+/// refused together.
 #[test]
-fn a_run_is_traced_only_when_asked() {
+fn a_short_run_is_traced_only_when_asked_and_no_trace_excludes_trace() {
     let doc = common::run_line("cyclic --mode normal --cpus 0 --duration 100ms --warmup 10ms");
     assert!(doc.get("tracing").is_none(), "{}", doc["tracing"]);
+    let out = rtgauge()
+        .args(["run", "cyclic", "--trace", "--no-trace", "-d", "100ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("--no-trace") && stderr.contains("--trace"),
+        "{stderr}"
+    );
 }
 
 #[test]

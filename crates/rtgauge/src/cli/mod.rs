@@ -321,10 +321,15 @@ pub struct RunArgs {
 
     /// Explain late wake-ups from the kernel's trace (needs root): what ran on the CPU between
     /// the programmed and the actual wake-up. Recorded by rtgauge's flight recorder in the
-    /// kernel (BPF, with the kernel's BTF), else through tracefs, which costs a few µs of
-    /// median latency.
+    /// kernel (BPF, with the kernel's BTF; under 1 µs of median latency on an idle VM), else
+    /// through tracefs, which costs more. On by default, with the flight recorder only, for
+    /// runs of a minute or more and soaks.
     #[arg(long)]
     pub trace: bool,
+
+    /// Do not explain late wake-ups, not even in a run of a minute or more.
+    #[arg(long, conflicts_with_all = ["trace", "trace_above", "trace_max"])]
+    pub no_trace: bool,
 
     /// With --trace: explain wake-ups later than this (e.g. 100us) [default: every new
     /// maximum after the warm-up].
@@ -606,12 +611,12 @@ pub struct MonitorArgs {
     #[arg(long)]
     pub best_effort: bool,
 
-    /// Name the cause of each interval's maximum (cyclic probe; in the history and as a
-    /// `cause` label) from the kernel's trace, with rtgauge's flight recorder in the kernel
-    /// only (root, a kernel with BTF); where it cannot load, the monitor says why it measures
-    /// without. It moves the median wake-up latency by 1.4 to 2.2 µs on a busy VM.
+    /// Do not explain the cyclic probe's late wake-ups. By default each interval's maximum
+    /// gets its cause (in the history and as a `cause` label) where the kernel's flight
+    /// recorder loads (root, a kernel with BTF); elsewhere the monitor says why it measures
+    /// without.
     #[arg(long)]
-    pub trace: bool,
+    pub no_trace: bool,
 
     /// On SIGTERM or Ctrl-C, write the result document of this monitor's uptime to FILE
     /// (complete: a monitor ends by a stop).

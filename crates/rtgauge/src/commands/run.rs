@@ -573,6 +573,9 @@ fn task_set(args: &RunArgs) -> Result<(Vec<String>, Vec<String>)> {
     Ok((probes, settings))
 }
 
+/// Runs whose probes measure this long (or soaks) explain their late wake-ups by default.
+pub const TRACE_BY_DEFAULT_FROM_NS: u64 = 60_000_000_000;
+
 /// The command line as plan options; the core validates them into a plan.
 fn build_plan(args: &RunArgs) -> Result<Plan> {
     if soak(args) && !args.record.is_empty() {
@@ -611,9 +614,17 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
         record: args.record.clone(),
     };
     let mut plan = plan::build(&options, &rtgauge_sysinfo::online_cpus())?;
+    // Long runs explain their spikes unless told not to: the one that matters comes once in
+    // hours, and nobody can run it again with --trace.
+    let long = soak(args)
+        || plan
+            .probes
+            .iter()
+            .any(|r| r.budget.duration_ns >= Some(TRACE_BY_DEFAULT_FROM_NS));
+    let by_default = long && !args.trace && !args.no_trace;
     plan.spikes = rtgauge_core::spikes::SpikeSettings {
-        trace: args.trace,
-        flight_recorder_only: false,
+        trace: args.trace || by_default,
+        by_default,
         above_ns: args.trace_above,
         max_spikes: args
             .trace_max
@@ -626,6 +637,35 @@ fn build_plan(args: &RunArgs) -> Result<Plan> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn spikes_of(line: &str) -> rtgauge_core::spikes::SpikeSettings {
+        use clap::Parser;
+        let words = ["rtgauge", "run"].into_iter().chain(line.split(' '));
+        let cli = crate::cli::Cli::try_parse_from(words).unwrap();
+        let crate::cli::Command::Run(args) = cli.command else {
+            panic!("not a run");
+        };
+        rtgauge_probes::register_built_in();
+        build_plan(&args).unwrap().spikes
+    }
+
+    /// A minute of measuring (or a soak) is traced without --trace, with the flight
+    /// recorder only; shorter runs only when asked; --no-trace turns the default off.
+    #[test]
+    fn runs_of_a_minute_or_more_and_soaks_are_traced_by_default() {
+        let short = spikes_of("cyclic --cpus 0 -d 59s");
+        assert!(!short.trace && !short.by_default);
+        let long = spikes_of("cyclic --cpus 0 -d 1m");
+        assert!(long.trace && long.by_default);
+        let soak = spikes_of("cyclic --cpus 0 -d forever");
+        assert!(soak.trace && soak.by_default);
+        let off = spikes_of("cyclic --cpus 0 -d 1m --no-trace");
+        assert!(!off.trace);
+        let asked = spikes_of("cyclic --cpus 0 -d 1s --trace");
+        assert!(asked.trace && !asked.by_default);
+        let asked_long = spikes_of("cyclic --cpus 0 -d 10m --trace");
+        assert!(asked_long.trace && !asked_long.by_default);
+    }
 
     #[test]
     fn compact_utc_is_a_calendar_date() {

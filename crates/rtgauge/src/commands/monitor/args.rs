@@ -121,9 +121,6 @@ pub(super) fn probe_settings(args: &MonitorArgs, probe: &str) -> Result<(u64, Ve
     if let Some(set) = args.set.first() {
         bail!("--set {set}: --set names the references of --probe clocksync; {probe} takes none");
     }
-    if args.trace && args.probe != MonitorProbe::Cyclic {
-        bail!("--trace names the causes of the cyclic probe's interval maxima; {probe} has none: leave --trace out");
-    }
     match args.probe {
         MonitorProbe::Cyclic | MonitorProbe::Timerlat => {
             if args.runtime.is_some() {

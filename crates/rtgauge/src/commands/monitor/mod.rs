@@ -162,7 +162,7 @@ impl RunObserver for Quiet {
 fn tracing_note(tracing: &rtgauge_result::Tracing) -> String {
     match (&tracing.reason, tracing.active) {
         (_, true) => format!(
-            "each interval's maximum gets its cause from the kernel's {}",
+            "each interval's maximum gets its cause from the kernel's {} (--no-trace turns it off)",
             match tracing.recorder.as_deref() {
                 Some("bpf") | None => "flight recorder".to_string(),
                 Some(other) => format!("{other} trace"),
@@ -275,13 +275,12 @@ fn build_plan(
         ..PlanOptions::default()
     };
     let mut plan = plan::build(&options, &rtgauge_sysinfo::online_cpus())?;
-    // The cyclic probe's interval maxima get their causes from the flight recorder only
-    // (tracefs costs too much for months); where it cannot load the monitor measures without
-    // (and says why).
-    if args.probe == MonitorProbe::Cyclic && args.trace {
+    // The cyclic probe's interval maxima get their causes from the flight recorder, which
+    // costs little; where it cannot load the monitor measures without (and says why).
+    if args.probe == MonitorProbe::Cyclic && !args.no_trace {
         plan.spikes = rtgauge_core::spikes::SpikeSettings {
             trace: true,
-            flight_recorder_only: true,
+            by_default: true,
             ..rtgauge_core::spikes::SpikeSettings::default()
         };
     }
@@ -547,7 +546,7 @@ mod tests {
             events_missing: Vec::new(),
             recorder: Some("bpf".into()),
             fallback: None,
-            flight_recorder_only: true,
+            by_default: true,
         };
         assert!(tracing_note(&tracing).contains("from the kernel's flight recorder"));
         tracing.active = false;
