@@ -307,6 +307,12 @@ impl TypedProbe for TaskSetProbe {
             .map(|p| p.wcrt_ns.unwrap_or(u64::MAX).min(p.deadline_ns))
             .collect();
         let (runs, program_runs) = run_tasks(ctx, set, first_cpu, &calibration, &explain_above)?;
+        if let Some(message) = steps::blocked_for_good(&program_runs, runs.is_empty()) {
+            return Err(ProbeError::Invalid {
+                probe: PROBE,
+                message,
+            });
+        }
         let mut task_obtained = Vec::new();
         for (i, (o, run)) in runs.into_iter().enumerate() {
             let task = &set.tasks[i];

@@ -287,6 +287,29 @@ pub(super) struct ProgramRun {
     pub measured_ns: u64,
     /// Whether the task ran all its loops (rather than being stopped by the run's end).
     pub finished: bool,
+    /// Whether the run ended while the thread waited for another (lock, wait, barrier,
+    /// suspend): with no pass measured by any thread, the set blocked for good.
+    pub waiting_at_end: bool,
+}
+
+/// Why a set of rt-app tasks measured nothing, when the reason is that every thread waited
+/// for another until the run ended (`only_programs`: no periodic task of the set measured
+/// either). rt-app's `suspend` and condition-variable `wait` lose a `resume` or `signal`
+/// sent before them, as here, so a set can block for good.
+pub(super) fn blocked_for_good<O>(
+    runs: &[(usize, O, ProgramRun)],
+    only_programs: bool,
+) -> Option<String> {
+    let measured = runs
+        .iter()
+        .any(|(_, _, r)| r.phases.iter().any(|p| p.passes > 0));
+    let all_waiting = runs.iter().all(|(_, _, r)| r.waiting_at_end);
+    (only_programs && !runs.is_empty() && !measured && all_waiting).then(|| {
+        format!(
+            "no pass was measured: all {} threads were waiting for one another (lock, wait, barrier or suspend) until the run ended. A resume or signal sent before its suspend or wait is lost, in rt-app as here; check the order of the tasks' events, or run it again",
+            runs.len()
+        )
+    })
 }
 
 /// Everything the threads of rt-app tasks share.
@@ -373,6 +396,7 @@ impl<'a> Engine<'a> {
             forks: 0,
             measured_ns: 0,
             finished: false,
+            waiting_at_end: false,
         };
         let mut own_timers = vec![0u64; t.own_timers];
         let mut held = vec![false; self.shared.mutexes.len()];
@@ -413,6 +437,7 @@ impl<'a> Engine<'a> {
                             &end,
                         );
                         if !going {
+                            run.waiting_at_end = step.blocks();
                             break 'run;
                         }
                     }
@@ -733,4 +758,36 @@ pub(super) fn series(t: &ProgramTask, run: &ProgramRun) -> Vec<Series> {
         }
     }
     series
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program_run(passes: u64, waiting_at_end: bool) -> (usize, (), ProgramRun) {
+        let mut phase = PhaseRun::new();
+        phase.passes = passes;
+        let run = ProgramRun {
+            phases: vec![phase],
+            forks: 0,
+            measured_ns: 0,
+            finished: false,
+            waiting_at_end,
+        };
+        (0, (), run)
+    }
+
+    /// Two threads that each resume the other then suspend, both suspended before any pass
+    /// ended: said as such, not as a run too short for one period.
+    #[test]
+    fn a_set_whose_threads_all_wait_for_one_another_is_said_to_block_for_good() {
+        let stuck = [program_run(0, true), program_run(0, true)];
+        let message = blocked_for_good(&stuck, true).unwrap();
+        assert!(message.contains("all 2 threads were waiting"), "{message}");
+        // Not when a pass was measured, a thread was not waiting, or a periodic task ran.
+        assert!(blocked_for_good(&[program_run(1, true), program_run(0, true)], true).is_none());
+        assert!(blocked_for_good(&[program_run(0, false), program_run(0, true)], true).is_none());
+        assert!(blocked_for_good(&stuck, false).is_none());
+        assert!(blocked_for_good::<()>(&[], true).is_none());
+    }
 }
