@@ -2,6 +2,7 @@
 //! window from the kernel's rings exactly as it reads one from tracefs.
 
 use crate::ring::{comm, softirq_name, vector_name, Kind, RawRecord};
+use crate::symbols::{name_or_hex, Symbols};
 use crate::Spike;
 use rtgauge_trace::{CpuTrace, EventKind, Task, TraceEvent};
 use std::time::Duration;
@@ -45,8 +46,17 @@ fn task(cpu: u32, comm_raw: &[u8; 16], pid: u32, prio: i32) -> Task {
     }
 }
 
-/// One record as an event of `cpu`; `None` for a slot never written.
+/// One record as an event of `cpu`, its functions named from the running kernel's
+/// /proc/kallsyms ([`Symbols::kernel`]); `None` for a slot never written.
 pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
+    to_event_named(cpu, r, Symbols::kernel())
+}
+
+/// [`to_event`] with the functions (hrtimer callbacks, work functions, NMI handlers) named
+/// from `symbols`, as the tracefs parser reads them: the bare name of a callback or handler
+/// (a module's too), a work function as `%ps` prints it ("name [module]" for a module's).
+/// An address where no function starts stays in hex.
+pub fn to_event_named(cpu: u32, r: &RawRecord, symbols: &Symbols) -> Option<TraceEvent> {
     let current = || name(cpu, &r.a_comm, r.a_pid);
     let (comm_now, pid_now, kind) = match r.kind()? {
         Kind::Switch => (
@@ -91,8 +101,8 @@ pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
             },
         ),
         Kind::HrtimerEntry => {
-            // The callback by address until names come from /proc/kallsyms.
-            let function = format!("{:#x}", r.hrtimer_function());
+            let address = r.hrtimer_function();
+            let function = name_or_hex(symbols.function(address), address);
             (
                 current(),
                 r.a_pid,
@@ -120,12 +130,11 @@ pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
                 name: softirq_name(r.arg).into_owned(),
             },
         ),
-        // Work functions and NMI handlers by address too, as hrtimer callbacks.
         Kind::WorkStart => (
             current(),
             r.a_pid,
             EventKind::WorkStart {
-                function: format!("{:#x}", r.function()),
+                function: name_or_hex(symbols.printed(r.function()), r.function()),
             },
         ),
         Kind::WorkEnd => (current(), r.a_pid, EventKind::WorkEnd),
@@ -133,7 +142,7 @@ pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
             current(),
             r.a_pid,
             EventKind::Nmi {
-                handler: format!("{:#x}", r.function()),
+                handler: name_or_hex(symbols.function(r.function()), r.function()),
                 delta_ns: r.nmi_delta_ns(),
             },
         ),
@@ -149,8 +158,14 @@ pub fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
 
 impl Spike {
     /// The window `from_ns ..= to_ns` of this spike's ring as attribution's input, in time
-    /// order. `events_lost` when the ring had already dropped records from inside the window.
+    /// order, functions named from the running kernel's /proc/kallsyms. `events_lost` when
+    /// the ring had already dropped records from inside the window.
     pub fn window(&self, from_ns: u64, to_ns: u64) -> CpuTrace {
+        self.window_named(from_ns, to_ns, Symbols::kernel())
+    }
+
+    /// [`Spike::window`] with the functions named from `symbols`.
+    pub fn window_named(&self, from_ns: u64, to_ns: u64, symbols: &Symbols) -> CpuTrace {
         let records = self.ring.ordered();
         let wrapped = self.ring.head as usize > records.len();
         // The oldest by time, not by slot: a program interrupted (by an interrupt's or an
@@ -160,7 +175,7 @@ impl Spike {
         let mut events: Vec<TraceEvent> = records
             .iter()
             .filter(|r| (from_ns..=to_ns).contains(&r.ts))
-            .filter_map(|r| to_event(self.cpu, r))
+            .filter_map(|r| to_event_named(self.cpu, r, symbols))
             .collect();
         // Stable: records of the same nanosecond keep the order they were written in.
         events.sort_by_key(|e| e.ts_ns);
@@ -177,6 +192,24 @@ impl Spike {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tests' kernel: a few functions at fixed addresses, on whatever machine runs them.
+    const KALLSYMS: &str = "\
+ffffffff81100000 t hrtimer_wakeup
+ffffffff8100abcd t perf_event_nmi_handler
+ffffffff81234560 t vmstat_update
+ffffffffc0a01000 t e1000_watchdog\t[e1000e]
+";
+
+    fn symbols() -> &'static Symbols {
+        static SYMBOLS: std::sync::OnceLock<Symbols> = std::sync::OnceLock::new();
+        SYMBOLS.get_or_init(|| Symbols::parse(KALLSYMS))
+    }
+
+    /// The conversion with the tests' kernel, not the machine's.
+    fn to_event(cpu: u32, r: &RawRecord) -> Option<TraceEvent> {
+        to_event_named(cpu, r, symbols())
+    }
 
     #[test]
     fn states_read_as_tracefs_prints_them() {
@@ -251,16 +284,30 @@ mod tests {
             }
         );
         assert_eq!((e.comm.as_str(), e.pid), ("prev", 10));
+        // tracefs: "hrtimer_expire_entry: hrtimer=… function=hrtimer_wakeup now=…".
         let mut r = record(7, 5);
-        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8100_0000u64.to_ne_bytes());
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8110_0000u64.to_ne_bytes());
         let e = to_event(1, &r).unwrap();
         assert_eq!(
             e.kind,
             EventKind::HrtimerEntry {
-                function: "0xffffffff81000000".to_owned(),
+                function: "hrtimer_wakeup".to_owned(),
                 now_ns: None
             }
         );
+        // Where no function starts, and with no table (kallsyms hidden): the address.
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8110_0008u64.to_ne_bytes());
+        let EventKind::HrtimerEntry { function, .. } = to_event(1, &r).unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(function, "0xffffffff81100008");
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_8110_0000u64.to_ne_bytes());
+        let hidden = Symbols::default();
+        let EventKind::HrtimerEntry { function, .. } = to_event_named(1, &r, &hidden).unwrap().kind
+        else {
+            panic!()
+        };
+        assert_eq!(function, "0xffffffff81100000");
     }
 
     #[test]
@@ -298,7 +345,8 @@ mod tests {
     }
 
     #[test]
-    fn work_items_are_named_by_their_function_address() {
+    fn work_items_are_named_by_their_function() {
+        // tracefs: "workqueue_execute_start: work struct …: function vmstat_update".
         let mut r = record(11, 5);
         r.b_comm[..8].copy_from_slice(&0xffff_ffff_8123_4560u64.to_ne_bytes());
         r.b_comm[8..].fill(0);
@@ -306,10 +354,25 @@ mod tests {
         assert_eq!(
             e.kind,
             EventKind::WorkStart {
-                function: "0xffffffff81234560".to_owned()
+                function: "vmstat_update".to_owned()
             }
         );
         assert_eq!((e.comm.as_str(), e.pid), ("prev", 10));
+        // A module's as `%ps` prints it and the parser keeps it (the rest of the line).
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_c0a0_1000u64.to_ne_bytes());
+        assert_eq!(
+            to_event(1, &r).unwrap().kind,
+            EventKind::WorkStart {
+                function: "e1000_watchdog [e1000e]".to_owned()
+            }
+        );
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_c0a0_1001u64.to_ne_bytes());
+        assert_eq!(
+            to_event(1, &r).unwrap().kind,
+            EventKind::WorkStart {
+                function: "0xffffffffc0a01001".to_owned()
+            }
+        );
         let e = to_event(1, &record(12, 6)).unwrap();
         assert_eq!((e.kind, e.pid, e.ts_ns), (EventKind::WorkEnd, 10, 6));
     }
@@ -319,14 +382,21 @@ mod tests {
         let mut r = record(13, 5_000);
         r.b_comm[..8].copy_from_slice(&0xffff_ffff_8100_abcdu64.to_ne_bytes());
         r.b_comm[8..].copy_from_slice(&1_234i64.to_ne_bytes());
+        // tracefs: "nmi_handler: perf_event_nmi_handler() delta_ns: 1234 handled: 1".
         let e = to_event(0, &r).unwrap();
         assert_eq!(
             e.kind,
             EventKind::Nmi {
-                handler: "0xffffffff8100abcd".to_owned(),
+                handler: "perf_event_nmi_handler".to_owned(),
                 delta_ns: 1_234
             }
         );
+        // A module's handler bare, as the parser keeps the first word.
+        r.b_comm[..8].copy_from_slice(&0xffff_ffff_c0a0_1000u64.to_ne_bytes());
+        let EventKind::Nmi { handler, .. } = to_event(0, &r).unwrap().kind else {
+            panic!()
+        };
+        assert_eq!(handler, "e1000_watchdog");
         assert_eq!((e.comm.as_str(), e.pid, e.ts_ns), ("prev", 10, 5_000));
     }
 
@@ -499,7 +569,7 @@ mod tests {
             woke_ns: woke,
             ring,
         };
-        let window = spike.window(programmed - 1_000_000, woke);
+        let window = spike.window_named(programmed - 1_000_000, woke, symbols());
         assert!(!window.events_lost);
         let spike = rtgauge_trace::Spike {
             cpu: 1,
@@ -558,7 +628,7 @@ mod tests {
 
     /// A normal thread woken during a kworker's 2.5-ms work item waits for the item's end
     /// (an RT thread behind a normal kworker would read as throttling): the recorder's
-    /// records name the kworker and the work function (by address).
+    /// records name the kworker and the work function.
     #[test]
     fn a_late_wakeup_behind_a_work_item_names_its_function() {
         const US: u64 = 1_000;
@@ -591,7 +661,7 @@ mod tests {
         };
         assert_eq!(
             (comm.as_str(), *pid, w.as_deref()),
-            ("kworker/1:1", 55, Some("0xffffffff81234560")),
+            ("kworker/1:1", 55, Some("vmstat_update")),
             "{a:?}"
         );
         assert!(dominant.duration_ns >= 2_400 * US, "{a:?}");

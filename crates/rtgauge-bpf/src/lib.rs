@@ -13,9 +13,11 @@
 
 mod events;
 pub mod ring;
+mod symbols;
 mod watch;
 
-pub use events::{state_letter, to_event};
+pub use events::{state_letter, to_event, to_event_named};
+pub use symbols::Symbols;
 pub use watch::{Spike, Watch};
 
 use aya::maps::{Array, Map, MapData, RingBuf};
@@ -304,6 +306,8 @@ impl Recorder {
         };
         let watches = watch::WatchMapping::new(std::os::fd::AsFd::as_fd(data.fd()), possible)
             .map_err(kernel_error)?;
+        // The functions' names, read now rather than at the first late wake-up.
+        Symbols::kernel();
         Ok(Recorder {
             rings,
             spikes: std::sync::Mutex::new(spikes),

@@ -4,7 +4,7 @@
 //! work item. Skips (saying why) when not root or when the kernel cannot load it.
 
 use rtgauge_bpf::ring::{comm, Kind, RawRecord, RING_LEN};
-use rtgauge_bpf::{to_event, Error, Recorder};
+use rtgauge_bpf::{to_event, Error, Recorder, Symbols};
 use rtgauge_trace::EventKind;
 use std::time::Duration;
 
@@ -145,6 +145,24 @@ fn records_the_switches_and_wakeups_of_a_sleeping_thread() {
     }
     // No program records the end of an hrtimer callback (kind 8 once).
     assert!(records.iter().all(|r| r.kind & 0xff != 8));
+    // Every timer callback is a function, named from /proc/kallsyms (root reads its
+    // addresses); the sleeper's are hrtimer_wakeup, as tracefs names them.
+    let callbacks: Vec<String> = records
+        .iter()
+        .filter_map(|r| match to_event(cpu, r)?.kind {
+            EventKind::HrtimerEntry { function, .. } => Some(function),
+            _ => None,
+        })
+        .collect();
+    assert!(!Symbols::kernel().is_empty(), "no symbols read as root");
+    assert!(
+        callbacks.iter().all(|f| !f.starts_with("0x")),
+        "{callbacks:?}"
+    );
+    assert!(
+        callbacks.iter().any(|f| f == "hrtimer_wakeup"),
+        "{callbacks:?}"
+    );
 }
 
 /// Runs `periods` sleeps of 300 µs on `cpu`, telling the watch before each that the wake-up was
@@ -269,7 +287,8 @@ fn softirqs_and_work(records: &[RawRecord], cpu: u32, start: u64, function: u64)
                 net_rx += usize::from(exit);
             }
             Some(EventKind::WorkStart { function: f }) if r.function() == function => {
-                assert_eq!(f, format!("{function:#x}"));
+                // Named as tracefs names it, through the product's conversion.
+                assert_eq!(f, "refresh_vm_stats");
                 assert!(
                     comm(&r.a_comm).starts_with("kworker/"),
                     "{}",
@@ -288,7 +307,8 @@ fn softirqs_and_work(records: &[RawRecord], cpu: u32, start: u64, function: u64)
 
 /// NET_RX from loopback UDP sent on the recorded CPU, and a work item that runs on every CPU
 /// (writing /proc/sys/vm/stat_refresh queues refresh_vm_stats on each and waits for them):
-/// both must be in the CPU's ring, the work item under its function's address.
+/// both must be in the CPU's ring, the work item found by its function's address and named
+/// after it.
 #[test]
 fn records_softirqs_and_work_items() {
     let Some((recorder, cpu)) = recorder_on_last_cpu() else {
