@@ -7,7 +7,7 @@
 //! README).
 
 use rtgauge_bpf::ring::{comm, softirq_name, vector_name, Kind};
-use rtgauge_bpf::Recorder;
+use rtgauge_bpf::{Recorder, Symbols};
 use std::time::Duration;
 
 fn main() {
@@ -102,20 +102,20 @@ fn main() {
                     Some(Kind::VectorEntry) => format!("{} entry", vector_name(r.arg)),
                     Some(Kind::VectorExit) => format!("{} exit", vector_name(r.arg)),
                     Some(Kind::HrtimerEntry) => {
-                        format!("hrtimer {:#x} expires", r.hrtimer_function())
+                        format!("hrtimer {} expires", function(r.hrtimer_function()))
                     }
                     Some(Kind::SoftirqEntry) => format!("softirq {} entry", softirq_name(r.arg)),
                     Some(Kind::SoftirqExit) => format!("softirq {} exit", softirq_name(r.arg)),
                     Some(Kind::WorkStart) => format!(
-                        "work {:#x} starts in {}:{}",
-                        r.function(),
+                        "work {} starts in {}:{}",
+                        function(r.function()),
                         comm(&r.a_comm),
                         r.a_pid
                     ),
                     Some(Kind::WorkEnd) => format!("work ends in {}:{}", comm(&r.a_comm), r.a_pid),
                     Some(Kind::Nmi) => format!(
-                        "nmi handler {:#x} ran {} ns",
-                        r.function(),
+                        "nmi handler {} ran {} ns",
+                        function(r.function()),
                         r.nmi_delta_ns()
                     ),
                     None => "(unwritten)".to_owned(),
@@ -128,4 +128,11 @@ fn main() {
             }
         }
     }
+}
+
+/// The function starting at `address` (/proc/kallsyms, as root), else the address.
+fn function(address: u64) -> String {
+    Symbols::kernel()
+        .printed(address)
+        .map_or_else(|| format!("{address:#x}"), str::to_owned)
 }
