@@ -111,3 +111,20 @@ pub fn start_prometheus(dir: &Path, targets: &[u16], flags: &[&str]) -> (Killed,
     });
     (prometheus, port)
 }
+
+/// Sends SIGTERM to a monitor and waits for it to end (at most 20 s).
+pub fn sigterm(child: &mut Killed) -> std::process::ExitStatus {
+    // SAFETY: signalling a process this test started.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGTERM) };
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.0.try_wait().unwrap() {
+            return status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "monitor ignored SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
